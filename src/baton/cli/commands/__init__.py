@@ -1,0 +1,1 @@
+"""One module per `baton` verb; each exposes ``register(subparsers)``."""

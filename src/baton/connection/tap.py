@@ -1,0 +1,33 @@
+"""The durability tap: an awaited hook that sees every frame at the boundary.
+
+The connection awaits ``tap.record`` for each inbound frame *before* it is dispatched (skipped
+lines included, as a marker) and for each outbound frame *before* it is written. Whatever the tap
+returns (a journal reference, in practice) is handed to the handler that receives the message.
+If the tap raises, the connection closes: no unrecorded message gets through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from baton.wire.jsonrpc import Message, Skipped, Violation
+
+Direction = Literal["inbound", "outbound"]
+
+
+@dataclass(frozen=True, slots=True)
+class TapFrame:
+    """One frame at the boundary. Exactly one of ``message`` and ``skipped`` is set."""
+
+    direction: Direction
+    raw: bytes
+    message: Message | None
+    skipped: Skipped | None = None
+    violation: Violation | None = None
+
+
+class Tap(Protocol):
+    """Receives every frame at the boundary; may return a reference to the durable record."""
+
+    async def record(self, frame: TapFrame) -> object: ...

@@ -1,0 +1,184 @@
+"""One exception hierarchy that says whose fault a failure is.
+
+Every Baton error carries a stable ``code`` string that surfaces (the CLI, the run store, the
+inspector) show verbatim, and a ``fault`` naming who must act:
+
+- ``agent``: the agent broke the protocol or answered with an error (:class:`AgentError`).
+- ``caller``: the caller misused Baton or configured it wrongly (:class:`UsageError`).
+- ``transport``: the byte stream to the agent closed (:class:`TransportClosed`).
+- ``budget``: a time bound elapsed (:class:`BudgetExpired`).
+- ``baton``: Baton itself has a bug (:class:`InternalError`).
+
+Codes are part of Baton's public contract: they are never renamed, only added.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+Fault = Literal["agent", "caller", "transport", "budget", "baton"]
+
+
+class BatonError(Exception):
+    """Base of every error Baton raises on purpose."""
+
+    code: ClassVar[str] = "BATON_ERROR"
+    fault: ClassVar[Fault] = "baton"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return f"{self.code}: {self.message}"
+
+
+# --- the agent's fault ---------------------------------------------------------------------
+
+
+class AgentError(BatonError):
+    """The agent misbehaved: broke the protocol or answered a request with an error."""
+
+    code = "AGENT_ERROR"
+    fault = "agent"
+
+
+class ProtocolError(AgentError):
+    """The agent sent something the protocol forbids."""
+
+    code = "AGENT_PROTOCOL_ERROR"
+
+
+class FrameTooLarge(ProtocolError):
+    """An inbound frame crossed the per-frame byte cap before its newline arrived."""
+
+    code = "AGENT_FRAME_TOO_LARGE"
+
+    def __init__(self, cap: int, seen: int) -> None:
+        super().__init__(
+            f"inbound frame exceeds the {cap}-byte cap ({seen} bytes seen, no newline)"
+        )
+        self.cap = cap
+        self.seen = seen
+
+
+class ProtocolViolation(ProtocolError):
+    """A well-formed JSON-RPC message that breaks the protocol (unknown id, duplicate answer...)."""
+
+    code = "AGENT_PROTOCOL_VIOLATION"
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+class AgentRequestError(AgentError):
+    """The agent answered one of Baton's requests with a JSON-RPC error object.
+
+    ``rpc_code`` is the agent's numeric code; the agent's message is untrusted text and is kept
+    bounded (see :data:`MAX_AGENT_MESSAGE_CHARS`).
+    """
+
+    code = "AGENT_REQUEST_FAILED"
+
+    def __init__(self, method: str, rpc_code: int, agent_message: str, data: object = None) -> None:
+        bounded = agent_message[:MAX_AGENT_MESSAGE_CHARS]
+        super().__init__(f"{method} failed with agent error {rpc_code}: {bounded}")
+        self.method = method
+        self.rpc_code = rpc_code
+        self.agent_message = bounded
+        self.data = data
+
+
+#: Agent-provided error text is untrusted; keep at most this many characters of it.
+MAX_AGENT_MESSAGE_CHARS = 512
+
+
+class AuthenticationRequired(AgentRequestError):
+    """The agent answered -32000: the provider wants a sign-in before it works."""
+
+    code = "AUTHENTICATION_REQUIRED"
+
+
+# --- the caller's fault --------------------------------------------------------------------
+
+
+class UsageError(BatonError):
+    """The caller asked Baton for something it cannot do as asked."""
+
+    code = "USAGE_ERROR"
+    fault = "caller"
+
+
+class ConfigurationError(UsageError):
+    """A configuration value (flag, file, environment) is invalid."""
+
+    code = "CONFIG_ERROR"
+
+
+class CapabilityNotAdvertised(UsageError):
+    """A request needs a capability the agent did not advertise; nothing was sent."""
+
+    code = "CAPABILITY_NOT_ADVERTISED"
+
+    def __init__(self, capability: str, what: str) -> None:
+        super().__init__(
+            f"{what} needs the agent capability {capability}, which it did not advertise"
+        )
+        self.capability = capability
+
+
+class OutboundFrameTooLarge(UsageError):
+    """Baton was asked to send a frame over the connection's cap; nothing was written."""
+
+    code = "OUTBOUND_FRAME_TOO_LARGE"
+
+    def __init__(self, cap: int, size: int) -> None:
+        super().__init__(f"outbound frame of {size} bytes exceeds the {cap}-byte cap")
+        self.cap = cap
+        self.size = size
+
+
+# --- the transport -------------------------------------------------------------------------
+
+
+class TransportClosed(BatonError):
+    """The connection to the agent closed (EOF, a write to a closed pipe, or an explicit close)."""
+
+    code = "TRANSPORT_CLOSED"
+    fault = "transport"
+
+
+class TapFailed(TransportClosed):
+    """The durability tap failed; the connection was closed so no unrecorded frame gets through."""
+
+    code = "TAP_FAILED"
+
+
+# --- time bounds ---------------------------------------------------------------------------
+
+BoundName = Literal["idle", "absolute", "request"]
+
+
+class BudgetExpired(BatonError):
+    """A time bound elapsed. ``bound`` says which one, ``elapsed`` after how many seconds."""
+
+    code = "BUDGET_EXPIRED"
+    fault = "budget"
+
+    def __init__(self, bound: BoundName, limit: float, elapsed: float, what: str = "") -> None:
+        label = {"idle": "idle bound", "absolute": "absolute bound", "request": "request limit"}
+        suffix = f" waiting for {what}" if what else ""
+        super().__init__(f"the {label[bound]} of {limit:g}s elapsed after {elapsed:.3f}s{suffix}")
+        self.bound: BoundName = bound
+        self.limit = limit
+        self.elapsed = elapsed
+
+
+# --- Baton's own fault ---------------------------------------------------------------------
+
+
+class InternalError(BatonError):
+    """Baton broke one of its own invariants. Please report it."""
+
+    code = "BATON_BUG"

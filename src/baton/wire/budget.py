@@ -1,0 +1,86 @@
+"""The turn budget: an idle bound that resets on every inbound frame and an absolute bound that
+never resets. The shorter remaining bound always wins.
+
+A value object with no clock of its own: every method takes ``now`` (seconds on a monotonic
+clock the caller owns, the event loop's in practice).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from baton.errors import BoundName, BudgetExpired, ConfigurationError
+
+#: Floor for every bound, in seconds. A zero or negative value is clamped up to this so it can
+#: never produce a deadline already in the past (and a confusing immediate timeout).
+MIN_BOUND_SECONDS = 0.05
+
+#: The fixed limit for a control request (initialize, session/new, set_mode, ...) made outside
+#: a prepared turn. session/prompt never gets it: a healthy turn may run for hours.
+DEFAULT_REQUEST_LIMIT_SECONDS = 30.0
+
+
+def _clamp(value: float | None) -> float | None:
+    if value is None:
+        return None
+    if value != value:  # NaN
+        raise ConfigurationError("a time bound cannot be NaN")
+    return max(float(value), MIN_BOUND_SECONDS)
+
+
+@dataclass(frozen=True, slots=True)
+class TurnBudget:
+    """Limits for one turn. ``None`` means that bound is off."""
+
+    idle: float | None = None
+    absolute: float | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "idle", _clamp(self.idle))
+        object.__setattr__(self, "absolute", _clamp(self.absolute))
+
+    def start(self, now: float) -> BudgetClock:
+        """Begin measuring this budget at ``now``."""
+        return BudgetClock(self, started_at=now, last_activity=now)
+
+
+class BudgetClock:
+    """A running budget. Share one clock between setup (initialize, session/new) and the prompt
+    of a prepared turn, so startup cannot be an unbounded phase of its own."""
+
+    __slots__ = ("budget", "last_activity", "started_at")
+
+    def __init__(self, budget: TurnBudget, started_at: float, last_activity: float) -> None:
+        self.budget = budget
+        self.started_at = started_at
+        self.last_activity = last_activity
+
+    def touch(self, now: float) -> None:
+        """An inbound frame arrived at ``now``: the idle bound starts again."""
+        if now > self.last_activity:
+            self.last_activity = now
+
+    def remaining(self, now: float) -> tuple[float, BoundName] | None:
+        """Seconds left and which bound is nearer, or None when no bound is set."""
+        best: tuple[float, BoundName] | None = None
+        if self.budget.idle is not None:
+            best = (self.last_activity + self.budget.idle - now, "idle")
+        if self.budget.absolute is not None:
+            left = self.started_at + self.budget.absolute - now
+            if best is None or left < best[0]:
+                best = (left, "absolute")
+        return best
+
+    def expired(self, now: float, what: str = "") -> BudgetExpired | None:
+        """The error to raise if a bound has elapsed at ``now``, else None."""
+        left = self.remaining(now)
+        if left is None or left[0] > 0:
+            return None
+        bound = left[1]
+        if bound == "idle":
+            limit = self.budget.idle or 0.0
+            elapsed = now - self.last_activity
+        else:
+            limit = self.budget.absolute or 0.0
+            elapsed = now - self.started_at
+        return BudgetExpired(bound, limit, elapsed, what)
