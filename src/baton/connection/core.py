@@ -23,6 +23,7 @@ from typing import Any, Final
 
 import orjson
 
+from baton.connection.reader import READ_CHUNK_BYTES, FrameReader
 from baton.connection.streams import ByteReader, ByteWriter
 from baton.connection.tap import Tap, TapFrame
 from baton.errors import (
@@ -38,12 +39,8 @@ from baton.errors import (
 )
 from baton.wire import jsonrpc
 from baton.wire.budget import DEFAULT_REQUEST_LIMIT_SECONDS, BudgetClock
-from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, FrameDecoder
+from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
 from baton.wire.jsonrpc import Kind, Message, RequestId, Skipped, Violation
-
-#: Bytes asked of the reader per read. Also the slack in the partial-frame memory bound
-#: (cap + one chunk). 256 KiB keeps a 200,000-update flood at a few hundred reads.
-READ_CHUNK_BYTES: Final = 256 * 1024
 
 #: Ids whose wait was abandoned, remembered so their late answers are dropped and counted
 #: rather than reported as answers to ids never sent. Oldest forgotten first.
@@ -130,14 +127,12 @@ class Connection:
         on_violation: ViolationHandler | None = None,
         read_chunk: int = READ_CHUNK_BYTES,
     ) -> None:
-        self._reader = reader
         self._writer = writer
-        self._decoder = FrameDecoder(max_frame_bytes)
+        self._frames = FrameReader(reader, max_frame_bytes, read_chunk)
         self._max_frame_bytes = max_frame_bytes
         self._tap = tap
         self._request_limit = request_limit
         self._on_violation = on_violation
-        self._read_chunk = read_chunk
         self._next_id = 1
         self._pending: dict[int, _Pending] = {}
         self._abandoned: OrderedDict[int, str] = OrderedDict()
@@ -375,22 +370,15 @@ class Connection:
     # --- inbound ---------------------------------------------------------------------------
 
     async def _read_loop(self) -> None:
-        read = self._reader.read
-        decoder = self._decoder
-        chunk_size = self._read_chunk
+        frames = self._frames
         reason: BatonError
         try:
             while True:
-                chunk = await read(chunk_size)
-                if not chunk:
-                    last = decoder.finish()
-                    if last is not None:
-                        await self._handle_lines([last])
+                lines = await frames.read_batch()
+                if lines is None:
                     reason = TransportClosed("the agent closed its output")
                     break
-                lines = decoder.feed(chunk)
-                if lines:
-                    await self._handle_lines(lines)
+                await self._handle_lines(lines)
         except FrameTooLarge as exc:
             reason = exc
         except TapFailed as exc:
@@ -408,49 +396,59 @@ class Connection:
         tap = self._tap
         handlers = self._notification_handlers
         touched = False
-        for line in lines:
-            if not line:
-                continue
-            try:
-                message = loads(line)
-            except decode_error:
-                await self._skip(line, "invalid_json")
-                continue
-            if type(message) is not dict or message.get("jsonrpc") != "2.0":
-                await self._skip(
-                    line, "not_an_object" if type(message) is not dict else "not_jsonrpc_2"
-                )
-                continue
-            if not touched:
-                self.last_frame_at = self._loop.time()
-                touched = True
-            self.frames_in += 1
-            method = message.get("method")
-            # Fast path: a notification (the bulk of every turn).
-            if type(method) is str and "id" not in message:
-                ref = await self._record(line, message) if tap is not None else None
-                handler = handlers.get(method)
-                if handler is not None:
-                    await handler(message, ref)
-                elif method == "$/cancel_request":
-                    self._cancel_inbound(message)
-                elif self._fallback is not None:
-                    await self._fallback(message, ref)
-                continue
-            kind = jsonrpc.classify(message)
-            if kind is None:
-                self.frames_in -= 1
-                await self._skip(line, "not_an_envelope")
-                continue
-            if isinstance(kind, Violation):
-                ref = await self._record(line, message, violation=kind) if tap is not None else None
-                self._violation(kind.kind, kind.detail)
-                continue
-            ref = await self._record(line, message) if tap is not None else None
-            if kind is Kind.RESPONSE:
-                self._resolve(message, ref)
-            else:
-                self._dispatch_request(message, ref)
+        valid = 0
+        try:
+            for line in lines:
+                if not line:
+                    continue
+                try:
+                    message = loads(line)
+                except decode_error:
+                    await self._skip(line, "invalid_json")
+                    continue
+                if type(message) is not dict or message.get("jsonrpc") != "2.0":
+                    await self._skip(
+                        line, "not_an_object" if type(message) is not dict else "not_jsonrpc_2"
+                    )
+                    continue
+                if not touched:
+                    self.last_frame_at = self._loop.time()
+                    touched = True
+                method = message.get("method")
+                # Fast path: a notification (the bulk of every turn).
+                if type(method) is str and "id" not in message:
+                    valid += 1
+                    ref = await self._record(line, message) if tap is not None else None
+                    handler = handlers.get(method)
+                    if handler is not None:
+                        await handler(message, ref)
+                    elif method == "$/cancel_request":
+                        self._cancel_inbound(message)
+                    elif self._fallback is not None:
+                        await self._fallback(message, ref)
+                    continue
+                if await self._handle_other(line, message):
+                    valid += 1
+        finally:
+            self.frames_in += valid
+
+    async def _handle_other(self, line: bytes, message: Message) -> bool:
+        """Requests, responses, violations and non-envelopes. True if it was a valid frame."""
+        tap = self._tap
+        kind = jsonrpc.classify(message)
+        if kind is None:
+            await self._skip(line, "not_an_envelope")
+            return False
+        if isinstance(kind, Violation):
+            ref = await self._record(line, message, violation=kind) if tap is not None else None
+            self._violation(kind.kind, kind.detail)
+            return True
+        ref = await self._record(line, message) if tap is not None else None
+        if kind is Kind.RESPONSE:
+            self._resolve(message, ref)
+        else:
+            self._dispatch_request(message, ref)
+        return True
 
     async def _record(
         self, line: bytes, message: Message, violation: Violation | None = None

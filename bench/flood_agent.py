@@ -1,0 +1,75 @@
+"""A minimal ACP agent for the flood benchmarks: answers initialize and session/new, and on
+session/prompt writes N pre-serialized agent_message_chunk notifications, then end_turn.
+
+Standalone (stdlib + orjson) so every client under test talks to exactly the same bytes.
+Usage: flood_agent.py N
+"""
+
+from __future__ import annotations
+
+import sys
+
+import orjson
+
+WRITE_SLICE = 1024 * 1024
+
+
+def build_flood(session_id: str, count: int) -> bytes:
+    """The N update lines, serialized once before the clock starts."""
+    lines = []
+    for index in range(count):
+        update = {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {
+                "sessionId": session_id,
+                "update": {
+                    "sessionUpdate": "agent_message_chunk",
+                    "content": {"type": "text", "text": f"chunk {index} of the flood "},
+                },
+            },
+        }
+        lines.append(orjson.dumps(update))
+    return b"\n".join(lines) + b"\n"
+
+
+def main() -> None:
+    count = int(sys.argv[1])
+    session_id = "flood-session"
+    flood = build_flood(session_id, count)
+    out = sys.stdout.buffer
+    for raw in sys.stdin.buffer:
+        if not raw.strip():
+            continue
+        message = orjson.loads(raw)
+        method = message.get("method")
+        if "id" not in message or method is None:
+            continue
+        if method == "initialize":
+            result: object = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+        elif method == "session/new":
+            result = {"sessionId": session_id}
+        elif method == "session/prompt":
+            view = memoryview(flood)
+            for start in range(0, len(flood), WRITE_SLICE):
+                out.write(view[start : start + WRITE_SLICE])
+            result = {"stopReason": "end_turn"}
+        else:
+            out.write(
+                orjson.dumps(
+                    {
+                        "jsonrpc": "2.0",
+                        "id": message["id"],
+                        "error": {"code": -32601, "message": "no"},
+                    }
+                )
+                + b"\n"
+            )
+            out.flush()
+            continue
+        out.write(orjson.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}) + b"\n")
+        out.flush()
+
+
+if __name__ == "__main__":
+    main()

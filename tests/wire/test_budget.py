@@ -1,0 +1,59 @@
+"""The turn budget: which bound wins, the floor, and what expiry says."""
+
+from __future__ import annotations
+
+import pytest
+
+from baton.errors import ConfigurationError
+from baton.wire.budget import MIN_BOUND_SECONDS, TurnBudget
+
+
+def test_no_bounds_never_expire() -> None:
+    clock = TurnBudget().start(0.0)
+    assert clock.remaining(1e9) is None
+    assert clock.expired(1e9) is None
+
+
+def test_idle_bound_resets_on_activity_and_absolute_never_does() -> None:
+    clock = TurnBudget(idle=10, absolute=25).start(100.0)
+    assert clock.remaining(105.0) == (5.0, "idle")
+    clock.touch(108.0)
+    assert clock.remaining(112.0) == (6.0, "idle")
+    clock.touch(120.0)
+    # Idle would allow until 130, absolute ends at 125: the shorter bound wins.
+    assert clock.remaining(121.0) == (4.0, "absolute")
+    expired = clock.expired(125.5, "session/prompt")
+    assert expired is not None
+    assert expired.bound == "absolute"
+    assert expired.elapsed == pytest.approx(25.5)
+    assert "absolute bound of 25s" in str(expired)
+
+
+def test_an_agent_that_emits_nothing_trips_the_idle_bound() -> None:
+    clock = TurnBudget(idle=2, absolute=60).start(0.0)
+    expired = clock.expired(2.0)
+    assert expired is not None
+    assert expired.bound == "idle"
+    assert expired.code == "BUDGET_EXPIRED"
+
+
+def test_touch_never_moves_backwards() -> None:
+    clock = TurnBudget(idle=5).start(10.0)
+    clock.touch(3.0)
+    assert clock.last_activity == 10.0
+
+
+@pytest.mark.parametrize("value", [0, -1, -1e9, 0.0])
+def test_zero_or_negative_bounds_are_clamped_to_the_floor(value: float) -> None:
+    budget = TurnBudget(idle=value, absolute=value)
+    assert budget.idle == MIN_BOUND_SECONDS
+    assert budget.absolute == MIN_BOUND_SECONDS
+    clock = budget.start(50.0)
+    left = clock.remaining(50.0)
+    assert left is not None
+    assert left[0] > 0, "a clamped bound never yields a deadline already past"
+
+
+def test_nan_is_refused() -> None:
+    with pytest.raises(ConfigurationError):
+        TurnBudget(idle=float("nan"))
