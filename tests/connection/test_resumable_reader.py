@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import random
 
 import orjson
@@ -18,7 +19,7 @@ class ChunkedReader:
 
     def __init__(self, data: bytes, cuts: list[int], pauses: list[int]) -> None:
         bounds = sorted({0, len(data), *(c % (len(data) + 1) for c in cuts)})
-        self.pieces = [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+        self.pieces = [data[a:b] for a, b in itertools.pairwise(bounds)]
         self.pauses = pauses or [0]
         self.index = 0
         self.delivered = 0
