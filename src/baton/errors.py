@@ -100,6 +100,35 @@ class AuthenticationRequired(AgentRequestError):
     code = "AUTHENTICATION_REQUIRED"
 
 
+class IncompatibleProtocolVersion(AgentError):
+    """The agent answered ``initialize`` with a protocol version Baton does not implement."""
+
+    code = "INCOMPATIBLE_PROTOCOL_VERSION"
+
+    def __init__(self, offered: int, answered: object, implemented: tuple[int, ...]) -> None:
+        shown = repr(answered)[:MAX_AGENT_MESSAGE_CHARS]
+        versions = ", ".join(str(v) for v in implemented)
+        super().__init__(
+            f"Baton offered protocol version {offered} and the agent answered {shown}; "
+            f"Baton implements {versions}"
+        )
+        self.offered = offered
+        self.answered = answered
+
+
+class MalformedResult(ProtocolError):
+    """A result the agent sent lacks a field the protocol requires (a sessionId, a
+    stopReason...)."""
+
+    code = "AGENT_MALFORMED_RESULT"
+
+
+class InvalidPermissionRequest(ProtocolError):
+    """A ``session/request_permission`` request Baton cannot answer safely as sent."""
+
+    code = "AGENT_INVALID_PERMISSION_REQUEST"
+
+
 # --- the caller's fault --------------------------------------------------------------------
 
 
@@ -126,6 +155,61 @@ class CapabilityNotAdvertised(UsageError):
             f"{what} needs the agent capability {capability}, which it did not advertise"
         )
         self.capability = capability
+
+
+class ChoiceNotAdvertised(UsageError):
+    """A requested value (mode, model, effort, config value, auth method) is not among what the
+    session or agent advertised; nothing was sent. ``advertised`` lists what was offered."""
+
+    code = "CHOICE_NOT_ADVERTISED"
+
+    def __init__(self, what: str, requested: object, advertised: tuple[str, ...]) -> None:
+        offered = ", ".join(advertised) if advertised else "nothing"
+        super().__init__(f"{what} {requested!r} is not advertised; advertised: {offered}")
+        self.what = what
+        self.requested = requested
+        self.advertised = advertised
+
+
+class TerminalAuthMethod(UsageError):
+    """An auth method of type ``terminal`` is run by the user in a terminal, never through
+    ``authenticate``; nothing was sent."""
+
+    code = "AUTH_METHOD_TERMINAL"
+
+
+class LegacyMethodDisabled(UsageError):
+    """A legacy method (``session/set_model``) was asked for without the opt-in it needs."""
+
+    code = "LEGACY_METHOD_DISABLED"
+
+
+class InvalidArgument(UsageError):
+    """An argument to a protocol call is malformed (a relative cwd, an unknown content block
+    type...); nothing was sent."""
+
+    code = "INVALID_ARGUMENT"
+
+
+class ClientStateError(UsageError):
+    """The ACP client was used out of order: before ``initialize``, or for a session it does
+    not hold."""
+
+    code = "ACP_CLIENT_STATE"
+
+
+class ToolDeclarationError(ConfigurationError):
+    """The trusted tool declarations file is invalid. ``sub_code`` says how (a stable
+    ``TOOLS_*`` string); the message never echoes the file's contents or values."""
+
+    code = "TOOLS_INVALID"
+
+    def __init__(self, sub_code: str, message: str) -> None:
+        super().__init__(message)
+        self.sub_code = sub_code
+
+    def __str__(self) -> str:
+        return f"{self.code} ({self.sub_code}): {self.message}"
 
 
 class OutboundFrameTooLarge(UsageError):

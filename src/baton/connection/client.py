@@ -1,0 +1,392 @@
+"""The typed ACP client: every client-to-agent method Baton uses, over a :class:`Connection`.
+
+Every method checks locally, *before anything is written*, that the agent (or the session)
+advertised what the call needs, and raises instead of sending:
+:class:`~baton.errors.CapabilityNotAdvertised` for a missing capability,
+:class:`~baton.errors.ChoiceNotAdvertised` for a mode, value, model or auth method the agent did
+not offer, :class:`~baton.errors.ClientStateError` before ``initialize`` or for a session this
+client does not hold, :class:`~baton.errors.InvalidArgument` for malformed arguments.
+
+Time bounds. Plain methods wait within the connection's fixed request limit; the ``_within``
+variants wait within a caller's :class:`~baton.wire.budget.BudgetClock` (the prepared turn's own
+budget, so setup shares the turn's idle and absolute bounds). On expiry the request is abandoned
+and :class:`~baton.errors.BudgetExpired` propagates. ``send_prompt`` has no deadline at all: it
+returns the request id and the caller awaits ``connection.await_response``.
+
+The client remembers the state each session advertised (from session/new, load, resume and
+confirmed mutations) so later calls are checked against it. Session updates that change that
+state arrive as notifications, which the runtime handles; it hands the new state back with
+:meth:`AcpClient.update_session_state`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any, Literal
+
+from baton._version import __version__
+from baton.connection.core import Connection
+from baton.errors import (
+    CapabilityNotAdvertised,
+    ChoiceNotAdvertised,
+    ClientStateError,
+    InvalidArgument,
+    LegacyMethodDisabled,
+    TerminalAuthMethod,
+)
+from baton.wire.budget import BudgetClock
+from baton.wire.capabilities import (
+    AgentCapabilities,
+    InitializeResult,
+    initialize_params,
+    parse_initialize_result,
+)
+from baton.wire.content import check_prompt
+from baton.wire.mcp import ToolDeclarations, check_mcp_servers
+from baton.wire.session_state import (
+    BOOLEAN,
+    ConfigConfirmation,
+    ConfigValue,
+    NewSessionResult,
+    SessionList,
+    SessionState,
+    parse_attached_session_result,
+    parse_list_sessions_result,
+    parse_new_session_result,
+    parse_set_config_option_response,
+    require_config_value,
+    require_mode,
+)
+from baton.wire.version import offered_version
+
+#: What ``mcp_servers`` may be: the parsed declarations file, or ACP ``McpServer`` entries.
+McpServers = ToolDeclarations | Sequence[Mapping[str, Any]] | None
+
+AttachMethod = Literal["session/resume", "session/load"]
+
+
+@dataclass(frozen=True, slots=True)
+class AttachedSession:
+    """The outcome of :meth:`AcpClient.attach_session`: which method attached and the state
+    the agent reported. After ``session/load`` the agent has replayed the history as
+    ``session/update`` notifications before answering."""
+
+    session_id: str
+    method: AttachMethod
+    state: SessionState
+
+
+def _absolute(path: str, what: str) -> str:
+    if not isinstance(path, str) or not PurePosixPath(path).is_absolute():
+        raise InvalidArgument(f"{what} must be an absolute path")
+    return path
+
+
+class AcpClient:
+    """Typed ACP methods over one connection. Not safe to share between event loops."""
+
+    def __init__(self, connection: Connection, *, client_version: str = __version__) -> None:
+        self.connection = connection
+        self.client_version = client_version
+        #: The accepted ``initialize`` answer, once :meth:`initialize` succeeded.
+        self.initialized: InitializeResult | None = None
+        self._sessions: dict[str, SessionState] = {}
+
+    # --- state -----------------------------------------------------------------------------
+
+    @property
+    def capabilities(self) -> AgentCapabilities:
+        """The agent's capabilities. Raises :class:`ClientStateError` before initialize."""
+        if self.initialized is None:
+            raise ClientStateError("the agent is not initialized yet (call initialize first)")
+        return self.initialized.capabilities
+
+    def session_state(self, session_id: str) -> SessionState:
+        """The state this client holds for ``session_id`` (ClientStateError if none)."""
+        state = self._sessions.get(session_id)
+        if state is None:
+            raise ClientStateError(f"no session {session_id!r} is open on this client")
+        return state
+
+    def update_session_state(self, session_id: str, state: SessionState) -> None:
+        """Replace the held state of an open session (after a config or mode update)."""
+        self.session_state(session_id)
+        self._sessions[session_id] = state
+
+    def forget_session(self, session_id: str) -> None:
+        """Stop holding ``session_id`` (it was closed or lost); nothing is sent."""
+        self._sessions.pop(session_id, None)
+
+    @property
+    def session_ids(self) -> tuple[str, ...]:
+        """The sessions this client holds, oldest first."""
+        return tuple(self._sessions)
+
+    # --- initialize and authenticate -------------------------------------------------------
+
+    def _initialize_params(self) -> dict[str, Any]:
+        if self.initialized is not None:
+            raise ClientStateError("the agent is already initialized")
+        return initialize_params(offered_version(), self.client_version)
+
+    async def initialize(self) -> InitializeResult:
+        """Negotiate within the fixed request limit. Raises
+        :class:`~baton.errors.IncompatibleProtocolVersion` when the agent's version is not one
+        Baton implements (the caller should then close the connection)."""
+        params = self._initialize_params()
+        result = await self.connection.request("initialize", params)
+        return self._initialized(result)
+
+    async def initialize_within(self, budget: BudgetClock) -> InitializeResult:
+        """Like :meth:`initialize`, within ``budget``."""
+        params = self._initialize_params()
+        result = await self.connection.request("initialize", params, budget=budget)
+        return self._initialized(result)
+
+    def _initialized(self, result: object) -> InitializeResult:
+        parsed = parse_initialize_result(result)
+        self.initialized = parsed
+        return parsed
+
+    async def authenticate(self, method_id: str) -> None:
+        """Call ``authenticate`` for a method the user named explicitly; only for a method the
+        agent advertised and never for a ``terminal`` one (decisions.md item 10)."""
+        initialized = self.initialized
+        if initialized is None:
+            raise ClientStateError("the agent is not initialized yet (call initialize first)")
+        method = initialized.auth_method(method_id)
+        if method is None:
+            advertised = tuple(m.id for m in initialized.auth_methods)
+            raise ChoiceNotAdvertised("auth method", method_id, advertised)
+        if method.is_terminal:
+            raise TerminalAuthMethod(
+                f"auth method {method_id!r} is a terminal method: run the agent's command in a "
+                "terminal to sign in; Baton never calls authenticate for it"
+            )
+        await self.connection.request("authenticate", {"methodId": method_id})
+
+    # --- session setup ---------------------------------------------------------------------
+
+    def _setup_params(
+        self,
+        what: str,
+        cwd: str,
+        mcp_servers: McpServers,
+        additional_directories: Sequence[str],
+    ) -> dict[str, Any]:
+        capabilities = self.capabilities
+        servers: list[dict[str, Any]]
+        if mcp_servers is None:
+            servers = []
+        elif isinstance(mcp_servers, ToolDeclarations):
+            servers = mcp_servers.to_acp()
+        else:
+            servers = [dict(server) for server in mcp_servers]
+        check_mcp_servers(servers, capabilities, what)
+        params: dict[str, Any] = {"cwd": _absolute(cwd, "cwd"), "mcpServers": servers}
+        if additional_directories:
+            capabilities.require(
+                "sessionCapabilities.additionalDirectories", f"{what} with additionalDirectories"
+            )
+            params["additionalDirectories"] = [
+                _absolute(d, "an additional directory") for d in additional_directories
+            ]
+        return params
+
+    async def new_session(
+        self,
+        cwd: str,
+        *,
+        mcp_servers: McpServers = None,
+        additional_directories: Sequence[str] = (),
+    ) -> NewSessionResult:
+        """``session/new`` within the fixed request limit."""
+        params = self._setup_params("session/new", cwd, mcp_servers, additional_directories)
+        return self._opened(await self.connection.request("session/new", params))
+
+    async def new_session_within(
+        self,
+        budget: BudgetClock,
+        cwd: str,
+        *,
+        mcp_servers: McpServers = None,
+        additional_directories: Sequence[str] = (),
+    ) -> NewSessionResult:
+        """``session/new`` within ``budget``."""
+        params = self._setup_params("session/new", cwd, mcp_servers, additional_directories)
+        result = await self.connection.request("session/new", params, budget=budget)
+        return self._opened(result)
+
+    def _opened(self, result: object) -> NewSessionResult:
+        parsed = parse_new_session_result(result)
+        self._sessions[parsed.session_id] = parsed.state
+        return parsed
+
+    async def load_session(
+        self,
+        session_id: str,
+        cwd: str,
+        *,
+        mcp_servers: McpServers = None,
+        additional_directories: Sequence[str] = (),
+    ) -> SessionState:
+        """``session/load``; needs ``loadSession``. The agent replays the history as
+        ``session/update`` notifications before it answers; nothing here prompts."""
+        self.capabilities.require("loadSession", "session/load")
+        return await self._attach(
+            "session/load", session_id, cwd, mcp_servers, additional_directories
+        )
+
+    async def resume_session(
+        self,
+        session_id: str,
+        cwd: str,
+        *,
+        mcp_servers: McpServers = None,
+        additional_directories: Sequence[str] = (),
+    ) -> SessionState:
+        """``session/resume`` (no replay); needs ``sessionCapabilities.resume``."""
+        self.capabilities.require("sessionCapabilities.resume", "session/resume")
+        return await self._attach(
+            "session/resume", session_id, cwd, mcp_servers, additional_directories
+        )
+
+    async def _attach(
+        self,
+        method: AttachMethod,
+        session_id: str,
+        cwd: str,
+        mcp_servers: McpServers,
+        additional_directories: Sequence[str],
+    ) -> SessionState:
+        if not isinstance(session_id, str):
+            raise InvalidArgument("a session id must be a string")
+        params = self._setup_params(method, cwd, mcp_servers, additional_directories)
+        params["sessionId"] = session_id
+        state = parse_attached_session_result(await self.connection.request(method, params), method)
+        self._sessions[session_id] = state
+        return state
+
+    async def attach_session(
+        self,
+        session_id: str,
+        cwd: str,
+        *,
+        mcp_servers: McpServers = None,
+        additional_directories: Sequence[str] = (),
+    ) -> AttachedSession:
+        """Attach an existing session: ``session/resume`` when advertised, else
+        ``session/load`` when ``loadSession`` is, else :class:`CapabilityNotAdvertised`
+        (decisions.md item 5)."""
+        capabilities = self.capabilities
+        if capabilities.session_resume:
+            state = await self.resume_session(
+                session_id,
+                cwd,
+                mcp_servers=mcp_servers,
+                additional_directories=additional_directories,
+            )
+            return AttachedSession(session_id, "session/resume", state)
+        if capabilities.load_session:
+            state = await self.load_session(
+                session_id,
+                cwd,
+                mcp_servers=mcp_servers,
+                additional_directories=additional_directories,
+            )
+            return AttachedSession(session_id, "session/load", state)
+        raise CapabilityNotAdvertised(
+            "sessionCapabilities.resume or loadSession", "attaching an existing session"
+        )
+
+    async def list_sessions(
+        self, *, cwd: str | None = None, cursor: str | None = None
+    ) -> SessionList:
+        """One page of ``session/list``; needs ``sessionCapabilities.list``."""
+        self.capabilities.require("sessionCapabilities.list", "session/list")
+        params: dict[str, Any] = {}
+        if cwd is not None:
+            params["cwd"] = _absolute(cwd, "cwd")
+        if cursor is not None:
+            if not isinstance(cursor, str):
+                raise InvalidArgument("a session/list cursor must be a string")
+            params["cursor"] = cursor
+        return parse_list_sessions_result(await self.connection.request("session/list", params))
+
+    async def close_session(self, session_id: str) -> None:
+        """``session/close``; needs ``sessionCapabilities.close``. The session is forgotten
+        once the agent answers."""
+        self.capabilities.require("sessionCapabilities.close", "session/close")
+        self.session_state(session_id)
+        await self.connection.request("session/close", {"sessionId": session_id})
+        self.forget_session(session_id)
+
+    # --- session controls ------------------------------------------------------------------
+
+    async def set_mode(self, session_id: str, mode_id: str) -> None:
+        """``session/set_mode`` to a mode the session advertised (exact id)."""
+        state = self.session_state(session_id)
+        require_mode(state, mode_id)
+        await self.connection.request(
+            "session/set_mode", {"sessionId": session_id, "modeId": mode_id}
+        )
+        self._sessions[session_id] = state.with_current_mode(mode_id)
+
+    async def set_config_option(
+        self, session_id: str, config_id: str, value: ConfigValue
+    ) -> ConfigConfirmation:
+        """``session/set_config_option``: the value-id form for a select option, the
+        ``type: "boolean"`` form for a boolean one. Returns whether the answer's complete
+        ``configOptions`` confirm ``value``; the held state follows a complete answer."""
+        state = self.session_state(session_id)
+        option = require_config_value(state, config_id, value)
+        params: dict[str, Any] = {"sessionId": session_id, "configId": config_id}
+        if option.type == BOOLEAN:
+            params["type"] = BOOLEAN
+        params["value"] = value
+        result = await self.connection.request("session/set_config_option", params)
+        confirmation = parse_set_config_option_response(result, config_id, value)
+        if confirmation.complete:
+            self._sessions[session_id] = state.with_config_options(confirmation.options)
+        return confirmation
+
+    async def set_model(
+        self, session_id: str, model_id: str, *, allow_legacy_set_model: bool = False
+    ) -> None:
+        """Legacy ``session/set_model`` (not in the stable schema): only when the caller opts
+        in, and only to a model of the session's legacy ``models`` object (exact id)."""
+        if not allow_legacy_set_model:
+            raise LegacyMethodDisabled(
+                "session/set_model is legacy and not in the stable schema; it needs "
+                "allow_legacy_set_model=True (a profile opt-in). Use the model config option"
+            )
+        state = self.session_state(session_id)
+        if state.models is None:
+            raise CapabilityNotAdvertised("models (legacy session models)", "session/set_model")
+        if model_id not in state.models.ids():
+            raise ChoiceNotAdvertised("model", model_id, state.models.ids())
+        await self.connection.request(
+            "session/set_model", {"sessionId": session_id, "modelId": model_id}
+        )
+        self._sessions[session_id] = state.with_current_model(model_id)
+
+    # --- turns -----------------------------------------------------------------------------
+
+    async def send_prompt(self, session_id: str, prompt: Sequence[Mapping[str, Any]]) -> int:
+        """Send ``session/prompt`` and return its request id. No deadline: await the answer
+        with ``connection.await_response(id, budget=...)`` and parse it with
+        :func:`baton.wire.stop.parse_prompt_result`."""
+        self.session_state(session_id)
+        check_prompt(self.capabilities, prompt)
+        blocks = [dict(block) for block in prompt]
+        return await self.connection.send_request(
+            "session/prompt", {"sessionId": session_id, "prompt": blocks}
+        )
+
+    async def cancel(self, session_id: str) -> None:
+        """Send the ``session/cancel`` notification. The prompt still owes its answer
+        (``cancelled``); pending permission requests must be answered ``cancelled``."""
+        self.session_state(session_id)
+        await self.connection.notify("session/cancel", {"sessionId": session_id})
