@@ -223,6 +223,20 @@ class OutboundFrameTooLarge(UsageError):
         self.size = size
 
 
+class AgentLaunchFailed(UsageError):
+    """The agent's executable could not be started: missing, not executable, not a program, a
+    relative path, or an unusable working directory. Nothing ran, so the fault is the
+    configuration's (install the agent or fix its path), not the agent's. ``errno`` is the
+    operating system's error number when there was one."""
+
+    code = "AGENT_LAUNCH_FAILED"
+
+    def __init__(self, executable: str, message: str, errno: int | None = None) -> None:
+        super().__init__(message)
+        self.executable = executable
+        self.errno = errno
+
+
 # --- the transport -------------------------------------------------------------------------
 
 
