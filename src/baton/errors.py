@@ -184,6 +184,26 @@ class LegacyMethodDisabled(UsageError):
     code = "LEGACY_METHOD_DISABLED"
 
 
+class UnsupportedExecutionSetting(UsageError):
+    """A run asked for a restricted workspace, read-only access, disabled network or an
+    automated reviewer. ACP attests no sandbox for the agent process, so Baton refuses the run
+    rather than silently downgrading the setting. ``setting`` names it, ``value`` is the ask."""
+
+    code = "EXECUTION_SETTING_UNSUPPORTED"
+
+    def __init__(self, setting: str, value: str, message: str) -> None:
+        super().__init__(message)
+        self.setting = setting
+        self.value = value
+
+
+class PolicyNotAvailable(UsageError):
+    """The permission policy asked for is not exposed by the agent's profile (or, for an
+    ad-hoc ``--agent-command`` agent, needs ``--allow-unattended``)."""
+
+    code = "POLICY_NOT_AVAILABLE"
+
+
 class InvalidArgument(UsageError):
     """An argument to a protocol call is malformed (a relative cwd, an unknown content block
     type...); nothing was sent."""

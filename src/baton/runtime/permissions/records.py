@@ -1,0 +1,292 @@
+"""The interaction record: what Baton keeps about every permission decision.
+
+One record per answered request, written (and its journal entries flushed) before the answer
+is sent: the request, the correlated tool call, every option the agent sent with whether Baton
+offered it, the local decision, the answer and who chose it (``user``, ``policy`` or
+``default``). :meth:`InteractionRecord.to_json` gives plain JSON types.
+
+Requests Baton refuses before any policy runs (unknown session, no Baton-owned active prompt,
+stale generation, identifiers that look like credentials, an invalid request) are answered
+cancelled and recorded too (:func:`refusal_record`). Identifiers that look like credentials are
+never recorded as sent: :func:`redacted_identifier` replaces them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Literal
+
+from baton.runtime.permissions.local_policy import LocalDecision
+from baton.runtime.permissions.policies import DroppedOption
+from baton.wire.jsonrpc import RequestId
+from baton.wire.permission import (
+    PermissionOption,
+    PermissionRequest,
+    cancelled_outcome,
+    selected_outcome,
+)
+
+#: Version of the record's JSON shape; bumped when a field changes meaning.
+RECORD_VERSION: Final = 1
+
+ChosenBy = Literal["user", "policy", "default"]
+
+# Stable reason codes of records the policy never saw (the ask codes are in ``ask``).
+UNKNOWN_SESSION: Final = "unknown_session"
+NO_ACTIVE_PROMPT: Final = "no_active_prompt"
+STALE_GENERATION: Final = "stale_generation"
+CREDENTIAL_IDENTIFIER: Final = "credential_identifier"
+INVALID_REQUEST: Final = "invalid_request"
+TURN_CANCELLED: Final = "turn_cancelled"
+#: The reason code of an automatic selection.
+POLICY_SELECTED: Final = "policy_selected"
+
+#: What a credential-looking identifier is recorded as.
+REDACTED: Final = "[redacted]"
+
+#: Shapes of credentials that have no business in a request, option or tool-call id: provider
+#: API keys (OpenAI/Anthropic ``sk-``, xAI, GitHub, GitLab, Slack, AWS, Google), JWTs, PEM
+#: private keys, bearer tokens and ``key=value`` secrets. UUIDs and adapter ids
+#: (``toolu_...``, ``call_4``, ``allow_always``) do not match.
+_CREDENTIAL_PATTERNS: Final = re.compile(
+    "|".join(
+        (
+            r"sk-[A-Za-z0-9_-]{16,}",
+            r"xai-[A-Za-z0-9]{20,}",
+            r"gh[pousr]_[A-Za-z0-9]{20,}",
+            r"github_pat_[A-Za-z0-9_]{20,}",
+            r"glpat-[A-Za-z0-9_-]{20,}",
+            r"xox[abprs]-[A-Za-z0-9-]{10,}",
+            r"(?:AKIA|ASIA)[0-9A-Z]{16}",
+            r"AIza[0-9A-Za-z_-]{35}",
+            r"eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.",
+            r"-----BEGIN [A-Z ]*PRIVATE KEY",
+            r"(?i:bearer)\s+[A-Za-z0-9._~+/-]{16,}",
+            r"(?i:api[_-]?key|token|secret|passw(?:or)?d)[=:]\S{8,}",
+        )
+    )
+)
+
+
+def looks_like_credential(value: str) -> bool:
+    """True when ``value`` contains something shaped like a credential."""
+    return _CREDENTIAL_PATTERNS.search(value) is not None
+
+
+def redacted_identifier(value: object) -> object:
+    """``value`` as it may be recorded: :data:`REDACTED` for a credential-looking string."""
+    return REDACTED if isinstance(value, str) and looks_like_credential(value) else value
+
+
+def credential_identifiers(request_id: RequestId | None, params: object) -> list[str]:
+    """The names of the identifiers in a raw request that look like credentials: ``id``,
+    ``sessionId``, ``toolCall.toolCallId``, ``options[N].optionId``. Empty when none does."""
+    found: list[str] = []
+    if isinstance(request_id, str) and looks_like_credential(request_id):
+        found.append("id")
+    if not isinstance(params, Mapping):
+        return found
+    session_id = params.get("sessionId")
+    if isinstance(session_id, str) and looks_like_credential(session_id):
+        found.append("sessionId")
+    tool_call = params.get("toolCall")
+    if isinstance(tool_call, Mapping):
+        tool_call_id = tool_call.get("toolCallId")
+        if isinstance(tool_call_id, str) and looks_like_credential(tool_call_id):
+            found.append("toolCall.toolCallId")
+    options = params.get("options")
+    if isinstance(options, list):
+        for index, option in enumerate(options):
+            option_id = option.get("optionId") if isinstance(option, Mapping) else None
+            if isinstance(option_id, str) and looks_like_credential(option_id):
+                found.append(f"options[{index}].optionId")
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedOption:
+    """One option the agent sent: offered to the user or policy, or dropped (with why)."""
+
+    option_id: str
+    name: str
+    kind: str
+    offered: bool
+    dropped_reason: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """Plain JSON types."""
+        return {
+            "optionId": self.option_id,
+            "name": self.name,
+            "kind": self.kind,
+            "offered": self.offered,
+            "droppedReason": self.dropped_reason,
+        }
+
+
+def recorded_options(
+    options: tuple[PermissionOption, ...], dropped: tuple[DroppedOption, ...]
+) -> tuple[RecordedOption, ...]:
+    """Every option in the agent's order, marked offered or dropped."""
+    reasons = {item.option.option_id: item.reason for item in dropped}
+    return tuple(
+        RecordedOption(
+            option.option_id,
+            option.name,
+            option.kind,
+            offered=option.option_id not in reasons,
+            dropped_reason=reasons.get(option.option_id),
+        )
+        for option in options
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class InteractionRecord:
+    """One permission decision. ``choice`` is the optionId sent, ``None`` for cancelled.
+
+    Fields Baton could not know for a refused request (the policy of an unknown session, the
+    tool call of an unparseable request) are ``None``.
+    """
+
+    request_id: RequestId | None
+    session_id: str | None
+    tool_call_id: str | None
+    policy: str | None
+    request_tool_call: Mapping[str, Any] | None
+    correlated_tool_call: Mapping[str, Any] | None
+    options: tuple[RecordedOption, ...]
+    local: LocalDecision | None
+    choice: str | None
+    chosen_by: ChosenBy
+    reason_code: str
+    reason: str
+
+    def outcome(self) -> dict[str, Any]:
+        """The RequestPermissionResponse this record says to send."""
+        return cancelled_outcome() if self.choice is None else selected_outcome(self.choice)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as plain JSON types (the journal and store write this)."""
+        local = (
+            None
+            if self.local is None
+            else {
+                "permitsAllow": self.local.permits_allow,
+                "reasonCode": self.local.reason_code,
+                "detail": self.local.detail,
+            }
+        )
+        return {
+            "version": RECORD_VERSION,
+            "requestId": self.request_id,
+            "sessionId": self.session_id,
+            "toolCallId": self.tool_call_id,
+            "policy": self.policy,
+            "requestToolCall": _plain(self.request_tool_call),
+            "correlatedToolCall": _plain(self.correlated_tool_call),
+            "options": [option.to_json() for option in self.options],
+            "local": local,
+            "choice": self.choice,
+            "chosenBy": self.chosen_by,
+            "reasonCode": self.reason_code,
+            "reason": self.reason,
+            "outcome": self.outcome(),
+        }
+
+
+def _plain(value: object) -> Any:
+    """A JSON-typed deep copy (mappings to dicts, sequences to lists)."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
+def decision_record(
+    request_id: RequestId | None,
+    request: PermissionRequest,
+    *,
+    policy: str,
+    correlated_tool_call: Mapping[str, Any],
+    dropped: tuple[DroppedOption, ...],
+    local: LocalDecision,
+    choice: str | None,
+    chosen_by: ChosenBy,
+    reason_code: str,
+    reason: str,
+) -> InteractionRecord:
+    """The record of a request the policy engine decided (automatically or by asking)."""
+    return InteractionRecord(
+        request_id=request_id,
+        session_id=request.session_id,
+        tool_call_id=request.tool_call_id,
+        policy=policy,
+        request_tool_call=request.tool_call,
+        correlated_tool_call=correlated_tool_call,
+        options=recorded_options(request.options, dropped),
+        local=local,
+        choice=choice,
+        chosen_by=chosen_by,
+        reason_code=reason_code,
+        reason=reason,
+    )
+
+
+def refusal_record(
+    request_id: RequestId | None,
+    params: object,
+    *,
+    reason_code: str,
+    reason: str,
+    policy: str | None = None,
+) -> InteractionRecord:
+    """The record of a request answered cancelled before any policy ran. Identifiers that look
+    like credentials are redacted; the request's toolCall is kept only when its id is clean."""
+    fields = params if isinstance(params, Mapping) else {}
+    session_id = fields.get("sessionId")
+    tool_call = fields.get("toolCall")
+    tool_call = tool_call if isinstance(tool_call, Mapping) else None
+    tool_call_id = tool_call.get("toolCallId") if tool_call is not None else None
+    clean_tool_call = None
+    if tool_call is not None and redacted_identifier(tool_call_id) == tool_call_id:
+        clean_tool_call = tool_call
+    options: list[RecordedOption] = []
+    raw_options = fields.get("options")
+    for raw in raw_options if isinstance(raw_options, list) else []:
+        if not isinstance(raw, Mapping):
+            continue
+        option_id, name, kind = raw.get("optionId"), raw.get("name"), raw.get("kind")
+        options.append(
+            RecordedOption(
+                str(redacted_identifier(option_id)) if option_id is not None else "",
+                name if isinstance(name, str) else "",
+                kind if isinstance(kind, str) else "",
+                offered=False,
+                dropped_reason=reason_code,
+            )
+        )
+    recorded_id = redacted_identifier(request_id)
+    return InteractionRecord(
+        request_id=recorded_id if isinstance(recorded_id, int | str) else None,
+        session_id=_clean_string(session_id),
+        tool_call_id=_clean_string(tool_call_id),
+        policy=policy,
+        request_tool_call=clean_tool_call,
+        correlated_tool_call=None,
+        options=tuple(options),
+        local=None,
+        choice=None,
+        chosen_by="default",
+        reason_code=reason_code,
+        reason=reason,
+    )
+
+
+def _clean_string(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    return REDACTED if looks_like_credential(value) else value
