@@ -9,7 +9,7 @@ from baton.wire.version import IMPLEMENTED_PROTOCOL_VERSIONS, accept_version, of
 
 
 def test_the_offer_is_the_highest_implemented_version() -> None:
-    assert IMPLEMENTED_PROTOCOL_VERSIONS == frozenset({1})
+    assert {1} == set(IMPLEMENTED_PROTOCOL_VERSIONS)
     assert offered_version() == 1
 
 
