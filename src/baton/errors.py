@@ -145,6 +145,21 @@ class ConfigurationError(UsageError):
     code = "CONFIG_ERROR"
 
 
+class ConfigFileError(ConfigurationError):
+    """The user's config file (profiles, executable overrides) is invalid or unreadable.
+    ``sub_code`` says how (a stable ``CONFIG_*`` string); ``where`` names the file and key."""
+
+    code = "CONFIG_FILE_INVALID"
+
+    def __init__(self, sub_code: str, where: str, message: str) -> None:
+        super().__init__(f"{where}: {message}")
+        self.sub_code = sub_code
+        self.where = where
+
+    def __str__(self) -> str:
+        return f"{self.code} ({self.sub_code}): {self.message}"
+
+
 class CapabilityNotAdvertised(UsageError):
     """A request needs a capability the agent did not advertise; nothing was sent."""
 
