@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from baton.errors import AgentLaunchFailed, ConfigurationError, InternalError, UsageError
-from baton.runtime.stderr_tail import STDERR_TAIL_BYTES, Redactor, StderrTail
+from baton.runtime.stderr_tail import STDERR_TAIL_BYTES, StderrTail
 
 __all__ = [
     "FAILURE_SIGTERM_GRACE_SECONDS",
@@ -159,7 +159,7 @@ class AgentProcess:
     ) -> None:
         stdout, stdin = protocol.stdout, protocol.stdin
         if stdout is None or stdin is None:  # spawn always asks for both pipes
-            raise UsageError("an agent process needs its stdin and stdout pipes")
+            raise InternalError("an agent process was made without its stdin and stdout pipes")
         self._transport = transport
         self._protocol = protocol
         self._tail = tail
@@ -186,8 +186,7 @@ class AgentProcess:
         """
         args = _checked_argv(argv)
         child_env = _checked_env(env)
-        redactor: Redactor | None = redact
-        tail = StderrTail(stderr_tail_bytes, redact=redactor)
+        tail = StderrTail(stderr_tail_bytes, redact=redact)
         loop = asyncio.get_running_loop()
         try:
             transport, protocol = await loop.subprocess_exec(
