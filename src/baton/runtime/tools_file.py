@@ -1,7 +1,7 @@
 """Loading the trusted tool declarations file (``--tools FILE`` or ``BATON_ACP_TOOLS``).
 
 The file is read with the 64 KiB bound enforced while reading (one byte past the bound is read
-to detect an oversized file; a FIFO or device cannot make Baton read more), parsed by
+to detect an oversized file; a FIFO or device is refused before any read), parsed by
 :func:`baton.wire.mcp.parse_tool_declarations`, and each command is checked to be an existing
 executable regular file. Errors are :class:`~baton.errors.ToolDeclarationError` with a stable
 ``sub_code``; they say which source named the file (the flag or the variable), never its path,
@@ -31,25 +31,42 @@ TOOLS_ENV_VAR: Final = "BATON_ACP_TOOLS"
 
 
 def read_bounded(path: Path, source: str) -> bytes:
-    """Read at most :data:`MAX_TOOLS_FILE_BYTES` bytes of ``path``; more is an error."""
+    """Read at most :data:`MAX_TOOLS_FILE_BYTES` bytes of ``path``; more is an error.
+
+    The file is opened non-blocking, so a FIFO without a writer cannot hang Baton, and anything
+    that is not a regular file is refused before a byte is read.
+    """
     try:
-        with path.open("rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise ToolDeclarationError(
-                    TOOLS_FILE_UNREADABLE, f"the tools file named by {source} is not a regular file"
-                )
-            data = handle.read(MAX_TOOLS_FILE_BYTES + 1)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as exc:
-        raise ToolDeclarationError(
-            TOOLS_FILE_UNREADABLE,
-            f"the tools file named by {source} cannot be read ({type(exc).__name__})",
-        ) from None
-    if len(data) > MAX_TOOLS_FILE_BYTES:
+        raise _unreadable(source, type(exc).__name__) from None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise _unreadable(source, "not a regular file")
+        chunks: list[bytes] = []
+        size = 0
+        while size <= MAX_TOOLS_FILE_BYTES:
+            chunk = os.read(fd, MAX_TOOLS_FILE_BYTES + 1 - size)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as exc:
+        raise _unreadable(source, type(exc).__name__) from None
+    finally:
+        os.close(fd)
+    if size > MAX_TOOLS_FILE_BYTES:
         raise ToolDeclarationError(
             TOOLS_FILE_TOO_LARGE,
             f"the tools file named by {source} is larger than {MAX_TOOLS_FILE_BYTES} bytes",
         )
-    return data
+    return b"".join(chunks)
+
+
+def _unreadable(source: str, why: str) -> ToolDeclarationError:
+    return ToolDeclarationError(
+        TOOLS_FILE_UNREADABLE, f"the tools file named by {source} cannot be read ({why})"
+    )
 
 
 def check_executables(declarations: ToolDeclarations) -> None:
