@@ -288,6 +288,87 @@ class TapFailed(TransportClosed):
     code = "TAP_FAILED"
 
 
+# --- Baton's durable records (journal, store, data directory) ------------------------------
+
+
+class UnsafePath(ConfigurationError):
+    """A path Baton must own (the data directory, a journal file, the store) is a symlink, not a
+    regular file or directory, owned by another user, or open to other users. Nothing was read
+    or written through it."""
+
+    code = "UNSAFE_PATH"
+
+    def __init__(self, path: str, problem: str) -> None:
+        super().__init__(f"{path}: {problem}")
+        self.path = path
+        self.problem = problem
+
+
+class RecordNotFound(UsageError):
+    """The caller named a run, session, server instance or journal that Baton has no record of."""
+
+    code = "RECORD_NOT_FOUND"
+
+
+class StorageError(BatonError):
+    """Baton could not keep or read back one of its own durable records. The fault is on Baton's
+    side of the boundary (its disk, its files), never the agent's."""
+
+    code = "STORAGE_ERROR"
+
+
+class JournalCorrupt(StorageError):
+    """A journal record failed validation: a field, its place in the file, the sequence chain or
+    its SHA-256. ``record`` names the first bad record (server, segment, sequence, byte offset)."""
+
+    code = "JOURNAL_CORRUPT"
+
+    def __init__(self, record: str, problem: str) -> None:
+        super().__init__(f"journal record {record}: {problem}")
+        self.record = record
+        self.problem = problem
+
+
+class JournalEntryPruned(StorageError):
+    """A journal reference points into a segment removed by the per-server retention bound."""
+
+    code = "JOURNAL_ENTRY_PRUNED"
+
+
+class JournalEntryTooLarge(StorageError):
+    """A message exceeds the journal's entry bound; it was not journaled and consumed no
+    sequence number."""
+
+    code = "JOURNAL_ENTRY_TOO_LARGE"
+
+    def __init__(self, limit: int, size: int) -> None:
+        super().__init__(f"a {size}-byte message exceeds the journal entry bound of {limit} bytes")
+        self.limit = limit
+        self.size = size
+
+
+class JournalSyncFailed(StorageError):
+    """Writing or syncing a journal segment failed. The failure is sticky: every later append
+    to that server's journal fails with it, so no record is acknowledged that may not be
+    durable."""
+
+    code = "JOURNAL_SYNC_FAILED"
+
+
+class StoreConflict(StorageError):
+    """A compare-and-set write found the record in another state than the caller expected;
+    nothing was written."""
+
+    code = "STORE_CONFLICT"
+
+
+class StoreSchemaTooNew(StorageError):
+    """The run store was written by a newer Baton (its schema version is above the newest this
+    Baton knows); it is left untouched."""
+
+    code = "STORE_SCHEMA_TOO_NEW"
+
+
 # --- time bounds ---------------------------------------------------------------------------
 
 BoundName = Literal["idle", "absolute", "request"]

@@ -1,0 +1,341 @@
+"""The journal's record line, its reference, and their validation.
+
+One record is one line of a segment file: a compact JSON object with exactly these keys, in
+this order::
+
+    {"serverInstanceId": "srv-1", "segment": 0, "sequence": 1, "direction": "outbound",
+     "recordedAt": "2025-01-02T03:04:05.123456Z", "raw": "{\\"jsonrpc\\":\\"2.0\\",...}",
+     "metadata": {"protocol": "acp", "kind": "request", "method": "initialize", "id": 1},
+     "sha256": "<hex SHA-256 of raw as UTF-8>"}
+
+``raw`` is the redacted message text; ``metadata.method`` and ``metadata.id`` are present when
+the message has them, ``metadata.violation`` when the frame broke the protocol. A skipped
+(unparseable) frame has kind ``skipped`` and a raw text that holds only Baton's marker, its
+reason and the frame's length. A :class:`JournalRef` names one record by position and hash;
+reading it back re-validates every field.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Final, Literal, cast
+
+import orjson
+
+from baton.errors import JournalCorrupt, UsageError
+
+Direction = Literal["inbound", "outbound"]
+RecordKind = Literal["request", "notification", "response", "skipped"]
+
+DIRECTIONS: Final[frozenset[str]] = frozenset({"inbound", "outbound"})
+RECORD_KINDS: Final[frozenset[str]] = frozenset({"request", "notification", "response", "skipped"})
+
+#: The one protocol journaled today; the field lets another one share the format later.
+PROTOCOL: Final = "acp"
+
+#: What a server instance id may look like: it names files, so no dots, slashes or spaces.
+SERVER_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
+
+#: Segment files are ``<serverInstanceId>.<segment>.ndjson``.
+SEGMENT_SUFFIX: Final = ".ndjson"
+_SEGMENT_NAME: Final = re.compile(
+    r"([A-Za-z0-9][A-Za-z0-9_-]{0,127})\.(0|[1-9][0-9]{0,17})\.ndjson"
+)
+
+_TIMESTAMP: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
+_SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
+_RECORD_KEYS: Final = (
+    "serverInstanceId",
+    "segment",
+    "sequence",
+    "direction",
+    "recordedAt",
+    "raw",
+    "metadata",
+    "sha256",
+)
+_REF_KEYS: Final = frozenset(
+    {"server", "segment", "sequence", "byteOffset", "byteLength", "sha256"}
+)
+#: Longest method name or metadata violation kind kept in metadata (the raw text keeps all).
+MAX_METADATA_TEXT_CHARS: Final = 256
+
+
+def validate_server_id(server_id: str) -> str:
+    """Return ``server_id`` if it is a valid server instance id, else raise UsageError."""
+    if not isinstance(server_id, str) or SERVER_ID_PATTERN.fullmatch(server_id) is None:
+        raise UsageError(
+            f"invalid server instance id {server_id!r}: expected 1-128 letters, digits, "
+            f"'_' or '-', starting with a letter or digit"
+        )
+    return server_id
+
+
+def segment_name(server_id: str, segment: int) -> str:
+    """The file name of ``server_id``'s segment number ``segment``."""
+    return f"{server_id}.{segment}{SEGMENT_SUFFIX}"
+
+
+def parse_segment_name(name: str) -> tuple[str, int] | None:
+    """``(server_id, segment)`` for a segment file name, None for any other name."""
+    match = _SEGMENT_NAME.fullmatch(name)
+    if match is None:
+        return None
+    return match.group(1), int(match.group(2))
+
+
+def format_timestamp(moment: datetime) -> str:
+    """``recordedAt``: ISO 8601 in UTC with microseconds and a ``Z``."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def sha256_hex(raw: bytes) -> str:
+    """The hex SHA-256 stored with (and checked against) a record's raw text."""
+    return hashlib.sha256(raw).hexdigest()
+
+
+def record_location(server: str, segment: int, sequence: int | None, offset: int) -> str:
+    """How errors and ``verify`` name one record."""
+    seq = "?" if sequence is None else str(sequence)
+    return f"{server} segment {segment} sequence {seq} at byte {offset}"
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True, slots=True)
+class RecordMetadata:
+    """What kind of message a record holds, for listing without parsing ``raw``."""
+
+    kind: RecordKind
+    method: str | None = None
+    id: int | str | None = None
+    violation: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The on-disk ``metadata`` object."""
+        data: dict[str, Any] = {"protocol": PROTOCOL, "kind": self.kind}
+        if self.method is not None:
+            data["method"] = self.method
+        if self.id is not None:
+            data["id"] = self.id
+        if self.violation is not None:
+            data["violation"] = self.violation
+        return data
+
+    @classmethod
+    def from_dict(cls, data: object, where: str) -> RecordMetadata:
+        """Validate an on-disk ``metadata`` object; raise JournalCorrupt naming ``where``."""
+        if not isinstance(data, dict):
+            raise JournalCorrupt(where, "metadata is not an object")
+        extra = set(data) - {"protocol", "kind", "method", "id", "violation"}
+        if extra:
+            raise JournalCorrupt(where, f"metadata has unknown keys {sorted(extra)}")
+        if data.get("protocol") != PROTOCOL:
+            raise JournalCorrupt(where, "metadata.protocol is not 'acp'")
+        kind = data.get("kind")
+        if kind not in RECORD_KINDS:
+            raise JournalCorrupt(where, "metadata.kind is not a record kind")
+        method = data.get("method")
+        if method is not None and not isinstance(method, str):
+            raise JournalCorrupt(where, "metadata.method is not a string")
+        request_id = data.get("id")
+        if "id" in data and not (_is_int(request_id) or isinstance(request_id, str)):
+            raise JournalCorrupt(where, "metadata.id is not an integer or a string")
+        violation = data.get("violation")
+        if violation is not None and not isinstance(violation, str):
+            raise JournalCorrupt(where, "metadata.violation is not a string")
+        return cls(cast(RecordKind, kind), method, request_id, violation)
+
+
+@dataclass(frozen=True, slots=True)
+class JournalRef:
+    """Where one record is, and the hash of its raw text. Returned by every append and stored
+    on Baton's records as evidence; :meth:`baton.journal.Journal.read` resolves it.
+
+    ``byte_offset`` is the offset of the record line in its segment file and ``byte_length``
+    its length without the newline.
+    """
+
+    server: str
+    segment: int
+    sequence: int
+    byte_offset: int
+    byte_length: int
+    sha256: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form Baton stores (camelCase, like the record line)."""
+        return {
+            "server": self.server,
+            "segment": self.segment,
+            "sequence": self.sequence,
+            "byteOffset": self.byte_offset,
+            "byteLength": self.byte_length,
+            "sha256": self.sha256,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> JournalRef:
+        """Parse and validate the JSON form; raise JournalCorrupt when it is malformed."""
+        where = "reference"
+        if not isinstance(data, Mapping) or set(data) != _REF_KEYS:
+            raise JournalCorrupt(where, f"a journal reference needs exactly {sorted(_REF_KEYS)}")
+        server = data["server"]
+        if not isinstance(server, str) or SERVER_ID_PATTERN.fullmatch(server) is None:
+            raise JournalCorrupt(where, "server is not a valid server instance id")
+        for key, low in (("segment", 0), ("sequence", 1), ("byteOffset", 0), ("byteLength", 1)):
+            if not _is_int(data[key]) or data[key] < low:
+                raise JournalCorrupt(where, f"{key} is not an integer >= {low}")
+        digest = data["sha256"]
+        if not isinstance(digest, str) or _SHA256_HEX.fullmatch(digest) is None:
+            raise JournalCorrupt(where, "sha256 is not 64 lowercase hex digits")
+        return cls(
+            server,
+            data["segment"],
+            data["sequence"],
+            data["byteOffset"],
+            data["byteLength"],
+            digest,
+        )
+
+    def __str__(self) -> str:
+        return record_location(self.server, self.segment, self.sequence, self.byte_offset)
+
+
+@dataclass(frozen=True, slots=True)
+class JournalRecord:
+    """One validated record, as read back from a segment."""
+
+    server_instance_id: str
+    segment: int
+    sequence: int
+    direction: Direction
+    recorded_at: str
+    raw: str
+    metadata: RecordMetadata
+    sha256: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The on-disk object (what ``baton journal show --json`` prints)."""
+        return {
+            "serverInstanceId": self.server_instance_id,
+            "segment": self.segment,
+            "sequence": self.sequence,
+            "direction": self.direction,
+            "recordedAt": self.recorded_at,
+            "raw": self.raw,
+            "metadata": self.metadata.to_dict(),
+            "sha256": self.sha256,
+        }
+
+    def message(self) -> Any:
+        """The redacted message, parsed from ``raw``."""
+        return orjson.loads(self.raw)
+
+
+def encode_record(
+    server: str,
+    segment: int,
+    sequence: int,
+    direction: Direction,
+    recorded_at: str,
+    raw: bytes,
+    metadata: RecordMetadata,
+) -> tuple[bytes, str]:
+    """The record line (without its newline) and the SHA-256 of ``raw``."""
+    digest = sha256_hex(raw)
+    line = orjson.dumps(
+        {
+            "serverInstanceId": server,
+            "segment": segment,
+            "sequence": sequence,
+            "direction": direction,
+            "recordedAt": recorded_at,
+            "raw": raw.decode("utf-8"),
+            "metadata": metadata.to_dict(),
+            "sha256": digest,
+        }
+    )
+    return line, digest
+
+
+def decode_record(line: bytes, where: str) -> JournalRecord:
+    """Parse and fully validate one record line (without its newline).
+
+    Checks the key set, every field's type and range, the timestamp's form and the SHA-256 of
+    ``raw``. Position checks (segment and sequence against the file and the chain) are the
+    caller's. Raises :class:`JournalCorrupt` naming ``where``.
+    """
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        raise JournalCorrupt(where, "the line is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise JournalCorrupt(where, "the line is not a JSON object")
+    if tuple(data) != _RECORD_KEYS:
+        raise JournalCorrupt(where, f"the record's keys are not {list(_RECORD_KEYS)}")
+    server = data["serverInstanceId"]
+    if not isinstance(server, str) or SERVER_ID_PATTERN.fullmatch(server) is None:
+        raise JournalCorrupt(where, "serverInstanceId is not a valid server instance id")
+    segment = data["segment"]
+    if not _is_int(segment) or segment < 0:
+        raise JournalCorrupt(where, "segment is not an integer >= 0")
+    sequence = data["sequence"]
+    if not _is_int(sequence) or sequence < 1:
+        raise JournalCorrupt(where, "sequence is not an integer >= 1")
+    direction = data["direction"]
+    if direction not in DIRECTIONS:
+        raise JournalCorrupt(where, "direction is not 'inbound' or 'outbound'")
+    recorded_at = data["recordedAt"]
+    if not isinstance(recorded_at, str) or _TIMESTAMP.fullmatch(recorded_at) is None:
+        raise JournalCorrupt(where, "recordedAt is not an ISO UTC timestamp")
+    try:
+        datetime.fromisoformat(recorded_at)
+    except ValueError:
+        raise JournalCorrupt(where, "recordedAt is not a valid date and time") from None
+    raw = data["raw"]
+    if not isinstance(raw, str):
+        raise JournalCorrupt(where, "raw is not a string")
+    metadata = RecordMetadata.from_dict(data["metadata"], where)
+    digest = data["sha256"]
+    if not isinstance(digest, str) or _SHA256_HEX.fullmatch(digest) is None:
+        raise JournalCorrupt(where, "sha256 is not 64 lowercase hex digits")
+    if sha256_hex(raw.encode("utf-8")) != digest:
+        raise JournalCorrupt(where, "the SHA-256 of raw does not match the stored hash")
+    return JournalRecord(
+        server,
+        segment,
+        sequence,
+        cast(Direction, direction),
+        recorded_at,
+        raw,
+        metadata,
+        digest,
+    )
+
+
+def metadata_for(message: Mapping[str, Any], violation: str | None = None) -> RecordMetadata:
+    """Metadata of a (redacted) JSON-RPC message: its kind, method and id when present."""
+    method = message.get("method")
+    request_id = message.get("id")
+    # An over-long string id stays in raw only: a truncated copy could name another request.
+    has_id = _is_int(request_id) or (
+        isinstance(request_id, str) and len(request_id) <= MAX_METADATA_TEXT_CHARS
+    )
+    kind: RecordKind
+    if isinstance(method, str):
+        kind = "request" if "id" in message else "notification"
+    else:
+        kind = "response"
+        method = None
+    if isinstance(method, str):
+        method = method[:MAX_METADATA_TEXT_CHARS]
+    if violation is not None:
+        violation = violation[:MAX_METADATA_TEXT_CHARS]
+    return RecordMetadata(kind, method, request_id if has_id else None, violation)

@@ -1,0 +1,563 @@
+"""One server instance's journal: redact, append, rotate, prune and sync.
+
+Ordering. Appends for one server are serialized in call order by an asyncio lock (FIFO). The
+locked section assigns the sequence number, encodes the record and writes it with a plain
+``write`` on the event loop (record lines are small; even a 24 MiB one costs a few ms against
+the page cache). No fsync ever runs on the event loop: syncs run in a worker thread.
+
+Durability. :meth:`ServerJournal.append` of an *outbound* message returns only after the record
+is synced (the connection writes to the agent after that). *Inbound* records are synced in
+batches by a background task: within :data:`~baton.journal.limits.SYNC_INTERVAL_SECONDS` of the
+first unsynced write, or at once when :data:`~baton.journal.limits.SYNC_BATCH_BYTES` are
+pending; past :data:`~baton.journal.limits.MAX_UNSYNCED_BYTES` an inbound append waits for the
+sync itself. :meth:`ServerJournal.flush` syncs everything written so far. Syncs are group
+commits: one sync covers every record written before it started, and concurrent callers share
+it. A failed write or sync is sticky: every later append, flush and sync raises
+:class:`~baton.errors.JournalSyncFailed`.
+
+A new segment's directory entry is synced before any record in it counts as synced; a retired
+segment is synced before its descriptor is closed.
+
+Crash safety. :meth:`ServerJournal.open` repairs the current segment: a partial last line (a
+write cut short by a crash) is truncated and the truncation synced; the sequence continues from
+the last complete record, in that segment or the one before it. A complete last line that fails
+validation is corruption, not a torn write, and refuses to open.
+
+Cancellation. Cancelling an append after its record was written does not unwrite it, and the
+sync it started still completes; the record keeps its sequence number.
+
+Threads. A ServerJournal belongs to the event loop that opened it; call it from that loop only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import os
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from baton.errors import (
+    BatonError,
+    JournalCorrupt,
+    JournalEntryTooLarge,
+    JournalSyncFailed,
+    UsageError,
+)
+from baton.journal import files
+from baton.journal.limits import DEFAULT_LIMITS, MAX_RECORD_BYTES, JournalLimits
+from baton.journal.reader import list_segments
+from baton.journal.records import (
+    MAX_METADATA_TEXT_CHARS,
+    Direction,
+    JournalRef,
+    RecordMetadata,
+    decode_record,
+    encode_record,
+    format_timestamp,
+    metadata_for,
+    record_location,
+    segment_name,
+    validate_server_id,
+)
+from baton.journal.redaction import MALFORMED_FRAME_MARKER, SecretValues, redact_frame_message
+
+Clock = Callable[[], datetime]
+
+#: Bytes read per step when scanning a segment backwards for its last complete line.
+TAIL_SCAN_CHUNK_BYTES: Final = 64 * 1024
+
+
+def utc_now() -> datetime:
+    """The default clock: the current time in UTC."""
+    return datetime.now(UTC)
+
+
+def _sync_all(retired: list[int], current: int, dir_fd: int | None) -> None:
+    for fd in retired:
+        files.sync_file(fd)
+    files.sync_file(current)
+    if dir_fd is not None:
+        files.sync_dir(dir_fd)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _last_newline(fd: int, end: int) -> int:
+    """Offset of the last ``\\n`` before ``end``, or -1."""
+    pos = end
+    while pos > 0:
+        start = max(0, pos - TAIL_SCAN_CHUNK_BYTES)
+        chunk = os.pread(fd, pos - start, start)
+        index = chunk.rfind(b"\n")
+        if index >= 0:
+            return start + index
+        pos = start
+    return -1
+
+
+def _last_sequence(fd: int, size: int, server: str, segment: int) -> int | None:
+    """The sequence of the last record of a segment whose data ends with a newline."""
+    if size == 0:
+        return None
+    start = _last_newline(fd, size - 1) + 1
+    where = record_location(server, segment, None, start)
+    if size - 1 - start > MAX_RECORD_BYTES:
+        raise JournalCorrupt(where, "the last line is longer than any record")
+    line = os.pread(fd, size - 1 - start, start)
+    record = decode_record(line, where)
+    if record.server_instance_id != server or record.segment != segment:
+        raise JournalCorrupt(where, "the record names another server or segment")
+    return record.sequence
+
+
+class _Recovered:
+    """What :func:`_recover` found on disk (blocking work done in a thread)."""
+
+    def __init__(self) -> None:
+        self.fd = -1
+        self.segment = 0
+        self.segment_size = 0
+        self.sizes: dict[int, int] = {}
+        self.next_sequence = 1
+        self.repaired_bytes = 0
+
+
+def _recover(dir_fd: int, directory: Path, server: str) -> _Recovered:
+    state = _Recovered()
+    segments = list_segments(dir_fd, server)
+    for previous, current in itertools.pairwise(segments):
+        if current != previous + 1:
+            raise JournalCorrupt(
+                record_location(server, previous + 1, None, 0), "this segment file is missing"
+            )
+    for number in segments:
+        name = segment_name(server, number)
+        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        files.check_private_file(directory / name, st)
+        state.sizes[number] = st.st_size
+    if not segments:
+        name = segment_name(server, 0)
+        state.fd = files.open_file(
+            dir_fd, name, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, display=directory / name
+        )
+        files.sync_dir(dir_fd)
+        state.sizes[0] = 0
+        return state
+    current = segments[-1]
+    name = segment_name(server, current)
+    fd = files.open_file(dir_fd, name, os.O_RDWR | os.O_APPEND, display=directory / name)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            keep = _last_newline(fd, size) + 1
+            os.ftruncate(fd, keep)
+            state.repaired_bytes = size - keep
+            size = keep
+        # Whatever is on disk now counts as synced from here on: make it so (a writer that
+        # failed before closing may have left records in the page cache only).
+        files.sync_file(fd)
+        state.sizes[current] = size
+        last = _last_sequence(fd, size, server, current)
+        number = current
+        while last is None and number > segments[0]:
+            number -= 1
+            last = _last_sequence_of(dir_fd, directory, server, number)
+        if last is None and segments[0] != 0:
+            raise JournalCorrupt(
+                record_location(server, current, None, 0),
+                "no complete record is left to continue the sequence from",
+            )
+        state.fd = fd
+        state.segment = current
+        state.segment_size = size
+        state.next_sequence = (last or 0) + 1
+        return state
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def _last_sequence_of(dir_fd: int, directory: Path, server: str, segment: int) -> int | None:
+    name = segment_name(server, segment)
+    fd = files.open_file(dir_fd, name, os.O_RDONLY, display=directory / name)
+    try:
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            raise JournalCorrupt(
+                record_location(server, segment, None, size), "a retired segment ends mid-line"
+            )
+        return _last_sequence(fd, size, server, segment)
+    finally:
+        os.close(fd)
+
+
+class ServerJournal:
+    """The append side of one server instance's journal. Open it with :meth:`open`.
+
+    ``secrets`` are the exact sensitive values (the profile's environment values) that
+    redaction removes from every record besides the credential shapes it always removes.
+    """
+
+    def __init__(
+        self,
+        directory: Path,
+        server_id: str,
+        dir_fd: int,
+        recovered: _Recovered,
+        *,
+        secrets: SecretValues | None,
+        limits: JournalLimits,
+        clock: Clock,
+        on_close: Callable[[ServerJournal], None] | None,
+    ) -> None:
+        """Use :meth:`open`, which recovers the files first."""
+        self._directory = directory
+        self._server = server_id
+        self._dir_fd = dir_fd
+        self._fd = recovered.fd
+        self._segment = recovered.segment
+        self._segment_size = recovered.segment_size
+        self._sizes = dict(recovered.sizes)
+        self._total = sum(self._sizes.values())
+        self._next_sequence = recovered.next_sequence
+        self._written_sequence = recovered.next_sequence - 1
+        self._synced_sequence = recovered.next_sequence - 1
+        self._secrets = secrets
+        self._limits = limits
+        self._clock = clock
+        self._on_close = on_close
+        self._loop = asyncio.get_running_loop()
+        self._lock = asyncio.Lock()
+        self._retired: list[int] = []
+        self._dir_dirty = False
+        self._unsynced = 0
+        self._first_unsynced_at = 0.0
+        self._dirty = asyncio.Event()
+        self._urgent = asyncio.Event()
+        self._sync_task: asyncio.Task[None] | None = None
+        self._failure: JournalSyncFailed | None = None
+        self._closing = False
+        self._closed = False
+        #: Bytes of a partial last line truncated when this journal was opened (0 if none).
+        self.repaired_bytes = recovered.repaired_bytes
+        self._prune()
+        self._background = self._loop.create_task(
+            self._sync_loop(), name=f"baton-journal-sync-{server_id}"
+        )
+
+    @classmethod
+    async def open(
+        cls,
+        directory: Path,
+        server_id: str,
+        *,
+        secrets: SecretValues | None = None,
+        limits: JournalLimits = DEFAULT_LIMITS,
+        clock: Clock = utc_now,
+        on_close: Callable[[ServerJournal], None] | None = None,
+    ) -> ServerJournal:
+        """Open (creating or repairing) the journal of ``server_id`` in ``directory``.
+
+        ``directory`` must already be a private directory (see :class:`baton.journal.Journal`).
+        Raises :class:`~baton.errors.UnsafePath` for symlinked or foreign files and
+        :class:`~baton.errors.JournalCorrupt` when the last complete record is invalid.
+        """
+        validate_server_id(server_id)
+        dir_fd = files.open_dir(directory)
+        try:
+            recovered = await asyncio.to_thread(_recover, dir_fd, directory, server_id)
+        except BaseException:
+            os.close(dir_fd)
+            raise
+        return cls(
+            directory,
+            server_id,
+            dir_fd,
+            recovered,
+            secrets=secrets,
+            limits=limits,
+            clock=clock,
+            on_close=on_close,
+        )
+
+    # --- state -----------------------------------------------------------------------------
+
+    @property
+    def server_id(self) -> str:
+        """The server instance this journal belongs to."""
+        return self._server
+
+    @property
+    def limits(self) -> JournalLimits:
+        """The bounds this journal enforces."""
+        return self._limits
+
+    @property
+    def last_sequence(self) -> int:
+        """The sequence number of the last record written (0 before the first)."""
+        return self._written_sequence
+
+    @property
+    def synced_sequence(self) -> int:
+        """Every record up to this sequence number is durable."""
+        return self._synced_sequence
+
+    @property
+    def segment(self) -> int:
+        """The number of the segment being appended to."""
+        return self._segment
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of all this server's segments on disk."""
+        return self._total
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` began."""
+        return self._closing
+
+    @property
+    def failure(self) -> JournalSyncFailed | None:
+        """The sticky write or sync failure, if one happened."""
+        return self._failure
+
+    # --- appending -------------------------------------------------------------------------
+
+    async def append(
+        self,
+        direction: Direction,
+        message: dict[str, Any],
+        *,
+        input_bytes: int,
+        violation: str | None = None,
+    ) -> JournalRef:
+        """Redact and append one JSON-RPC message; return its reference.
+
+        ``input_bytes`` is the size of the frame as it crossed the boundary, before redaction:
+        over the entry bound the message is refused with JournalEntryTooLarge and no sequence
+        number is used. ``violation`` names the protocol violation the frame is, if any.
+        Outbound records are synced before this returns; inbound ones within the batch bounds.
+        """
+        self._check_usable()
+        if input_bytes > self._limits.max_entry_bytes:
+            raise JournalEntryTooLarge(self._limits.max_entry_bytes, input_bytes)
+        redacted = redact_frame_message(message, self._secrets)
+        try:
+            raw = orjson.dumps(redacted)
+        except orjson.JSONEncodeError as exc:
+            raise UsageError(f"a journaled message must be JSON: {exc}") from exc
+        return await self._append(direction, raw, metadata_for(redacted, violation))
+
+    async def append_skipped(self, direction: Direction, reason: str, length: int) -> JournalRef:
+        """Append the marker of a skipped (unparseable) frame: Baton's ``reason`` and the
+        frame's ``length``, never its bytes."""
+        self._check_usable()
+        raw = orjson.dumps(
+            {
+                "marker": MALFORMED_FRAME_MARKER,
+                "reason": reason[:MAX_METADATA_TEXT_CHARS],
+                "length": length,
+            }
+        )
+        return await self._append(direction, raw, RecordMetadata("skipped"))
+
+    async def _append(
+        self, direction: Direction, raw: bytes, metadata: RecordMetadata
+    ) -> JournalRef:
+        async with self._lock:
+            self._check_usable()
+            sequence = self._next_sequence
+            recorded_at = format_timestamp(self._clock())
+            line, digest = encode_record(
+                self._server, self._segment, sequence, direction, recorded_at, raw, metadata
+            )
+            if len(line) > self._limits.max_record_bytes:
+                raise JournalEntryTooLarge(self._limits.max_record_bytes, len(line))
+            rotated = False
+            if (
+                self._segment_size > 0
+                and self._segment_size + len(line) + 1 > self._limits.max_segment_bytes
+            ):
+                self._rotate()
+                rotated = True
+                line, digest = encode_record(
+                    self._server, self._segment, sequence, direction, recorded_at, raw, metadata
+                )
+            offset = self._segment_size
+            size = len(line) + 1
+            try:
+                _write_all(self._fd, line + b"\n")
+            except OSError as exc:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(self._fd, offset)  # best effort; reopening repairs it anyway
+                raise self._fail("writing", exc) from exc
+            self._next_sequence = sequence + 1
+            self._written_sequence = sequence
+            self._segment_size += size
+            self._sizes[self._segment] = self._segment_size
+            self._total += size
+            self._unsynced += size
+            if rotated:
+                self._prune()
+            ref = JournalRef(self._server, self._segment, sequence, offset, len(line), digest)
+            if direction == "inbound":
+                if not self._dirty.is_set():
+                    self._first_unsynced_at = self._loop.time()
+                    self._dirty.set()
+                if self._unsynced >= self._limits.sync_batch_bytes:
+                    self._urgent.set()
+                must_wait = self._unsynced >= self._limits.max_unsynced_bytes
+            else:
+                must_wait = True
+        if must_wait:
+            await self._sync_through(sequence)
+        return ref
+
+    def _rotate(self) -> None:
+        number = self._segment + 1
+        name = segment_name(self._server, number)
+        try:
+            fd = files.open_file(
+                self._dir_fd,
+                name,
+                os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL,
+                display=self._directory / name,
+            )
+        except OSError as exc:
+            raise self._fail("starting a segment", exc) from exc
+        self._retired.append(self._fd)
+        self._fd = fd
+        self._segment = number
+        self._segment_size = 0
+        self._sizes[number] = 0
+        self._dir_dirty = True
+
+    def _prune(self) -> None:
+        while self._total > self._limits.max_total_bytes:
+            oldest = min(self._sizes)
+            if oldest == self._segment:
+                return
+            try:
+                os.unlink(segment_name(self._server, oldest), dir_fd=self._dir_fd)
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise self._fail("pruning a segment", exc) from exc
+            self._total -= self._sizes.pop(oldest)
+
+    # --- syncing ---------------------------------------------------------------------------
+
+    async def flush(self) -> None:
+        """Sync every record written so far. Raises the sticky failure if there is one."""
+        self._raise_if_failed()
+        await self._sync_through(self._written_sequence)
+
+    async def _sync_through(self, sequence: int) -> None:
+        while self._synced_sequence < sequence:
+            self._raise_if_failed()
+            task = self._sync_task
+            if task is None or task.done():
+                task = self._loop.create_task(self._run_sync())
+                task.add_done_callback(_retrieve)
+                self._sync_task = task
+            await asyncio.shield(task)
+
+    async def _run_sync(self) -> None:
+        target = self._written_sequence
+        pending = self._unsynced
+        retired = list(self._retired)
+        dir_fd = self._dir_fd if self._dir_dirty else None
+        self._dir_dirty = False
+        try:
+            await asyncio.to_thread(_sync_all, retired, self._fd, dir_fd)
+        except OSError as exc:
+            raise self._fail("syncing", exc) from exc
+        for fd in retired:
+            self._retired.remove(fd)
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        self._synced_sequence = max(self._synced_sequence, target)
+        self._unsynced -= pending
+
+    async def _sync_loop(self) -> None:
+        interval = self._limits.sync_interval_seconds
+        with contextlib.suppress(JournalSyncFailed):
+            while True:
+                await self._dirty.wait()
+                delay = self._first_unsynced_at + interval - self._loop.time()
+                if delay > 0 and not self._urgent.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._urgent.wait(), delay)
+                self._urgent.clear()
+                self._dirty.clear()
+                await self._sync_through(self._written_sequence)
+
+    def _fail(self, doing: str, exc: OSError) -> JournalSyncFailed:
+        if self._failure is None:
+            self._failure = JournalSyncFailed(
+                f"{doing} the journal of {self._server} failed ({exc.strerror or exc}); "
+                f"it accepts no more records"
+            )
+        return self._failure
+
+    def _raise_if_failed(self) -> None:
+        if self._failure is not None:
+            raise JournalSyncFailed(self._failure.message) from self._failure
+
+    def _check_usable(self) -> None:
+        self._raise_if_failed()
+        if self._closing:
+            raise UsageError(f"the journal of {self._server} is closed")
+
+    # --- closing ---------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Sync what was written, stop the background task and release the files.
+
+        Idempotent. Appends waiting for the lock finish first; later ones raise UsageError.
+        Raises the sticky failure if the final sync could not happen (files are still released).
+        """
+        if self._closing:
+            return
+        self._closing = True
+        async with self._lock:
+            pass
+        self._background.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._background
+        try:
+            if self._failure is None:
+                await self._sync_through(self._written_sequence)
+            elif self._synced_sequence < self._written_sequence:
+                self._raise_if_failed()
+        finally:
+            task = self._sync_task
+            if task is not None and not task.done():
+                with contextlib.suppress(BatonError):
+                    await asyncio.shield(task)
+            for fd in [*self._retired, self._fd, self._dir_fd]:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            self._retired.clear()
+            self._closed = True
+            if self._on_close is not None:
+                self._on_close(self)
+
+
+def _retrieve(task: asyncio.Task[None]) -> None:
+    # The failure is sticky and re-raised to every caller; mark it retrieved here so a sync
+    # whose waiters were cancelled does not log "exception was never retrieved".
+    if not task.cancelled():
+        task.exception()

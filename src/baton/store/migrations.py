@@ -1,0 +1,197 @@
+"""The run store's schema, as an ordered list of migrations keyed by ``PRAGMA user_version``.
+
+Migration *n* (1-based) takes a database at version *n - 1* to version *n*. Each runs in one
+``BEGIN IMMEDIATE`` transaction together with the version bump, so a failure leaves the
+database at the previous version, and two processes opening the same store migrate it once.
+Migrations are append-only: a released one is never edited, a change is a new migration.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from typing import Final
+
+from baton.errors import StoreSchemaTooNew
+
+Migration = Sequence[str]
+
+
+def _in(column: str, values: Sequence[str]) -> str:
+    listed = ", ".join(f"'{value}'" for value in values)
+    return f"CHECK ({column} IN ({listed}))"
+
+
+_SERVER_STATES = (
+    "STARTING",
+    "READY",
+    "RUNNING",
+    "DEGRADED",
+    "STOPPING",
+    "EXITED",
+    "FAILED",
+    "LOST",
+)
+_SESSION_STATES = ("CREATING", "READY", "ACTIVE", "NOT_LOADED", "CLOSED", "FAILED")
+_RUN_STATUSES = (
+    "QUEUED",
+    "STARTING",
+    "RUNNING",
+    "AWAITING_APPROVAL",
+    "INTERRUPTING",
+    "COMPLETED",
+    "FAILED",
+    "INTERRUPTED",
+    "RECOVERY_REQUIRED",
+    "LOST",
+)
+_INTERACTION_STATES = ("PENDING", "RESOLVED", "CANCELLED", "ABORTED")
+
+#: Version 1: servers, sessions, runs, items, interactions, observations, readiness.
+V1: Final[Migration] = (
+    f"""
+    CREATE TABLE server_instances (
+        id          TEXT PRIMARY KEY,
+        profile     TEXT NOT NULL,
+        lane        TEXT NOT NULL,
+        generation  INTEGER NOT NULL,
+        pid         INTEGER,
+        state       TEXT NOT NULL {_in("state", _SERVER_STATES)},
+        diagnostics TEXT,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL,
+        ended_at    TEXT
+    ) STRICT
+    """,
+    "CREATE INDEX server_instances_state ON server_instances (state)",
+    f"""
+    CREATE TABLE sessions (
+        id                  TEXT PRIMARY KEY,
+        provider_session_id TEXT,
+        server_instance_id  TEXT REFERENCES server_instances (id),
+        profile             TEXT NOT NULL,
+        cwd                 TEXT NOT NULL,
+        state               TEXT NOT NULL {_in("state", _SESSION_STATES)},
+        native_state        TEXT NOT NULL,
+        created_at          TEXT NOT NULL,
+        updated_at          TEXT NOT NULL
+    ) STRICT
+    """,
+    "CREATE INDEX sessions_provider ON sessions (profile, provider_session_id)",
+    f"""
+    CREATE TABLE runs (
+        id                 TEXT PRIMARY KEY,
+        session_id         TEXT REFERENCES sessions (id),
+        server_instance_id TEXT REFERENCES server_instances (id),
+        status             TEXT NOT NULL {_in("status", _RUN_STATUSES)},
+        stop_reason        TEXT,
+        prompt_text        TEXT NOT NULL,
+        error_code         TEXT,
+        diagnostic         TEXT,
+        skipped_frames     INTEGER NOT NULL DEFAULT 0,
+        violations         INTEGER NOT NULL DEFAULT 0,
+        recovery_reason    TEXT,
+        policy             TEXT NOT NULL,
+        unattended         INTEGER NOT NULL CHECK (unattended IN (0, 1)),
+        prompt_ref         TEXT,
+        response_ref       TEXT,
+        created_at         TEXT NOT NULL,
+        started_at         TEXT,
+        ended_at           TEXT,
+        updated_at         TEXT NOT NULL
+    ) STRICT
+    """,
+    "CREATE INDEX runs_status ON runs (status)",
+    "CREATE INDEX runs_server ON runs (server_instance_id)",
+    "CREATE INDEX runs_session ON runs (session_id)",
+    """
+    CREATE TABLE items (
+        run_id           TEXT NOT NULL REFERENCES runs (id),
+        seq              INTEGER NOT NULL,
+        kind             TEXT NOT NULL,
+        content          TEXT NOT NULL,
+        coalesced_events INTEGER NOT NULL CHECK (coalesced_events >= 1),
+        created_at       TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    ) STRICT
+    """,
+    f"""
+    CREATE TABLE interactions (
+        id            TEXT PRIMARY KEY,
+        run_id        TEXT NOT NULL REFERENCES runs (id),
+        request_id    TEXT NOT NULL,
+        tool_call     TEXT NOT NULL,
+        offered       TEXT NOT NULL,
+        state         TEXT NOT NULL {_in("state", _INTERACTION_STATES)},
+        choice        TEXT,
+        chosen_by     TEXT CHECK (chosen_by IS NULL OR chosen_by IN ('user', 'policy', 'default')),
+        reason        TEXT,
+        request_ref   TEXT,
+        response_ref  TEXT,
+        created_at    TEXT NOT NULL,
+        resolved_at   TEXT
+    ) STRICT
+    """,
+    "CREATE INDEX interactions_run ON interactions (run_id)",
+    """
+    CREATE TABLE observations (
+        id          INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id  TEXT REFERENCES sessions (id),
+        run_id      TEXT REFERENCES runs (id),
+        kind        TEXT NOT NULL,
+        payload     TEXT NOT NULL,
+        journal_ref TEXT,
+        recorded_at TEXT NOT NULL
+    ) STRICT
+    """,
+    "CREATE INDEX observations_session ON observations (session_id)",
+    "CREATE INDEX observations_run ON observations (run_id)",
+    """
+    CREATE TABLE readiness (
+        profile    TEXT PRIMARY KEY,
+        state      TEXT NOT NULL,
+        result     TEXT NOT NULL,
+        checked_at TEXT NOT NULL
+    ) STRICT
+    """,
+)
+
+#: Every migration, in order; ``len(MIGRATIONS)`` is the schema version this Baton writes.
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1,)
+
+#: The schema version this Baton creates and understands.
+SCHEMA_VERSION: Final = len(MIGRATIONS)
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    """The database's ``PRAGMA user_version``."""
+    row = conn.execute("PRAGMA user_version").fetchone()
+    return int(row[0])
+
+
+def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """Bring ``conn`` (in autocommit mode) up to ``len(migrations)``; return the version.
+
+    Raises :class:`~baton.errors.StoreSchemaTooNew`, touching nothing, when the database is
+    newer than ``migrations`` know.
+    """
+    latest = len(migrations)
+    while True:
+        current = schema_version(conn)
+        if current > latest:
+            raise StoreSchemaTooNew(
+                f"the run store is at schema version {current}; this Baton knows up to {latest}"
+            )
+        if current == latest:
+            return current
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            # Another process may have migrated while this one waited for the write lock.
+            if schema_version(conn) == current:
+                for statement in migrations[current]:
+                    conn.execute(statement)
+                conn.execute(f"PRAGMA user_version = {current + 1}")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise

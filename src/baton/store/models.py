@@ -1,0 +1,188 @@
+"""The run store's rows as typed, immutable values, and the states each may be in.
+
+Timestamps are ISO 8601 strings in UTC with microseconds and a ``Z`` (the journal's format),
+so they sort as text. JSON columns come back parsed (``Any``). Journal references come back as
+:class:`~baton.journal.JournalRef`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Final, Literal, get_args
+
+from baton.journal.records import JournalRef
+
+ServerState = Literal[
+    "STARTING", "READY", "RUNNING", "DEGRADED", "STOPPING", "EXITED", "FAILED", "LOST"
+]
+SERVER_STATES: Final[frozenset[str]] = frozenset(get_args(ServerState))
+#: States of a server process that may still be alive; a cold start marks them LOST.
+LIVE_SERVER_STATES: Final[frozenset[str]] = frozenset(
+    {"STARTING", "READY", "RUNNING", "DEGRADED", "STOPPING"}
+)
+
+SessionState = Literal["CREATING", "READY", "ACTIVE", "NOT_LOADED", "CLOSED", "FAILED"]
+SESSION_STATES: Final[frozenset[str]] = frozenset(get_args(SessionState))
+
+RunStatus = Literal[
+    "QUEUED",
+    "STARTING",
+    "RUNNING",
+    "AWAITING_APPROVAL",
+    "INTERRUPTING",
+    "COMPLETED",
+    "FAILED",
+    "INTERRUPTED",
+    "RECOVERY_REQUIRED",
+    "LOST",
+]
+RUN_STATUSES: Final[frozenset[str]] = frozenset(get_args(RunStatus))
+#: Statuses a run never leaves: the store refuses to change them.
+FINAL_RUN_STATUSES: Final[frozenset[str]] = frozenset(
+    {"COMPLETED", "FAILED", "INTERRUPTED", "LOST"}
+)
+#: Statuses whose turn is over (``ended_at`` is set on entering one). RECOVERY_REQUIRED ends
+#: the turn but not the run: recovery may still resolve it.
+ENDED_RUN_STATUSES: Final[frozenset[str]] = FINAL_RUN_STATUSES | {"RECOVERY_REQUIRED"}
+#: Statuses of a turn in flight on a server process.
+ACTIVE_RUN_STATUSES: Final[frozenset[str]] = frozenset(
+    {"STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING"}
+)
+
+InteractionState = Literal["PENDING", "RESOLVED", "CANCELLED", "ABORTED"]
+INTERACTION_STATES: Final[frozenset[str]] = frozenset(get_args(InteractionState))
+ChosenBy = Literal["user", "policy", "default"]
+CHOSEN_BY: Final[frozenset[str]] = frozenset(get_args(ChosenBy))
+
+ObservationKind = Literal["PROVIDER_REPORTED", "BATON_RESOLUTION"]
+OBSERVATION_KINDS: Final[frozenset[str]] = frozenset(get_args(ObservationKind))
+
+
+@dataclass(frozen=True, slots=True)
+class ServerInstance:
+    """One process of one lane of a profile."""
+
+    id: str
+    profile: str
+    lane: str
+    generation: int
+    pid: int | None
+    state: ServerState
+    #: Redacted, bounded diagnostics (a stderr tail, why it failed or was lost).
+    diagnostics: str | None
+    created_at: str
+    updated_at: str
+    #: When it reached EXITED, FAILED or LOST.
+    ended_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Session:
+    """An ACP session Baton created or attached, with its last known native state."""
+
+    id: str
+    provider_session_id: str | None
+    server_instance_id: str | None
+    profile: str
+    cwd: str
+    state: SessionState
+    #: Redacted native state (modes, models, config options) as last recorded.
+    native_state: Any
+    created_at: str
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """One prompt turn and its outcome."""
+
+    id: str
+    session_id: str | None
+    server_instance_id: str | None
+    status: RunStatus
+    stop_reason: str | None
+    #: The prompt as sent, redacted.
+    prompt_text: str
+    error_code: str | None
+    diagnostic: str | None
+    skipped_frames: int
+    violations: int
+    recovery_reason: str | None
+    #: The permission policy in force (e.g. "ask", "auto-edits", "full").
+    policy: str
+    unattended: bool
+    #: The journal record of the session/prompt request, once sent.
+    prompt_ref: JournalRef | None
+    #: The journal record of the session/prompt response, once answered.
+    response_ref: JournalRef | None
+    created_at: str
+    started_at: str | None
+    ended_at: str | None
+    updated_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class NewItem:
+    """An item to append to a run (see :meth:`baton.store.Store.append_items`)."""
+
+    kind: str
+    content: Any
+    #: How many protocol events were coalesced into this item (512 deltas -> one item, 512).
+    coalesced_events: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Item:
+    """A normalized output item of a run: text, thought, tool_call, plan, usage..."""
+
+    run_id: str
+    seq: int
+    kind: str
+    content: Any
+    coalesced_events: int
+    created_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Interaction:
+    """A permission request and its decision."""
+
+    id: str
+    run_id: str
+    #: The agent's request id, exactly as sent (int or string).
+    request_id: int | str | None
+    tool_call: Any
+    offered_options: Any
+    state: InteractionState
+    #: The exact provider optionId chosen, or None (cancelled, aborted, pending).
+    choice: str | None
+    chosen_by: ChosenBy | None
+    reason: str | None
+    request_ref: JournalRef | None
+    response_ref: JournalRef | None
+    created_at: str
+    resolved_at: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """A piece of evidence about a session or run: what the provider reported, or what Baton
+    resolved (BATON_RESOLUTION), each with the journal record it came from."""
+
+    id: int
+    session_id: str | None
+    run_id: str | None
+    kind: ObservationKind
+    payload: Any
+    journal_ref: JournalRef | None
+    recorded_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Readiness:
+    """The latest readiness check of a profile."""
+
+    profile: str
+    state: str
+    result: Any
+    checked_at: str
