@@ -1,0 +1,551 @@
+"""The agent: reads JSON-RPC from stdin, answers ACP methods, runs prompt turns.
+
+Requests other than session/prompt are answered inline, in arrival order. Each session/prompt
+runs as its own task, so session/cancel, permission answers and other requests are read while a
+turn streams or waits. A prompt sent while the session's previous prompt is still running is
+queued behind it; session/cancel cancels the running prompt and every queued one.
+
+The agent's own requests (session/request_permission, fs/*, terminal/create) carry ids from its
+own counter: integers from 0, or UUID strings. Answers are matched to them by id; an answer to
+an id the agent never used is logged and dropped.
+
+At stdin EOF (unless ``--eof ignore``) the agent behaves as if every running turn had been
+cancelled: waits on the client end (a permission request counts as cancelled), turns that would
+never answer are dropped, and the agent exits 0 once no turn is left.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import orjson
+
+from baton.agents.scripted import frames
+from baton.agents.scripted.context import ClientReply
+from baton.agents.scripted.options import AgentOptions, is_advertised
+from baton.agents.scripted.script import ScriptError, parse_prompt
+from baton.agents.scripted.session import (
+    ConfigError,
+    Session,
+    SessionShape,
+    SessionStore,
+    StreamRecord,
+)
+from baton.agents.scripted.streams import InputItem, InputPump, Log, OutputClosed, RawWriter
+from baton.agents.scripted.turn import Turn
+from baton.wire.jsonrpc import (
+    AUTH_REQUIRED,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+    RESOURCE_NOT_FOUND,
+    Message,
+    RequestId,
+    error_response,
+    is_request_id,
+    notification,
+    request,
+    result_response,
+)
+
+#: Sessions per session/list page.
+LIST_PAGE_SIZE: Final = 50
+
+#: Exit code after stdin EOF, or after the client stopped reading stdout.
+EXIT_OK: Final = 0
+
+#: Methods that need an advertised capability, and the capability's dotted path.
+CAPABILITY_OF_METHOD: Final = {
+    "session/load": "loadSession",
+    "session/resume": "sessionCapabilities.resume",
+    "session/list": "sessionCapabilities.list",
+    "session/close": "sessionCapabilities.close",
+    "session/delete": "sessionCapabilities.delete",
+    "session/fork": "sessionCapabilities.fork",
+    "logout": "auth.logout",
+}
+
+
+class RpcFailure(Exception):
+    """Answer the current request with this JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class _Deferred:
+    """A request whose answer is written later (session/prompt)."""
+
+
+DEFERRED: Final = _Deferred()
+
+Params = dict[str, Any]
+MethodHandler = Callable[[RequestId, Params], Awaitable[Any]]
+
+
+def _str_param(params: Params, key: str) -> str:
+    value = params.get(key)
+    if not isinstance(value, str):
+        raise RpcFailure(INVALID_PARAMS, f"Invalid params: {key} must be a string")
+    return value
+
+
+def _cwd_param(params: Params) -> str:
+    cwd = _str_param(params, "cwd")
+    if not cwd.startswith("/"):
+        raise RpcFailure(INVALID_PARAMS, "Invalid params: cwd must be an absolute path")
+    return cwd
+
+
+def _mcp_param(params: Params, *, required: bool = True) -> None:
+    servers = params.get("mcpServers")
+    if servers is None and not required:
+        return
+    if not isinstance(servers, list):
+        raise RpcFailure(INVALID_PARAMS, "Invalid params: mcpServers must be an array")
+
+
+class ScriptedAgent:
+    """The scripted ACP agent over one pair of byte streams."""
+
+    def __init__(self, options: AgentOptions, out: RawWriter, err: RawWriter) -> None:
+        self.options = options
+        self.out = out
+        self.err = err
+        self.log = Log(err, options.verbose)
+        self.shape = SessionShape(options)
+        self.store = SessionStore(options.state_dir)
+        self.authenticated = options.auth_required == "off"
+        self.hung = False
+        #: Set at stdin EOF when the agent exits on EOF: waits that never end give up.
+        self.abandoned = asyncio.Event()
+        #: Each session's turns: the running one first, then queued prompts.
+        self._turns: dict[str, list[Turn]] = {}
+        self._prompt_ids: dict[RequestId, Turn] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._pending: dict[RequestId, tuple[asyncio.Future[ClientReply], Turn | None]] = {}
+        self._next_request = 0
+        self._methods: dict[str, MethodHandler] = {
+            "initialize": self._initialize,
+            "authenticate": self._authenticate,
+            "logout": self._logout,
+            "session/new": self._session_new,
+            "session/load": self._session_load,
+            "session/resume": self._session_resume,
+            "session/fork": self._session_fork,
+            "session/list": self._session_list,
+            "session/close": self._session_close,
+            "session/delete": self._session_delete,
+            "session/set_mode": self._set_mode,
+            "session/set_config_option": self._set_config_option,
+            "session/set_model": self._set_model,
+            "session/prompt": self._prompt,
+        }
+
+    # --- the main loop ---------------------------------------------------------------------
+
+    async def serve(self, input_fd: int) -> int:
+        """Read requests from ``input_fd`` until EOF (or until stdout closes); return the exit
+        code."""
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue[InputItem] = asyncio.Queue()
+        output_gone = asyncio.Event()
+        self.out_closed_hook(output_gone)
+        pump = InputPump(input_fd, loop, queue, self.options.max_frame_bytes, self.log)
+        pump.start()
+        while True:
+            get = asyncio.ensure_future(queue.get())
+            gone = asyncio.ensure_future(output_gone.wait())
+            await asyncio.wait({get, gone}, return_when=asyncio.FIRST_COMPLETED)
+            gone.cancel()
+            if not get.done():
+                get.cancel()
+                self.log.info("stdout closed; exiting")
+                return EXIT_OK
+            item = get.result()
+            pump.taken()
+            if item is None:
+                break
+            for line in item:
+                await self.handle_line(line)
+                if output_gone.is_set():
+                    self.log.info("stdout closed; exiting")
+                    return EXIT_OK
+        return await self._at_eof(output_gone)
+
+    def out_closed_hook(self, event: asyncio.Event) -> None:
+        """Arrange for ``event`` to be set when stdout goes away."""
+        self.out.on_closed = event.set
+
+    async def _at_eof(self, output_gone: asyncio.Event) -> int:
+        if not self.options.exit_on_eof:
+            self.log.info("stdin closed; still running (--eof ignore)")
+            await output_gone.wait()
+            return EXIT_OK
+        self.log.debug("stdin closed; cancelling running turns and exiting")
+        self.abandoned.set()
+        for turns in list(self._turns.values()):
+            for turn in turns:
+                turn.cancel()
+        for future, _turn in list(self._pending.values()):
+            if not future.done():
+                future.set_result(
+                    ClientReply(error={"code": REQUEST_CANCELLED, "message": "stdin closed"})
+                )
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        return EXIT_OK
+
+    # --- dispatch --------------------------------------------------------------------------
+
+    async def handle_line(self, line: bytes) -> None:
+        """Handle one inbound frame."""
+        if self.hung or not line.strip():
+            return
+        try:
+            message = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            self._send_error(None, PARSE_ERROR, "Parse error")
+            return
+        if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+            self._send_error(None, INVALID_REQUEST, "Invalid Request")
+            return
+        method = message.get("method")
+        params = message.get("params")
+        if isinstance(method, str):
+            self.log.debug(f"<- {method}")
+            if "id" not in message:
+                self._notification(method, params)
+            elif is_request_id(message["id"]):
+                await self._request(message["id"], method, params)
+            else:
+                self._send_error(None, INVALID_REQUEST, "Invalid Request: bad id")
+            return
+        if "id" in message and ("result" in message or "error" in message):
+            self._response(message)
+            return
+        self._send_error(None, INVALID_REQUEST, "Invalid Request")
+
+    async def _request(self, request_id: RequestId, method: str, params: Any) -> None:
+        handler = self._methods.get(method)
+        if handler is None:
+            self._send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
+            return
+        capability = CAPABILITY_OF_METHOD.get(method)
+        if (
+            capability is not None
+            and not self.options.serve_unadvertised
+            and not is_advertised(self.options.capabilities, capability)
+        ):
+            self._send_error(
+                request_id,
+                METHOD_NOT_FOUND,
+                f"Method not found: {method} (the agent does not advertise {capability})",
+            )
+            return
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            self._send_error(request_id, INVALID_PARAMS, "Invalid params: params must be an object")
+            return
+        try:
+            result = await handler(request_id, params)
+        except RpcFailure as failure:
+            self._send_error(request_id, failure.code, failure.message, failure.data)
+            return
+        except OutputClosed:
+            return
+        if result is not DEFERRED:
+            self._send(result_response(request_id, result))
+
+    def _notification(self, method: str, params: Any) -> None:
+        if not isinstance(params, dict):
+            return
+        if method == "session/cancel":
+            session_id = params.get("sessionId")
+            if isinstance(session_id, str):
+                self._cancel_session(session_id)
+        elif method == "$/cancel_request":
+            target = params.get("requestId")
+            turn = self._prompt_ids.get(target) if isinstance(target, int | str) else None
+            if turn is not None:
+                turn.cancel()
+
+    def _response(self, message: Message) -> None:
+        request_id = message["id"]
+        entry = self._pending.pop(request_id, None) if is_request_id(request_id) else None
+        if entry is None:
+            self.log.info(f"dropped an answer to id {request_id!r}, which the agent never used")
+            return
+        future, turn = entry
+        if turn is not None:
+            turn.pending.discard(request_id)
+        error = message.get("error")
+        reply = (
+            ClientReply(error=error if isinstance(error, dict) else {"message": str(error)})
+            if "error" in message
+            else ClientReply(result=message.get("result"))
+        )
+        if not future.done():
+            future.set_result(reply)
+
+    def _send(self, message: Message) -> None:
+        with contextlib.suppress(OutputClosed):
+            self.out.send(message)
+
+    def _send_error(
+        self, request_id: RequestId | None, code: int, text: str, data: Any = None
+    ) -> None:
+        self._send(error_response(request_id, code, text, data))
+
+    # --- agent-to-client requests ----------------------------------------------------------
+
+    def next_request_id(self) -> RequestId:
+        """The id for the agent's next request: an integer from 0, or a UUID string."""
+        if self.options.request_ids == "uuid":
+            return str(uuid.uuid4())
+        request_id = self._next_request
+        self._next_request += 1
+        return request_id
+
+    def send_client_request(
+        self, method: str, params: Message, turn: Turn | None
+    ) -> tuple[RequestId, asyncio.Future[ClientReply]]:
+        """Send a request to the client; the future resolves with its answer."""
+        request_id = self.next_request_id()
+        future: asyncio.Future[ClientReply] = asyncio.get_running_loop().create_future()
+        if self.abandoned.is_set():
+            future.set_result(
+                ClientReply(error={"code": REQUEST_CANCELLED, "message": "stdin closed"})
+            )
+            return request_id, future
+        self._pending[request_id] = (future, turn)
+        if turn is not None:
+            turn.pending.add(request_id)
+        self.out.send(request(request_id, method, params))
+        return request_id, future
+
+    def cancel_client_requests(self, request_ids: set[RequestId]) -> None:
+        """Send ``$/cancel_request`` for each of these pending requests."""
+        for request_id in sorted(request_ids, key=str):
+            self._send(notification("$/cancel_request", {"requestId": request_id}))
+
+    # --- turns -----------------------------------------------------------------------------
+
+    def _cancel_session(self, session_id: str) -> None:
+        for turn in self._turns.get(session_id, ()):
+            turn.cancel()
+
+    def turn_finished(self, turn: Turn) -> None:
+        """A turn ended (answered, failed or silenced)."""
+        turns = self._turns.get(turn.session.session_id, [])
+        if turn in turns:
+            turns.remove(turn)
+        if not turns:
+            self._turns.pop(turn.session.session_id, None)
+        self._prompt_ids.pop(turn.request_id, None)
+        try:
+            self.store.save(turn.session)
+        except OSError as exc:
+            self.log.info(f"could not save session {turn.session.session_id}: {exc}")
+
+    def hang(self) -> None:
+        """Freeze: drop all output and ignore all input from now on."""
+        self.hung = True
+        self.out.freeze()
+
+    # --- methods ---------------------------------------------------------------------------
+
+    def _require_auth(self, stage: str) -> None:
+        if self.options.auth_required == stage and not self.authenticated:
+            raise RpcFailure(AUTH_REQUIRED, "Authentication required")
+
+    def _session(self, params: Params) -> Session:
+        session_id = _str_param(params, "sessionId")
+        session = self.store.get(session_id)
+        if session is None:
+            raise RpcFailure(
+                RESOURCE_NOT_FOUND, f"Session not found: {session_id}", {"sessionId": session_id}
+            )
+        return session
+
+    def _idle_session(self, params: Params) -> Session:
+        session = self._session(params)
+        if session.session_id in self._turns:
+            raise RpcFailure(INVALID_PARAMS, f"session {session.session_id} has a prompt running")
+        return session
+
+    async def _initialize(self, _id: RequestId, params: Params) -> Any:
+        requested = params.get("protocolVersion")
+        version = self.options.protocol_version
+        if version is None:
+            valid = isinstance(requested, int) and not isinstance(requested, bool)
+            version = requested if valid else 1
+        return {
+            "protocolVersion": version,
+            "agentCapabilities": self.options.capabilities,
+            "authMethods": list(self.options.auth_methods),
+            "agentInfo": self.options.agent_info,
+        }
+
+    async def _authenticate(self, _id: RequestId, params: Params) -> Any:
+        method_id = _str_param(params, "methodId")
+        advertised = self.options.auth_method_ids
+        if method_id not in advertised:
+            raise RpcFailure(
+                INVALID_PARAMS,
+                f"unknown auth method {method_id!r}; advertised: {', '.join(advertised) or 'none'}",
+            )
+        self.authenticated = True
+        return {}
+
+    async def _logout(self, _id: RequestId, _params: Params) -> Any:
+        self.authenticated = self.options.auth_required == "off"
+        return {}
+
+    async def _session_new(self, _id: RequestId, params: Params) -> Any:
+        cwd = _cwd_param(params)
+        _mcp_param(params)
+        self._require_auth("new")
+        session = self.shape.initial(self.store.new_id(), cwd)
+        self.store.put(session)
+        return {"sessionId": session.session_id, **self.shape.describe(session)}
+
+    async def _session_load(self, _id: RequestId, params: Params) -> Any:
+        cwd = _cwd_param(params)
+        _mcp_param(params)
+        self._require_auth("new")
+        session = self._idle_session(params)
+        session.cwd = cwd
+        await self._replay(session)
+        self.store.put(session)
+        return self.shape.describe(session)
+
+    async def _replay(self, session: Session) -> None:
+        blob = frames.StreamBlob(session.session_id)
+        for entry in session.history:
+            if isinstance(entry, StreamRecord):
+                await self.out.write_all(data for _n, data in blob.batches(1, entry.count + 1))
+            else:
+                self.out.send(frames.session_update(session.session_id, entry))
+
+    async def _session_resume(self, _id: RequestId, params: Params) -> Any:
+        cwd = _cwd_param(params)
+        _mcp_param(params, required=False)
+        self._require_auth("new")
+        session = self._idle_session(params)
+        session.cwd = cwd
+        self.store.put(session)
+        return self.shape.describe(session)
+
+    async def _session_fork(self, _id: RequestId, params: Params) -> Any:
+        cwd = _cwd_param(params)
+        _mcp_param(params, required=False)
+        self._require_auth("new")
+        source = self._session(params)
+        session = source.copy_as(self.store.new_id(), cwd)
+        self.store.put(session)
+        return {"sessionId": session.session_id, **self.shape.describe(session)}
+
+    async def _session_list(self, _id: RequestId, params: Params) -> Any:
+        cwd = params.get("cwd")
+        cursor = params.get("cursor")
+        offset = 0
+        if cursor is not None:
+            if not isinstance(cursor, str) or not cursor.isdigit():
+                raise RpcFailure(INVALID_PARAMS, "Invalid params: unknown cursor")
+            offset = int(cursor)
+        sessions = [s for s in self.store.all() if cwd is None or s.cwd == cwd]
+        page = sessions[offset : offset + LIST_PAGE_SIZE]
+        result: dict[str, Any] = {
+            "sessions": [
+                {"sessionId": s.session_id, "cwd": s.cwd}
+                | ({"title": s.title} if s.title is not None else {})
+                for s in page
+            ]
+        }
+        if offset + LIST_PAGE_SIZE < len(sessions):
+            result["nextCursor"] = str(offset + LIST_PAGE_SIZE)
+        return result
+
+    async def _session_close(self, _id: RequestId, params: Params) -> Any:
+        session = self._session(params)
+        self._cancel_session(session.session_id)
+        self.store.forget(session.session_id)
+        return {}
+
+    async def _session_delete(self, _id: RequestId, params: Params) -> Any:
+        session = self._idle_session(params)
+        self.store.delete(session.session_id)
+        return {}
+
+    async def _set_mode(self, _id: RequestId, params: Params) -> Any:
+        if not self.options.modes:
+            raise RpcFailure(METHOD_NOT_FOUND, "Method not found: session/set_mode")
+        session = self._session(params)
+        try:
+            self.shape.set_mode(session, _str_param(params, "modeId"))
+        except ConfigError as exc:
+            raise RpcFailure(INVALID_PARAMS, f"Invalid params: {exc}") from exc
+        self.store.save(session)
+        return {}
+
+    async def _set_config_option(self, _id: RequestId, params: Params) -> Any:
+        if not self.options.config_options:
+            raise RpcFailure(METHOD_NOT_FOUND, "Method not found: session/set_config_option")
+        session = self._session(params)
+        config_id = _str_param(params, "configId")
+        try:
+            self.shape.set_option(session, config_id, params.get("value"), params.get("type"))
+        except ConfigError as exc:
+            raise RpcFailure(INVALID_PARAMS, f"Invalid params: {exc}") from exc
+        self.store.save(session)
+        return {"configOptions": self.shape.config_options(session)}
+
+    async def _set_model(self, _id: RequestId, params: Params) -> Any:
+        if not self.shape.legacy_models():
+            raise RpcFailure(METHOD_NOT_FOUND, "Method not found: session/set_model")
+        session = self._session(params)
+        try:
+            self.shape.set_model(session, _str_param(params, "modelId"))
+        except ConfigError as exc:
+            raise RpcFailure(INVALID_PARAMS, f"Invalid params: {exc}") from exc
+        self.store.save(session)
+        return {}
+
+    async def _prompt(self, request_id: RequestId, params: Params) -> Any:
+        self._require_auth("prompt")
+        session = self._session(params)
+        blocks = params.get("prompt")
+        if not isinstance(blocks, list):
+            raise RpcFailure(INVALID_PARAMS, "Invalid params: prompt must be an array")
+        text = "\n".join(
+            str(block.get("text", ""))
+            for block in blocks
+            if isinstance(block, dict) and block.get("type") == "text"
+        )
+        try:
+            script = parse_prompt(text)
+        except ScriptError as exc:
+            raise RpcFailure(
+                INVALID_PARAMS,
+                f"Invalid params: {exc.message}",
+                {"code": exc.code, "reason": exc.reason, "line": exc.line},
+            ) from exc
+        queue = self._turns.setdefault(session.session_id, [])
+        turn = Turn(self, session, request_id, text, script, after=queue[-1] if queue else None)
+        queue.append(turn)
+        self._prompt_ids[request_id] = turn
+        task = asyncio.get_running_loop().create_task(turn.run(), name=f"turn-{request_id!r}")
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return DEFERRED

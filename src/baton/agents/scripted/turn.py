@@ -1,0 +1,176 @@
+"""One prompt turn: runs the prompt's commands in order and answers the prompt.
+
+A turn queued behind an earlier prompt of the same session starts when that one has ended.
+
+Between commands the turn checks for a cancel; once cancelled it runs nothing more and answers
+``stopReason: cancelled`` (a cancel always wins over the reason a command chose). A command may
+end the turn early (:attr:`Flow.END`) or leave the prompt unanswered for good
+(:attr:`Flow.SILENT`). A command that cannot run as asked answers the prompt with -32602.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Final
+
+from baton.agents.scripted import control, faults, frames, output, tools
+from baton.agents.scripted.context import ClientReply, CommandFailed, Flow, Handler
+from baton.agents.scripted.frames import StreamBlob
+from baton.agents.scripted.script import Script
+from baton.agents.scripted.session import HistoryEntry, Session, StreamRecord
+from baton.agents.scripted.streams import OutputClosed
+from baton.wire.jsonrpc import INVALID_PARAMS, Message, RequestId, error_response, result_response
+
+if TYPE_CHECKING:
+    from baton.agents.scripted.agent import ScriptedAgent
+
+#: Every command's handler, by command name.
+HANDLERS: Final[Mapping[str, Handler]] = {
+    **output.HANDLERS,
+    **tools.HANDLERS,
+    **control.HANDLERS,
+    **faults.HANDLERS,
+}
+
+
+class Turn:
+    """A running session/prompt. Implements :class:`~baton.agents.scripted.context.TurnContext`."""
+
+    def __init__(
+        self,
+        agent: ScriptedAgent,
+        session: Session,
+        request_id: RequestId,
+        prompt_text: str,
+        script: Script,
+        after: Turn | None = None,
+    ) -> None:
+        self._agent = agent
+        self.session = session
+        self.request_id = request_id
+        self.prompt_text = prompt_text
+        self.script = script
+        self.options = agent.options
+        self.out = agent.out
+        self.err = agent.err
+        self.log = agent.log
+        self.cancelled = asyncio.Event()
+        self.abandoned = agent.abandoned
+        self.stop_reason = "end_turn"
+        self.late_updates: list[Message] = []
+        #: Ids of this turn's agent-to-client requests still waiting for an answer.
+        self.pending: set[RequestId] = set()
+        #: session/update notifications sent by this turn (streamed chunks included).
+        self.updates = 0
+        self._blob: StreamBlob | None = None
+        self._after = after
+        #: Set when the turn has ended, however it ended.
+        self.finished = asyncio.Event()
+
+    # --- TurnContext -----------------------------------------------------------------------
+
+    def emit(self, update: Message, *, record: bool = True) -> None:
+        """Send a session/update for this session and record it in history."""
+        self.out.send(frames.session_update(self.session.session_id, update))
+        self.updates += 1
+        if record:
+            self.session.record(update)
+
+    def record(self, entry: HistoryEntry) -> None:
+        """Record an entry already written (a stream) in history."""
+        if isinstance(entry, StreamRecord):
+            self.updates += entry.count
+        self.session.record(entry)
+
+    def stream_blob(self) -> StreamBlob:
+        """The pre-serialized stream lines of this session."""
+        if self._blob is None:
+            self._blob = StreamBlob(self.session.session_id)
+        return self._blob
+
+    def send_request(
+        self, method: str, params: Message
+    ) -> tuple[RequestId, asyncio.Future[ClientReply]]:
+        """Send an agent-to-client request now; the future resolves with the answer."""
+        return self._agent.send_client_request(method, params, self)
+
+    async def request(self, method: str, params: Message) -> ClientReply:
+        """Send an agent-to-client request and wait for its answer."""
+        _request_id, future = self.send_request(method, params)
+        return await future
+
+    async def wait_cancelled(self, timeout: float | None) -> bool:
+        """Wait up to ``timeout`` seconds (None: forever) for a cancel; True if cancelled."""
+        if self.cancelled.is_set():
+            return True
+        try:
+            await asyncio.wait_for(self.cancelled.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def hang(self) -> None:
+        """Freeze the whole agent."""
+        self._agent.hang()
+
+    # --- running ---------------------------------------------------------------------------
+
+    def cancel(self) -> None:
+        """session/cancel (or session/close) for this turn."""
+        if self.cancelled.is_set():
+            return
+        self.cancelled.set()
+        if self.options.cancel_requests:
+            self._agent.cancel_client_requests(self.pending)
+
+    async def run(self) -> None:
+        """Run the commands and answer the prompt (unless a command silenced the turn)."""
+        try:
+            if self._after is not None:
+                await self._after.finished.wait()
+            result = await self._execute()
+            if result is not None:
+                self.out.send(result_response(self.request_id, result))
+                for update in self.late_updates:
+                    self.emit(update)
+        except CommandFailed as exc:
+            self._answer_error(str(exc))
+        except OutputClosed:
+            pass
+        finally:
+            self.finished.set()
+            self._agent.turn_finished(self)
+
+    def _answer_error(self, text: str) -> None:
+        with contextlib.suppress(OutputClosed):
+            self.out.send(error_response(self.request_id, INVALID_PARAMS, text))
+
+    async def _execute(self) -> dict[str, Any] | None:
+        self.session.record(frames.user_chunk(self.prompt_text))
+        if self.script.echo_text is not None and not self.cancelled.is_set():
+            self.emit(frames.message_chunk(self.script.echo_text))
+        for command in self.script.commands:
+            if self.cancelled.is_set():
+                break
+            self.log.debug(f"turn {self.request_id!r}: {command.name}")
+            flow = await HANDLERS[command.name](self, command)
+            if flow is Flow.SILENT:
+                return None
+            if flow is Flow.END:
+                break
+        if self.cancelled.is_set():
+            self.stop_reason = "cancelled"
+        result: dict[str, Any] = {"stopReason": self.stop_reason}
+        if self.options.prompt_usage:
+            output_tokens = self.updates
+            input_tokens = len(self.prompt_text)
+            result["usage"] = {
+                "inputTokens": input_tokens,
+                "outputTokens": output_tokens,
+                "cachedReadTokens": 0,
+                "cachedWriteTokens": 0,
+                "totalTokens": input_tokens + output_tokens,
+            }
+        return result

@@ -1,0 +1,304 @@
+"""The scripted agent as a real subprocess, driven through Baton's Connection over OS pipes.
+
+``spawn(*flags)`` starts ``python -m baton.agents.scripted`` in the test's tmp dir and returns an
+:class:`Agent`: the connection, every notification it received, every permission request, the
+agent's stderr, and helpers for the ACP handshake and prompts. Every frame the agent sends is
+checked against the pinned ACP schema where the schema has a definition for it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from baton.connection import Connection, InboundRequest
+from baton.connection.tap import TapFrame
+
+SCHEMA = json.loads(
+    (Path(__file__).parents[1] / "fixtures" / "schema" / "schema.json").read_text()
+)
+
+#: Generous bound on any single wait in these tests (never a timing assertion).
+WAIT = 20.0
+
+#: session/update frames validated per update kind (the rest of a flood is not).
+MAX_VALIDATED_PER_KIND = 50
+
+#: The definition each inbound frame is validated against, by method or by request method.
+_NOTIFICATION_DEFS = {"session/update": "SessionNotification"}
+_REQUEST_DEFS = {
+    "session/request_permission": "RequestPermissionRequest",
+    "fs/read_text_file": "ReadTextFileRequest",
+    "fs/write_text_file": "WriteTextFileRequest",
+    "terminal/create": "CreateTerminalRequest",
+}
+_RESPONSE_DEFS = {
+    "initialize": "InitializeResponse",
+    "session/new": "NewSessionResponse",
+    "session/load": "LoadSessionResponse",
+    "session/resume": "ResumeSessionResponse",
+    "session/list": "ListSessionsResponse",
+    "session/set_config_option": "SetSessionConfigOptionResponse",
+    "session/set_mode": "SetSessionModeResponse",
+    "session/close": "CloseSessionResponse",
+}
+
+
+_VALIDATORS: dict[str, jsonschema.Draft202012Validator] = {}
+
+
+def validate(definition: str, instance: Any) -> None:
+    """Validate ``instance`` against ``$defs/definition`` of the pinned schema."""
+    validator = _VALIDATORS.get(definition)
+    if validator is None:
+        schema = {
+            "$schema": SCHEMA["$schema"],
+            "$defs": SCHEMA["$defs"],
+            "$ref": f"#/$defs/{definition}",
+        }
+        validator = _VALIDATORS[definition] = jsonschema.Draft202012Validator(schema)
+    validator.validate(instance)
+
+
+class SchemaTap:
+    """Records every frame and validates the agent's frames against the schema."""
+
+    def __init__(self) -> None:
+        self.inbound: list[dict[str, Any]] = []
+        self.sent_methods: dict[Any, str] = {}
+        self.errors: list[str] = []
+        self._seen: dict[str, int] = {}
+
+    def _sample(self, params: Any) -> bool:
+        """Validate the first updates of each kind only: floods would make tests slow."""
+        update = params.get("update") if isinstance(params, dict) else None
+        kind = str(update.get("sessionUpdate")) if isinstance(update, dict) else ""
+        self._seen[kind] = self._seen.get(kind, 0) + 1
+        return self._seen[kind] <= MAX_VALIDATED_PER_KIND
+
+    async def record(self, frame: TapFrame) -> object:
+        message = frame.message
+        if message is None:
+            return None
+        if frame.direction == "outbound":
+            if "method" in message and "id" in message:
+                self.sent_methods[message["id"]] = message["method"]
+            return None
+        self.inbound.append(message)
+        method = message.get("method")
+        definition: str | None = None
+        instance: Any = None
+        if isinstance(method, str):
+            table = _REQUEST_DEFS if "id" in message else _NOTIFICATION_DEFS
+            definition, instance = table.get(method), message.get("params")
+            if method == "session/update" and not self._sample(instance):
+                return None
+        elif "result" in message:
+            definition = _RESPONSE_DEFS.get(self.sent_methods.get(message.get("id"), ""))
+            instance = message["result"]
+        if definition is not None:
+            try:
+                validate(definition, instance)
+            except jsonschema.ValidationError as exc:
+                self.errors.append(f"{definition}: {exc.message}")
+        return None
+
+
+PermissionAnswer = Callable[[InboundRequest], Awaitable[dict[str, Any]]]
+
+
+def select_kind(kind: str) -> PermissionAnswer:
+    """A permission answer that selects the first offered option of ``kind``."""
+
+    async def answer(request: InboundRequest) -> dict[str, Any]:
+        for option in request.params["options"]:
+            if option["kind"] == kind:
+                return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+        return {"outcome": {"outcome": "cancelled"}}
+
+    return answer
+
+
+async def answer_cancelled(request: InboundRequest) -> dict[str, Any]:
+    """A permission answer of outcome cancelled."""
+    return {"outcome": {"outcome": "cancelled"}}
+
+
+class Agent:
+    """One scripted agent process and a Connection to it."""
+
+    def __init__(
+        self, process: asyncio.subprocess.Process, conn: Connection, tap: SchemaTap, cwd: Path
+    ) -> None:
+        self.process = process
+        self.conn = conn
+        self.tap = tap
+        self.cwd = cwd
+        self.notifications: list[dict[str, Any]] = []
+        self.permission_requests: list[InboundRequest] = []
+        self.answer: PermissionAnswer = select_kind("allow_once")
+        self.stderr = bytearray()
+        self._changed = asyncio.Event()
+        self._stderr_task: asyncio.Task[None] | None = None
+        conn.on_any_notification(self._on_notification)
+        conn.on_request("session/request_permission", self._on_permission)
+
+    async def _on_notification(self, message: dict[str, Any], _ref: object) -> None:
+        self.notifications.append(message)
+        self._changed.set()
+
+    async def _on_permission(self, request: InboundRequest) -> dict[str, Any]:
+        self.permission_requests.append(request)
+        self._changed.set()
+        return await self.answer(request)
+
+    async def drain_stderr(self) -> None:
+        assert self.process.stderr is not None
+        while chunk := await self.process.stderr.read(65536):
+            self.stderr.extend(chunk)
+
+    def answer_selecting(self, kind: str) -> None:
+        """Answer later permission requests by selecting the first option of ``kind``."""
+        self.answer = select_kind(kind)
+
+    def answer_cancelled(self) -> None:
+        """Answer later permission requests with outcome cancelled."""
+        self.answer = answer_cancelled
+
+    def updates(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """The ``update`` objects of every session/update received (for one session)."""
+        return [
+            n["params"]["update"]
+            for n in self.notifications
+            if n.get("method") == "session/update"
+            and (session_id is None or n["params"]["sessionId"] == session_id)
+        ]
+
+    def kinds(self, session_id: str | None = None) -> list[str]:
+        """The ``sessionUpdate`` of every update received."""
+        return [update["sessionUpdate"] for update in self.updates(session_id)]
+
+    def text(self, session_id: str | None = None) -> str:
+        """The concatenated text of every agent_message_chunk."""
+        return "".join(
+            u["content"]["text"]
+            for u in self.updates(session_id)
+            if u["sessionUpdate"] == "agent_message_chunk"
+        )
+
+    async def until(self, predicate: Callable[[], bool], timeout: float = WAIT) -> None:
+        """Wait until ``predicate()`` holds (checked after each notification or request)."""
+        async with asyncio.timeout(timeout):
+            while not predicate():
+                self._changed.clear()
+                await self._changed.wait()
+
+    async def initialize(self, version: int = 1) -> dict[str, Any]:
+        """Send initialize; return its result."""
+        result: dict[str, Any] = await self.conn.request(
+            "initialize",
+            {
+                "protocolVersion": version,
+                "clientCapabilities": {
+                    "fs": {"readTextFile": False, "writeTextFile": False},
+                    "terminal": False,
+                },
+                "clientInfo": {"name": "baton-tests", "version": "0"},
+            },
+            timeout=WAIT,
+        )
+        return result
+
+    async def new_session(self, cwd: Path | None = None) -> dict[str, Any]:
+        """session/new in ``cwd`` (default: the agent's tmp dir); return the result."""
+        result: dict[str, Any] = await self.conn.request(
+            "session/new", {"cwd": str(cwd or self.cwd), "mcpServers": []}, timeout=WAIT
+        )
+        return result
+
+    async def start(self) -> str:
+        """initialize + session/new; return the session id."""
+        await self.initialize()
+        return str((await self.new_session())["sessionId"])
+
+    async def send_prompt(self, session_id: str, text: str) -> int:
+        """Send session/prompt without waiting; return its request id."""
+        return await self.conn.send_request(
+            "session/prompt", {"sessionId": session_id, "prompt": [{"type": "text", "text": text}]}
+        )
+
+    async def prompt(self, session_id: str, text: str) -> dict[str, Any]:
+        """Send session/prompt and wait for its result."""
+        request_id = await self.send_prompt(session_id, text)
+        result: dict[str, Any] = await self.conn.await_response(request_id, timeout=WAIT)
+        return result
+
+    async def cancel(self, session_id: str) -> None:
+        """Send session/cancel."""
+        await self.conn.notify("session/cancel", {"sessionId": session_id})
+
+    async def exit_code(self) -> int:
+        """Wait for the process to exit; return its code."""
+        return await asyncio.wait_for(self.process.wait(), WAIT)
+
+    async def shutdown(self) -> None:
+        await self.conn.close()
+        if self.process.returncode is None:
+            self.process.kill()
+        await self.process.wait()
+        if self._stderr_task is not None:
+            self._stderr_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._stderr_task
+
+
+Spawn = Callable[..., Awaitable[Agent]]
+
+
+@pytest.fixture
+def schema_validate() -> Callable[[str, Any], None]:
+    """Validate an instance against a definition of the pinned ACP schema."""
+    return validate
+
+
+@pytest.fixture
+async def spawn(tmp_path: Path) -> AsyncIterator[Spawn]:
+    """Start scripted agents: ``await spawn("--profile", "codex", max_frame_bytes=...)``."""
+    agents: list[Agent] = []
+
+    async def start(
+        *flags: str, max_frame_bytes: int = 1024 * 1024, drain_stderr: bool = True
+    ) -> Agent:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "baton.agents.scripted",
+            *flags,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=tmp_path,
+        )
+        assert process.stdout is not None and process.stdin is not None
+        tap = SchemaTap()
+        conn = Connection(process.stdout, process.stdin, max_frame_bytes=max_frame_bytes, tap=tap)
+        agent = Agent(process, conn, tap, tmp_path)
+        if drain_stderr:
+            agent._stderr_task = asyncio.get_running_loop().create_task(agent.drain_stderr())
+        conn.start()
+        agents.append(agent)
+        return agent
+
+    yield start
+    for agent in agents:
+        await agent.shutdown()
+    for agent in agents:
+        assert not agent.tap.errors, agent.tap.errors
