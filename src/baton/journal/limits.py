@@ -2,8 +2,8 @@
 
 Memory: an append holds one message, its redacted copy and its encoded record line at once, so
 the journal's own peak per append is about ``4 * MAX_ENTRY_BYTES`` (96 MiB) for the largest
-message and a few KiB for a typical stream delta. Disk: one server's journal never holds more
-than ``MAX_TOTAL_BYTES`` plus the current segment's overshoot (at most one record line). Data at
+message and a few KiB for a typical stream delta. Disk: after every append one server's journal
+holds at most ``MAX_TOTAL_BYTES`` (whole oldest segments are deleted to get there). Data at
 risk on a crash: every outbound record is synced before it is acknowledged; at most
 ``MAX_UNSYNCED_BYTES`` (or one larger entry) of inbound records, written in the last
 ``SYNC_INTERVAL_SECONDS`` plus one sync's duration, are not yet durable.
@@ -29,9 +29,10 @@ MAX_ENTRY_BYTES: Final = 24 * _MIB
 #: if that record alone is larger (it never is with the default bounds).
 MAX_SEGMENT_BYTES: Final = 64 * _MIB
 
-#: Disk budget of one server's journal, all segments together. After a rotation the oldest
-#: non-current segments are deleted until the total is within it. References into a deleted
-#: segment then read as JournalEntryPruned.
+#: Disk budget of one server's journal, all segments together. Whenever an append takes the
+#: total over it, the oldest non-current segments are deleted until it is within it again (the
+#: current segment alone never exceeds it). References into a deleted segment then read as
+#: JournalEntryPruned.
 MAX_TOTAL_BYTES: Final = 256 * _MIB
 
 #: Inbound bytes written but not yet synced that make the background task sync at once rather

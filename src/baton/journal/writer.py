@@ -385,13 +385,11 @@ class ServerJournal:
             )
             if len(line) > self._limits.max_record_bytes:
                 raise JournalEntryTooLarge(self._limits.max_record_bytes, len(line))
-            rotated = False
             if (
                 self._segment_size > 0
                 and self._segment_size + len(line) + 1 > self._limits.max_segment_bytes
             ):
                 self._rotate()
-                rotated = True
                 line, digest = encode_record(
                     self._server, self._segment, sequence, direction, recorded_at, raw, metadata
                 )
@@ -409,7 +407,7 @@ class ServerJournal:
             self._sizes[self._segment] = self._segment_size
             self._total += size
             self._unsynced += size
-            if rotated:
+            if self._total > self._limits.max_total_bytes:
                 self._prune()
             ref = JournalRef(self._server, self._segment, sequence, offset, len(line), digest)
             if direction == "inbound":

@@ -1,0 +1,151 @@
+"""The journal as the connection's tap: every frame at the boundary, before dispatch or write."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import orjson
+import pytest
+
+from baton.connection import Connection, memory_pipe
+from baton.connection.streams import MemoryWriter
+from baton.errors import TapFailed
+from baton.journal import Journal, JournalLimits, JournalRef, JournalTap, ServerJournal
+from baton.journal.redaction import MALFORMED_FRAME_MARKER
+
+WAIT = 10.0
+
+
+class CheckingWriter:
+    """A writer that asserts every frame it is given is already durable in the journal."""
+
+    def __init__(self, inner: MemoryWriter, journal: ServerJournal) -> None:
+        self.inner = inner
+        self.journal = journal
+        self.checked: list[int] = []
+
+    def write(self, data: bytes) -> None:
+        assert self.journal.synced_sequence == self.journal.last_sequence
+        self.checked.append(self.journal.last_sequence)
+        self.inner.write(data)
+
+    async def drain(self) -> None:
+        await self.inner.drain()
+
+    def close(self) -> None:
+        self.inner.close()
+
+    def is_closing(self) -> bool:
+        return self.inner.is_closing()
+
+
+async def test_frames_are_journaled_at_the_boundary(journal: Journal) -> None:
+    server = await journal.open_server("srv-1", limits=JournalLimits(sync_interval_seconds=3600))
+    agent_in, baton_out = memory_pipe()
+    baton_in, agent_out = memory_pipe()
+    writer = CheckingWriter(baton_out, server)
+    connection = Connection(baton_in, writer, tap=JournalTap(server))
+    seen: list[tuple[int, int]] = []
+
+    async def on_update(message: dict[str, Any], ref: object) -> None:
+        assert isinstance(ref, JournalRef)
+        # Journaled before dispatch: the record is readable when the handler runs.
+        seen.append((message["params"]["n"], journal.read(ref).sequence))
+
+    connection.on_notification("_test/tick", on_update)
+    connection.start()
+    request_id = await connection.send_request("initialize", {"protocolVersion": 1})
+    sent = orjson.loads(await agent_in.read(1 << 20))
+    assert sent["id"] == request_id
+    agent_out.write(b'{"jsonrpc":"2.0","method":"_test/tick","params":{"n":1}}\n')
+    agent_out.write(b"this is not json sk-ant-api03-PLANTEDPLANTEDPLANTEDPLANTED\n")
+    agent_out.write(b'{"jsonrpc":"2.0","method":"_test/tick","params":{"n":2}}\n')
+    agent_out.write(orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": {"ok": 1}}) + b"\n")
+    result, response_ref = await asyncio.wait_for(
+        connection.await_response_with_ref(request_id), WAIT
+    )
+    assert result == {"ok": 1}
+    await connection.close()
+    await server.close()
+
+    assert writer.checked == [1]
+    assert seen == [(1, 2), (2, 4)]
+    assert isinstance(response_ref, JournalRef)
+    records = list(journal.records("srv-1"))
+    assert [(r.direction, r.metadata.kind) for r in records] == [
+        ("outbound", "request"),
+        ("inbound", "notification"),
+        ("inbound", "skipped"),
+        ("inbound", "notification"),
+        ("inbound", "response"),
+    ]
+    assert records[0].metadata.method == "initialize"
+    assert records[4].metadata.id == request_id
+    assert records[2].message() == {
+        "marker": MALFORMED_FRAME_MARKER,
+        "reason": "invalid_json",
+        "length": len(b"this is not json sk-ant-api03-PLANTEDPLANTEDPLANTEDPLANTED"),
+    }
+    stored = (journal.directory / "srv-1.0.ndjson").read_bytes()
+    assert b"PLANTED" not in stored
+    assert b"not json" not in stored
+
+
+async def test_a_violation_is_journaled_with_its_kind(journal: Journal) -> None:
+    server = await journal.open_server("srv-1")
+    _agent_in, baton_out = memory_pipe()
+    baton_in, agent_out = memory_pipe()
+    violations: list[str] = []
+    connection = Connection(
+        baton_in,
+        baton_out,
+        tap=JournalTap(server),
+        on_violation=lambda v: violations.append(v.kind),
+    )
+    connection.start()
+    agent_out.write(b'{"jsonrpc":"2.0","id":99,"result":1,"error":{"code":1,"message":"m"}}\n')
+    agent_out.close()
+    await asyncio.wait_for(connection.drained(), WAIT)
+    await server.close()
+    (record,) = list(journal.records("srv-1"))
+    assert record.metadata.kind == "response"
+    assert record.metadata.violation == "result_and_error"
+    assert violations == ["result_and_error"]
+
+
+async def test_an_oversized_inbound_frame_closes_the_connection(journal: Journal) -> None:
+    server = await journal.open_server("srv-1", limits=JournalLimits(max_entry_bytes=200))
+    _agent_in, baton_out = memory_pipe()
+    baton_in, agent_out = memory_pipe()
+    connection = Connection(baton_in, baton_out, tap=JournalTap(server))
+    handled: list[object] = []
+
+    async def on_tick(message: dict[str, Any], ref: object) -> None:
+        handled.append(message)
+
+    connection.on_notification("_test/tick", on_tick)
+    connection.start()
+    big = orjson.dumps({"jsonrpc": "2.0", "method": "_test/tick", "params": {"x": "y" * 300}})
+    agent_out.write(big + b"\n")
+    reason = await asyncio.wait_for(connection.wait_closed(), WAIT)
+    assert isinstance(reason, TapFailed)
+    assert "JOURNAL_ENTRY_TOO_LARGE" in str(reason)
+    assert handled == []  # never dispatched unrecorded
+    await connection.close()
+    await server.close()
+    assert server.last_sequence == 0
+
+
+async def test_an_outbound_frame_is_not_written_when_the_journal_fails(journal: Journal) -> None:
+    server = await journal.open_server("srv-1")
+    agent_in, baton_out = memory_pipe()
+    baton_in, _agent_out = memory_pipe()
+    connection = Connection(baton_in, baton_out, tap=JournalTap(server))
+    connection.start()
+    await server.close()  # a closed journal refuses appends
+    with pytest.raises(TapFailed):
+        await connection.notify("session/cancel", {"sessionId": "s"})
+    baton_out.close()
+    assert await agent_in.read(1 << 16) == b""
+    await connection.close()
