@@ -71,7 +71,7 @@ def describe(prompt: AskPrompt) -> list[str]:
     """The lines shown before the choices (no trailing newline)."""
     tool_call: Mapping[str, Any] = prompt.tool_call
     kind = tool_kind(tool_call)
-    lines = [f"The agent asks permission for a {sanitize(kind, 40)} tool call:"]
+    lines = [f"The agent asks permission (tool kind: {sanitize(kind, 40)}):"]
     title = tool_call.get("title")
     if isinstance(title, str) and title:
         lines.append(f"  {sanitize(title)}")
