@@ -12,7 +12,7 @@ change that behaviour, so one script reaches every readiness state:
 help and version: wrong-help, version-fail, version-empty, hang-help:PIDFILE, hang-version,
 flood, secret, envdump:FILE, stderr-help, split-help
 live: auth, terminal-auth, hang-live, crash, bad-version, malformed-init, malformed-session,
-account, session-error, init-error, noisy, violation, empty-models, models, ignore-term,
+account, session-error, leak-env:VAR, init-error, noisy, violation, empty-models, models, ignore-term,
 live-envdump:FILE
 """
 
@@ -201,7 +201,7 @@ def serve(modes: dict[str, str]) -> int:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
     if "live-envdump" in modes:
         with open(modes["live-envdump"], "w") as handle:
-            json.dump(dict(os.environ), handle)
+            json.dump({"env": dict(os.environ), "cwd": os.getcwd()}, handle)
     for line in sys.stdin:
         line = line.strip()
         if not line:
@@ -229,6 +229,9 @@ def serve(modes: dict[str, str]) -> int:
                 error(request_id, -32000, "Authentication required")
             elif "account" in modes:
                 error(request_id, -32603, "Upgrade your plan to continue")
+            elif "leak-env" in modes:
+                leaked = os.environ.get(modes["leak-env"], "<unset>")
+                error(request_id, -32603, f"cannot use key {leaked}")
             elif "session-error" in modes:
                 error(request_id, -32603, f"backend unavailable ({SECRET})")
             else:
