@@ -12,8 +12,8 @@ from baton.runtime.permissions.local_policy import LocalDecision
 from baton.runtime.permissions.policies import DROPPED_REMEMBERED, DroppedOption
 from baton.runtime.permissions.records import (
     CREDENTIAL_IDENTIFIER,
-    REDACTED,
     RECORD_VERSION,
+    REDACTED,
     credential_identifiers,
     decision_record,
     looks_like_credential,
@@ -170,3 +170,28 @@ def test_a_decision_record_holds_everything_and_is_json() -> None:
         "policy_selected",
     )
     assert data["outcome"] == {"outcome": {"outcome": "selected", "optionId": "allow"}}
+
+
+def test_the_json_form_is_redacted_like_the_journal() -> None:
+    token = "abcdefghijklmnopqrstuvwxyz012345"
+    tool_call = {
+        "toolCallId": "t",
+        "kind": "execute",
+        "rawInput": {"command": f"curl -H 'Authorization: Bearer {token}' https://x"},
+    }
+    request = PermissionRequest("s", "t", tool_call, (PermissionOption("a", "A", "allow_once"),))
+    record = decision_record(
+        1,
+        request,
+        policy="ask",
+        correlated_tool_call=tool_call,
+        dropped=(),
+        local=LocalDecision(True, "command_permitted", "command"),
+        choice="a",
+        chosen_by="user",
+        reason_code="selected",
+        reason="chosen by the user",
+    )
+    assert token not in json.dumps(record.to_json())
+    assert record.to_json()["outcome"] == {"outcome": {"outcome": "selected", "optionId": "a"}}
+    assert token in json.dumps(record.request_tool_call)  # the in-memory request is untouched

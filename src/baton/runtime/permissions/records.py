@@ -8,7 +8,8 @@ offered it, the local decision, the answer and who chose it (``user``, ``policy`
 Requests Baton refuses before any policy runs (unknown session, no Baton-owned active prompt,
 stale generation, identifiers that look like credentials, an invalid request) are answered
 cancelled and recorded too (:func:`refusal_record`). Identifiers that look like credentials are
-never recorded as sent: :func:`redacted_identifier` replaces them.
+never recorded as sent: :func:`redacted_identifier` replaces them, and the whole JSON form goes
+through the journal's structural redaction (a token in a command is not kept either).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from baton.journal.redaction import REDACTED, SecretValues, redact_json, redact_text
 from baton.runtime.permissions.local_policy import LocalDecision
 from baton.runtime.permissions.policies import DroppedOption
 from baton.wire.jsonrpc import RequestId
@@ -43,13 +45,10 @@ TURN_CANCELLED: Final = "turn_cancelled"
 #: The reason code of an automatic selection.
 POLICY_SELECTED: Final = "policy_selected"
 
-#: What a credential-looking identifier is recorded as.
-REDACTED: Final = "[redacted]"
-
-#: Shapes of credentials that have no business in a request, option or tool-call id: provider
-#: API keys (OpenAI/Anthropic ``sk-``, xAI, GitHub, GitLab, Slack, AWS, Google), JWTs, PEM
-#: private keys, bearer tokens and ``key=value`` secrets. UUIDs and adapter ids
-#: (``toolu_...``, ``call_4``, ``allow_always``) do not match.
+#: Shapes of credentials that have no business in a request, option or tool-call id, besides
+#: what the journal's redaction recognizes: provider API keys (OpenAI/Anthropic ``sk-``, xAI,
+#: GitHub, GitLab, Slack, AWS, Google), JWTs, PEM private keys, bearer tokens and ``key=value``
+#: secrets. UUIDs and adapter ids (``toolu_...``, ``call_4``, ``allow_always``) do not match.
 _CREDENTIAL_PATTERNS: Final = re.compile(
     "|".join(
         (
@@ -71,12 +70,14 @@ _CREDENTIAL_PATTERNS: Final = re.compile(
 
 
 def looks_like_credential(value: str) -> bool:
-    """True when ``value`` contains something shaped like a credential."""
-    return _CREDENTIAL_PATTERNS.search(value) is not None
+    """True when ``value`` contains something shaped like a credential: the journal's text
+    redaction would change it, or it matches one of the shapes above."""
+    return redact_text(value) != value or _CREDENTIAL_PATTERNS.search(value) is not None
 
 
 def redacted_identifier(value: object) -> object:
-    """``value`` as it may be recorded: :data:`REDACTED` for a credential-looking string."""
+    """``value`` as it may be recorded: the journal's redaction marker for a credential-looking
+    string."""
     return REDACTED if isinstance(value, str) and looks_like_credential(value) else value
 
 
@@ -168,8 +169,10 @@ class InteractionRecord:
         """The RequestPermissionResponse this record says to send."""
         return cancelled_outcome() if self.choice is None else selected_outcome(self.choice)
 
-    def to_json(self) -> dict[str, Any]:
-        """The record as plain JSON types (the journal and store write this)."""
+    def to_json(self, secrets: SecretValues | None = None) -> dict[str, Any]:
+        """The record as plain JSON types, redacted as the journal redacts (``secrets``: the
+        profile's exact sensitive values, removed too). The journal and store write this; the
+        answer itself comes from :meth:`outcome`, unredacted."""
         local = (
             None
             if self.local is None
@@ -179,7 +182,7 @@ class InteractionRecord:
                 "detail": self.local.detail,
             }
         )
-        return {
+        data = {
             "version": RECORD_VERSION,
             "requestId": self.request_id,
             "sessionId": self.session_id,
@@ -195,6 +198,8 @@ class InteractionRecord:
             "reason": self.reason,
             "outcome": self.outcome(),
         }
+        redacted: dict[str, Any] = redact_json(data, secrets)
+        return redacted
 
 
 def _plain(value: object) -> Any:
