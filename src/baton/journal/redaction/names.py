@@ -1,0 +1,120 @@
+"""Which names (JSON keys, ``key=value`` keys, env and header names) mark a credential.
+
+A name is normalized before it is classified: lower-cased, with ``-``, ``_``, ``.`` and spaces
+removed, so ``api_key``, ``apiKey``, ``API-KEY`` and ``x-api-key`` compare as ``apikey`` and
+``xapikey``. A name is credential-like when its normalized form is one of
+:data:`CREDENTIAL_NAMES` or ends with one of :data:`CREDENTIAL_SUFFIXES`
+(``OPENAI_API_KEY``, ``githubToken``, ``client_secret``).
+
+The rules are deliberately suffix rules, not substring rules: the routing fields ACP needs
+(``sessionId``, ``toolCallId``, ``optionId``, ``configId``, ``methodId``, ``authMethods``) and
+usage counters (``inputTokens``, ``totalTokens``) never match, while every ``*_TOKEN``,
+``*_SECRET``, ``*_API_KEY`` and ``*_PASSWORD`` does.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: Characters removed by :func:`normalize_name`.
+_SEPARATORS: Final = {ord(c): None for c in "-_. "}
+
+#: Normalized names that are credentials on their own (besides the suffix rule).
+CREDENTIAL_NAMES: Final = frozenset(
+    {
+        "auth",
+        "bearer",
+        "cookie",
+        "cookies",
+        "jwt",
+        "passphrase",
+        "pwd",
+        "setcookie",
+    }
+)
+
+#: Normalized suffixes that make a name a credential (``apikey`` covers ``x-api-key`` and
+#: ``OPENAI_API_KEY``; ``token`` covers ``access_token`` and ``GITHUB_TOKEN``).
+CREDENTIAL_SUFFIXES: Final = (
+    "apikey",
+    "token",
+    "secret",
+    "password",
+    "passwd",
+    "privatekey",
+    "secretkey",
+    "accesskey",
+    "accesskeyid",
+    "credential",
+    "credentials",
+    "authorization",
+    "cookie",
+    "sessionkey",
+    "signingkey",
+    "encryptionkey",
+)
+
+#: Normalized header names whose value runs to the end of the line in text (``Authorization:
+#: Bearer x``, ``Cookie: a=1; b=2``), not to the next space.
+HEADER_CREDENTIAL_NAMES: Final = frozenset(
+    {"authorization", "proxyauthorization", "cookie", "setcookie"}
+)
+
+#: Normalized suffixes of names that hold an environment or a header set (ACP ``env`` and
+#: ``headers`` arrays of ``{name, value}``, terminal-auth ``env`` maps, ``ANTHROPIC_CUSTOM_HEADERS``):
+#: every value inside is redacted, whatever its name.
+ENV_HEADER_CONTAINER_SUFFIXES: Final = (
+    "env",
+    "environment",
+    "envvars",
+    "environmentvariables",
+    "headers",
+)
+
+#: Normalized keys that name the entry in a paired ``{name: X, value: V}`` object.
+PAIR_NAME_KEYS: Final = frozenset(
+    {
+        "name",
+        "key",
+        "header",
+        "headername",
+        "env",
+        "envvar",
+        "envname",
+        "variable",
+        "var",
+        "id",
+        "configid",
+        "field",
+    }
+)
+
+#: Normalized keys that hold the value of a paired entry.
+PAIR_VALUE_KEYS: Final = frozenset({"value", "currentvalue"})
+
+
+def normalize_name(name: str) -> str:
+    """Return ``name`` lower-cased without ``-``, ``_``, ``.`` and spaces."""
+    return name.lower().translate(_SEPARATORS)
+
+
+def is_credential_name(name: str) -> bool:
+    """True when ``name`` (a key, a header or an environment variable name) names a credential."""
+    normalized = normalize_name(name)
+    return normalized in CREDENTIAL_NAMES or normalized.endswith(CREDENTIAL_SUFFIXES)
+
+
+def is_header_credential_name(name: str) -> bool:
+    """True for ``Authorization``, ``Proxy-Authorization``, ``Cookie`` and ``Set-Cookie``."""
+    return normalize_name(name) in HEADER_CREDENTIAL_NAMES
+
+
+def is_email_name(name: str) -> bool:
+    """True when ``name`` names an e-mail address (``email``, ``userEmail``, ``email_address``)."""
+    normalized = normalize_name(name)
+    return normalized.endswith(("email", "emailaddress"))
+
+
+def is_env_header_container(name: str) -> bool:
+    """True when ``name`` holds an environment or a set of headers (``env``, ``headers``)."""
+    return normalize_name(name).endswith(ENV_HEADER_CONTAINER_SUFFIXES)
