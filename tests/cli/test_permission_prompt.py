@@ -107,7 +107,7 @@ def test_choosing_a_numbered_option(tmp_path: Path) -> None:
     child.expect(r"3\) Reject\r\n")
     child.expect(r"c\) Cancel")
     child.expect(r"Choose 1-3, or c to cancel")
-    child.send("2\r")
+    child.sendline("2")
     line = _finish(child)
     assert "ANSWER=allow BY=user" in line and "RESTORED=True" in line
 
