@@ -55,7 +55,11 @@ async def test_defaults_and_escapes(spawn: Any) -> None:
         "Run the script",
         "Report back",
     ]
-    assert agent.updates(session)[3] == {"sessionUpdate": "usage_update", "used": 42, "size": 200000}
+    assert agent.updates(session)[3] == {
+        "sessionUpdate": "usage_update",
+        "used": 42,
+        "size": 200000,
+    }
 
 
 async def test_stream_exact_chunks(spawn: Any) -> None:
@@ -73,7 +77,9 @@ async def test_stream_exact_chunks(spawn: Any) -> None:
 async def test_stream_with_delay_and_zero(spawn: Any) -> None:
     agent = await spawn()
     session = await agent.start()
-    assert await agent.prompt(session, "stream 3 5; stream 0; echo done") == {"stopReason": "end_turn"}
+    assert await agent.prompt(session, "stream 3 5; stream 0; echo done") == {
+        "stopReason": "end_turn"
+    }
     assert agent.text(session) == "chunk 1\nchunk 2\nchunk 3\ndone"
 
 

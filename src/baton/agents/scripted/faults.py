@@ -60,7 +60,7 @@ def _garbage_batches(count: int) -> Iterator[bytes]:
 
 
 def _endless_prefix(session_id: str) -> bytes:
-    before, _after = frames.split_frame(session_id, frames.message_chunk("\x00"))
+    before, _after = frames.split_chunk_frame(session_id)
     return before
 
 
@@ -82,7 +82,7 @@ async def bigframe(turn: TurnContext, command: Command) -> Flow:
     """``bigframe BYTES``: one valid agent_message_chunk of exactly BYTES bytes (the newline
     not counted), its text padded with ``x``. Streamed, never held in memory whole."""
     size = command.get_int("BYTES")
-    before, after = frames.split_frame(turn.session.session_id, frames.message_chunk("\x00"))
+    before, after = frames.split_chunk_frame(turn.session.session_id)
     # ``after`` ends with the newline, which the size does not count.
     overhead = len(before) + len(after) - 1
     if size < overhead:

@@ -113,14 +113,12 @@ def encode(message: Message) -> bytes:
     return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
 
 
-def split_frame(session_id: str, update: Message) -> tuple[bytes, bytes]:
-    """Serialize a session/update whose ``content.text`` is a placeholder; return the bytes
-    before and after the text (the newline included in the second)."""
-    frame = encode(session_update(session_id, update))
+def split_chunk_frame(session_id: str) -> tuple[bytes, bytes]:
+    """Serialize an agent_message_chunk session/update around its text; return the bytes
+    before the text and after it (the newline included in the second)."""
+    frame = encode(session_update(session_id, message_chunk(_PLACEHOLDER)))
     marker = orjson.dumps(_PLACEHOLDER)[1:-1]
-    before, sep, after = frame.partition(marker)
-    if not sep:
-        raise ValueError("the placeholder did not survive serialization")
+    before, _sep, after = frame.partition(marker)
     return before, after
 
 
@@ -130,7 +128,7 @@ class StreamBlob:
     __slots__ = ("_template", "line_bytes")
 
     def __init__(self, session_id: str) -> None:
-        before, after = split_frame(session_id, message_chunk(_PLACEHOLDER))
+        before, after = split_chunk_frame(session_id)
         # Bytes %-formatting: escape every % of the fixed parts, leave one %d for the index.
         self._template = before.replace(b"%", b"%%") + b"chunk %d\\n" + after.replace(b"%", b"%%")
         #: Approximate size of one line (with a 6-digit index), for batch sizing.

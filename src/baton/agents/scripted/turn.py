@@ -21,7 +21,14 @@ from baton.agents.scripted.frames import StreamBlob
 from baton.agents.scripted.script import Script
 from baton.agents.scripted.session import HistoryEntry, Session, StreamRecord
 from baton.agents.scripted.streams import OutputClosed
-from baton.wire.jsonrpc import INVALID_PARAMS, Message, RequestId, error_response, result_response
+from baton.wire.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    Message,
+    RequestId,
+    error_response,
+    result_response,
+)
 
 if TYPE_CHECKING:
     from baton.agents.scripted.agent import ScriptedAgent
@@ -136,16 +143,19 @@ class Turn:
                 for update in self.late_updates:
                     self.emit(update)
         except CommandFailed as exc:
-            self._answer_error(str(exc))
+            self._answer_error(INVALID_PARAMS, str(exc))
         except OutputClosed:
             pass
+        except Exception as exc:  # a bug in the agent: answer rather than leave the turn hanging
+            self.log.info(f"turn {self.request_id!r} failed: {type(exc).__name__}: {exc}")
+            self._answer_error(INTERNAL_ERROR, f"scripted agent error: {type(exc).__name__}")
         finally:
             self.finished.set()
             self._agent.turn_finished(self)
 
-    def _answer_error(self, text: str) -> None:
+    def _answer_error(self, code: int, text: str) -> None:
         with contextlib.suppress(OutputClosed):
-            self.out.send(error_response(self.request_id, INVALID_PARAMS, text))
+            self.out.send(error_response(self.request_id, code, text))
 
     async def _execute(self) -> dict[str, Any] | None:
         self.session.record(frames.user_chunk(self.prompt_text))
