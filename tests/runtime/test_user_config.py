@@ -116,7 +116,7 @@ P = '[profiles.x]\nargv = ["x"]\nprobe_argv = ["--help"]\nprobe_patterns = ["x"]
         ("profiles = 3", uc.CONFIG_WRONG_TYPE),
         ('[profiles.x]\nargv = "x"\nprobe_argv = []\nprobe_patterns = ["x"]', uc.CONFIG_WRONG_TYPE),
         ('[profiles.x]\nargv = [1]\nprobe_argv = []\nprobe_patterns = ["x"]', uc.CONFIG_WRONG_TYPE),
-        ('[profiles.x]\nprobe_argv = []\nprobe_patterns = ["x"]', uc.CONFIG_INVALID_VALUE),
+        ('[profiles.x]\nprobe_argv = []\nprobe_patterns = ["x"]', uc.CONFIG_MISSING_KEY),
         (
             '[profiles.x]\nargv = []\nprobe_argv = []\nprobe_patterns = ["x"]',
             uc.CONFIG_INVALID_VALUE,

@@ -38,6 +38,7 @@ MAX_ENV_KEY_CHARS: Final = 128
 #: ``BATON_ACP_TOOLS``...): they configure Baton and are never passed to an agent.
 RESERVED_KEY_PREFIX: Final = "BATON_"
 
+
 def _valid_key(key: str) -> bool:
     return len(key) <= MAX_ENV_KEY_CHARS and ENV_KEY_PATTERN.fullmatch(key) is not None
 

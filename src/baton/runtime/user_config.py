@@ -94,6 +94,7 @@ CONFIG_UNREADABLE: Final = "CONFIG_UNREADABLE"
 CONFIG_TOO_LARGE: Final = "CONFIG_TOO_LARGE"
 CONFIG_SYNTAX: Final = "CONFIG_SYNTAX"
 CONFIG_UNKNOWN_KEY: Final = "CONFIG_UNKNOWN_KEY"
+CONFIG_MISSING_KEY: Final = "CONFIG_MISSING_KEY"
 CONFIG_WRONG_TYPE: Final = "CONFIG_WRONG_TYPE"
 CONFIG_INVALID_VALUE: Final = "CONFIG_INVALID_VALUE"
 CONFIG_TOO_MANY: Final = "CONFIG_TOO_MANY"
@@ -115,6 +116,7 @@ CONFIG_SUB_CODES: Final = (
     CONFIG_TOO_LARGE,
     CONFIG_SYNTAX,
     CONFIG_UNKNOWN_KEY,
+    CONFIG_MISSING_KEY,
     CONFIG_WRONG_TYPE,
     CONFIG_INVALID_VALUE,
     CONFIG_TOO_MANY,
@@ -285,7 +287,7 @@ def _parse_profile(profile_id: str, body: object, where: str) -> Profile:
     _no_unknown_keys(table, _PROFILE_KEYS, where)
     for key in _REQUIRED_PROFILE_KEYS:
         if key not in table:
-            raise ConfigFileError(CONFIG_INVALID_VALUE, f"{where}.{key}", "is required")
+            raise ConfigFileError(CONFIG_MISSING_KEY, f"{where}.{key}", "is required")
 
     argv = _argv(table["argv"], f"{where}.argv")
     if not argv:
