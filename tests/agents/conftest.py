@@ -288,11 +288,11 @@ async def spawn(tmp_path: Path) -> AsyncIterator[Spawn]:
         max_frame_bytes: int = 1024 * 1024,
         drain_stderr: bool = True,
         schema_checks: bool = True,
+        entry: tuple[str, ...] = ("-m", "baton.agents.scripted"),
     ) -> Agent:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
-            "-m",
-            "baton.agents.scripted",
+            *entry,
             *flags,
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,

@@ -9,6 +9,7 @@ repeated just before a write (after creating parent directories), and the file i
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from typing import Final
 
@@ -59,14 +60,14 @@ def read_text(target: ConfinedPath) -> str | None:
     Refuses anything but a UTF-8 regular file of at most :data:`MAX_OLD_TEXT_BYTES`.
     """
     try:
-        stat = os.stat(target.real, follow_symlinks=False)
+        info = os.stat(target.real, follow_symlinks=False)
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise PathRefused(f"cannot inspect the file: {type(exc).__name__}") from exc
-    if not os.path.isfile(target.real) or os.path.islink(target.real):
+    if not stat.S_ISREG(info.st_mode):
         raise PathRefused("the path exists and is not a regular file")
-    if stat.st_size > MAX_OLD_TEXT_BYTES:
+    if info.st_size > MAX_OLD_TEXT_BYTES:
         raise PathRefused(f"the existing file is larger than {MAX_OLD_TEXT_BYTES} bytes")
     try:
         fd = os.open(target.real, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
