@@ -66,6 +66,10 @@ MAX_DETAIL_CHARS: Final = 512
 #: Longest excerpt of a probe's output quoted in a rejection.
 MAX_EXCERPT_CHARS: Final = 160
 
+#: Longest override value echoed in a rejection. An override that is not a usable path may be
+#: anything (a variable holding a document); a real path is at most PATH_MAX (4096) anyway.
+MAX_SHOWN_PATH_CHARS: Final = 4096
+
 #: Most PATH candidates examined per profile. Each may cost two probes of up to 5 s.
 MAX_CANDIDATES: Final = 8
 
@@ -286,7 +290,7 @@ def _plan(profile: Profile, parent_env: Mapping[str, str], config_override: str 
         override = (config_override, "config", "config")
     if override is not None:
         value, source, origin = override
-        shown = value.replace("\0", "\\0")
+        shown = _bounded(value.replace("\0", "\\0"), MAX_SHOWN_PATH_CHARS)
         if "\0" in value:
             refusal = RejectedCandidate(
                 shown, source, EXECUTABLE_PATH_REFUSED, "the path contains a NUL byte; refused"
@@ -298,12 +302,9 @@ def _plan(profile: Profile, parent_env: Mapping[str, str], config_override: str 
             found = _which(value, parent_env)
             if found is None:
                 refusal = RejectedCandidate(
-                    value,
-                    source,
-                    EXECUTABLE_NOT_FOUND,
-                    f"no executable named {value!r} on PATH",
+                    shown, source, EXECUTABLE_NOT_FOUND, f"no executable named {shown!r} on PATH"
                 )
-                return _Plan((), (refusal,), True, origin, (value,))
+                return _Plan((), (refusal,), True, origin, (shown,))
             path = found
         return _Plan((_Candidate(path, source),), (), True, origin, (value,))
     seen: set[str] = set()

@@ -151,13 +151,14 @@ async def live_check(
         try:
             proc = await AgentProcess.spawn(base.launch_argv, env=env, cwd=workdir, redact=redact)
         except BatonError as exc:  # AgentLaunchFailed, or an argument the OS cannot pass
-            return _failed(
+            failed = _failed(
                 base,
                 ReadinessState.FAILED,
-                Diagnostic(LIVE_SPAWN_FAILED, "error", redact.bounded(exc.message, 600)),
+                Diagnostic(LIVE_SPAWN_FAILED, "error", bounded(exc.message, 600)),
                 NextAction.RETRY,
                 Checks(discovery=base.checks.discovery, compatibility=base.checks.compatibility),
             )
+            return _redacted(failed, base, redact)
         observed = _Observed()
 
         def on_violation(violation: ProtocolViolation) -> None:
@@ -182,7 +183,7 @@ async def live_check(
                 term_grace=LIVE_TERM_GRACE_SECONDS,
                 kill_grace=LIVE_KILL_GRACE_SECONDS,
             )
-        return _after_shutdown(result, shutdown, proc)
+        return _redacted(_after_shutdown(result, shutdown, proc), base, redact)
 
 
 async def _exchange(
@@ -454,6 +455,29 @@ def _session_outcome(
         agent=_identity(observed),
         auth_methods=_auth_methods(observed),
         live=True,
+    )
+
+
+def _redacted(result: Readiness, base: Readiness, redact: _Redact) -> Readiness:
+    """Every text the live check added (diagnostics, auth methods, agent identity) comes from
+    the agent or holds its words: redact it all with the profile's secrets and the patterns."""
+    added = tuple(
+        Diagnostic(d.code, d.severity, redact(d.message))
+        for d in result.diagnostics[len(base.diagnostics) :]
+    )
+    methods = tuple(
+        AdvertisedAuthMethod(redact(m.id), redact(m.name), redact(m.type))
+        for m in result.auth_methods
+    )
+    agent = result.agent
+    if agent is not None:
+        version = redact(agent.version) if agent.version is not None else None
+        agent = AgentIdentity(redact(agent.name), version)
+    return replace(
+        result,
+        diagnostics=(*base.diagnostics, *added),
+        auth_methods=methods,
+        agent=agent,
     )
 
 
