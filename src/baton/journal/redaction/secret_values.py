@@ -44,9 +44,11 @@ def _variants(value: str) -> set[str]:
     """``value`` and the spellings it takes in text: stripped of surrounding whitespace (a value
     read from a file with its newline), JSON-escaped (inside JSON text that is itself a string),
     and percent-encoded (inside a URL)."""
-    variants = {value, value.strip()}
-    variants.add(json.dumps(value, ensure_ascii=False)[1:-1])
-    variants.add(quote(value, safe=""))
+    variants: set[str] = set()
+    for base in {value, value.strip()}:
+        variants.add(base)
+        variants.add(json.dumps(base, ensure_ascii=False)[1:-1])
+        variants.add(quote(base, safe=""))
     return variants
 
 
