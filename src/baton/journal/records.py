@@ -90,7 +90,9 @@ def parse_segment_name(name: str) -> tuple[str, int] | None:
 
 def format_timestamp(moment: datetime) -> str:
     """``recordedAt``: ISO 8601 in UTC with microseconds and a ``Z``."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    # isoformat of an aware UTC time always ends "+00:00" (and is about twice as fast as
+    # strftime, which matters once per journal record).
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
 
 
 def sha256_hex(raw: bytes) -> str:

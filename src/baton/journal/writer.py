@@ -43,7 +43,6 @@ from typing import Any, Final
 import orjson
 
 from baton.errors import (
-    BatonError,
     JournalCorrupt,
     JournalEntryTooLarge,
     JournalSyncFailed,
@@ -245,7 +244,7 @@ class ServerJournal:
         self._first_unsynced_at = 0.0
         self._dirty = asyncio.Event()
         self._urgent = asyncio.Event()
-        self._sync_task: asyncio.Task[None] | None = None
+        self._sync: asyncio.Future[None] | None = None
         self._failure: JournalSyncFailed | None = None
         self._closing = False
         self._closed = False
@@ -465,29 +464,43 @@ class ServerJournal:
     async def _sync_through(self, sequence: int) -> None:
         while self._synced_sequence < sequence:
             self._raise_if_failed()
-            task = self._sync_task
-            if task is None or task.done():
-                task = self._loop.create_task(self._run_sync())
-                task.add_done_callback(_retrieve)
-                self._sync_task = task
-            await asyncio.shield(task)
+            sync = self._sync
+            if sync is None or sync.done():
+                sync = self._sync = self._start_sync()
+            try:
+                await asyncio.shield(sync)
+            except OSError:
+                self._raise_if_failed()
+                raise
 
-    async def _run_sync(self) -> None:
+    def _start_sync(self) -> asyncio.Future[None]:
+        # One sync in flight at a time, in a worker thread. Its bookkeeping runs in a done
+        # callback on the loop (before any waiter resumes), so it completes even when every
+        # waiter was cancelled; waiters await it through shield() for the same reason.
         target = self._written_sequence
         pending = self._unsynced
         retired = list(self._retired)
         dir_fd = self._dir_fd if self._dir_dirty else None
         self._dir_dirty = False
-        try:
-            await asyncio.to_thread(_sync_all, retired, self._fd, dir_fd)
-        except OSError as exc:
-            raise self._fail("syncing", exc) from exc
-        for fd in retired:
-            self._retired.remove(fd)
-            with contextlib.suppress(OSError):
-                os.close(fd)
-        self._synced_sequence = max(self._synced_sequence, target)
-        self._unsynced -= pending
+        future = self._loop.run_in_executor(None, _sync_all, retired, self._fd, dir_fd)
+
+        def finished(done: asyncio.Future[None]) -> None:
+            failure = done.exception()
+            if failure is not None:
+                if isinstance(failure, OSError):
+                    self._fail("syncing", failure)
+                else:  # pragma: no cover - the sync only raises OSError
+                    self._failure = JournalSyncFailed(f"syncing failed: {failure!r}")
+                return
+            for fd in retired:
+                self._retired.remove(fd)
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+            self._synced_sequence = max(self._synced_sequence, target)
+            self._unsynced -= pending
+
+        future.add_done_callback(finished)
+        return future
 
     async def _sync_loop(self) -> None:
         interval = self._limits.sync_interval_seconds
@@ -541,10 +554,10 @@ class ServerJournal:
             elif self._synced_sequence < self._written_sequence:
                 self._raise_if_failed()
         finally:
-            task = self._sync_task
-            if task is not None and not task.done():
-                with contextlib.suppress(BatonError):
-                    await asyncio.shield(task)
+            sync = self._sync
+            if sync is not None and not sync.done():
+                with contextlib.suppress(OSError):
+                    await asyncio.shield(sync)
             for fd in [*self._retired, self._fd, self._dir_fd]:
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -552,10 +565,3 @@ class ServerJournal:
             self._closed = True
             if self._on_close is not None:
                 self._on_close(self)
-
-
-def _retrieve(task: asyncio.Task[None]) -> None:
-    # The failure is sticky and re-raised to every caller; mark it retrieved here so a sync
-    # whose waiters were cancelled does not log "exception was never retrieved".
-    if not task.cancelled():
-        task.exception()
