@@ -374,12 +374,23 @@ class AcpClient:
 
     # --- turns -----------------------------------------------------------------------------
 
-    async def send_prompt(self, session_id: str, prompt: Sequence[Mapping[str, Any]]) -> int:
+    async def send_prompt(
+        self,
+        session_id: str,
+        prompt: Sequence[Mapping[str, Any]],
+        *,
+        profile_mapped: bool = False,
+    ) -> int:
         """Send ``session/prompt`` and return its request id. No deadline: await the answer
         with ``connection.await_response(id, budget=...)`` and parse it with
-        :func:`baton.wire.stop.parse_prompt_result`."""
+        :func:`baton.wire.stop.parse_prompt_result`.
+
+        ``profile_mapped`` skips the capability check of the blocks: only for a profile-owned
+        attachment mapping that knows its adapter better than its flags (grok's PNG/JPEG rule).
+        """
         self.session_state(session_id)
-        check_prompt(self.capabilities, prompt)
+        if not profile_mapped:
+            check_prompt(self.capabilities, prompt)
         blocks = [dict(block) for block in prompt]
         return await self.connection.send_request(
             "session/prompt", {"sessionId": session_id, "prompt": blocks}

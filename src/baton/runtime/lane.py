@@ -1,0 +1,456 @@
+"""A process lane: one long-lived agent child per runtime identity, and its sessions.
+
+The child starts lazily, when the first session is created or attached. Several sessions share
+a lane; sessions never cross lanes. Each start of the child is a new *generation* with a new
+server instance id, and every inbound message is handled with the generation it arrived on:
+once a generation is invalid (quarantine, loss, shutdown) its late messages change nothing.
+
+Routing (warm sessions). Updates and permission requests are checked against the sessions the
+lane owns. A sessionId the lane never opened is a protocol failure that quarantines the lane;
+delayed updates from a known session without an active run are attributed to that session
+(recorded, never given to the next run); permission requests without a Baton-owned active
+prompt are answered cancelled and recorded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Final, Protocol
+
+from baton.connection import Connection, InboundRequest, TapFrame
+from baton.connection.client import AcpClient
+from baton.errors import (
+    BatonError,
+    ProtocolViolation,
+    TransportClosed,
+)
+from baton.journal import Journal, JournalRef, JournalTap
+from baton.journal.redaction import SecretValues, redact_text
+from baton.journal.writer import ServerJournal
+from baton.runtime.launch import LaunchSpec
+from baton.runtime.permissions.correlation import ToolCallTracker
+from baton.runtime.permissions.engine import Resolution, refuse
+from baton.runtime.permissions.records import NO_ACTIVE_PROMPT, STALE_GENERATION, UNKNOWN_SESSION
+from baton.runtime.process import FAILURE_SIGTERM_GRACE_SECONDS, AgentProcess, ShutdownResult
+from baton.runtime.recorder import Recorder
+from baton.store import new_id
+from baton.wire.budget import BudgetClock
+from baton.wire.capabilities import InitializeResult
+from baton.wire.jsonrpc import Message
+from baton.wire.session_state import SessionState
+
+#: Notifications that arrive beside the initialize answer (before a session exists) are kept,
+#: at most this many, until the lane's initialized state is durable, then recorded in order.
+MAX_STARTUP_NOTIFICATIONS: Final = 256
+
+#: Updates of a session whose run ended, kept on the session (they are also journaled and
+#: recorded as observations); the oldest are dropped past this.
+MAX_LATE_UPDATES_PER_SESSION: Final = 256
+
+#: Replayed history kept from one session/load (apart from live output).
+MAX_REPLAYED_UPDATES: Final = 4096
+
+
+class TurnHandler(Protocol):
+    """What a lane hands a session's active run: its updates and permission requests."""
+
+    async def on_update(self, update: dict[str, Any], ref: object) -> None: ...
+
+    async def on_permission(self, request: InboundRequest) -> Resolution: ...
+
+    def on_lost(self, reason: BatonError) -> None: ...
+
+
+@dataclass
+class LaneSession:
+    """A provider session the lane owns."""
+
+    session_id: str  # Baton's id (store)
+    provider_id: str  # the agent's sessionId
+    cwd: str
+    state: SessionState
+    tracker: ToolCallTracker
+    active: TurnHandler | None = None
+    replaying: bool = False
+    replayed: list[dict[str, Any]] = field(default_factory=list)
+    late_updates: list[dict[str, Any]] = field(default_factory=list)
+
+
+class LaneFenced(BatonError):
+    """The lane latched a safety fence (a failed drain, or a child that survived SIGKILL):
+    no replacement process starts until Baton restarts."""
+
+    code = "RUNTIME_SAFETY_FENCED"
+    fault = "baton"
+
+
+class Lane:
+    """One agent child for one runtime identity, started lazily, replaced by generation."""
+
+    def __init__(
+        self,
+        spec: LaunchSpec,
+        *,
+        journal: Journal,
+        recorder: Recorder,
+        request_limit: float,
+        on_quarantine: Callable[[Lane, str], Awaitable[None]] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.journal = journal
+        self.recorder = recorder
+        self.request_limit = request_limit
+        self.secrets = SecretValues(spec.secrets)
+        self.generation = 0
+        self.server_id: str | None = None
+        self.process: AgentProcess | None = None
+        self.connection: Connection | None = None
+        self.client: AcpClient | None = None
+        self.initialized: InitializeResult | None = None
+        self.sessions: dict[str, LaneSession] = {}
+        #: Provider session ids this lane opened earlier that are no longer active.
+        self.inactive: set[str] = set()
+        self.fence: str | None = None
+        self.fenced_messages = 0
+        self._start_lock = asyncio.Lock()
+        self._settled: asyncio.Event = asyncio.Event()
+        self._settled.set()
+        self._callbacks: set[asyncio.Task[Any]] = set()
+        self._on_quarantine = on_quarantine
+        self._setups_in_flight = 0
+        #: Notifications that arrived beside the initialize answer (journaled; kept for
+        #: profile-gated extensions that read them once the initialized state is durable).
+        self.startup_notifications: list[tuple[Message, object]] = []
+        self._early: dict[str, list[tuple[Message, object]]] = {}
+
+    def redact(self, text: str) -> str:
+        """Redact ``text`` with this lane's secrets and the credential patterns."""
+        return redact_text(text, self.secrets)
+
+    # --- start -----------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """True while a generation's child is connected."""
+        return self.connection is not None and not self.connection.is_closed
+
+    async def ensure_started(self, budget: BudgetClock | None) -> AcpClient:
+        """The connected client, starting the child (and initializing it) if needed."""
+        async with self._start_lock:
+            if self.fence is not None:
+                raise LaneFenced(self.fence)
+            if self.client is not None and self.running:
+                return self.client
+            # A replacement waits for the prior client's accepted callbacks to settle.
+            await self._settled.wait()
+            return await self._start(budget)
+
+    async def _start(self, budget: BudgetClock | None) -> AcpClient:
+        self.generation += 1
+        generation = self.generation
+        server_id = new_id("srv")
+        journal = await self.journal.open_server(server_id, secrets=self.secrets)
+        self.recorder.server_starting(server_id, self.spec, generation)
+        try:
+            process = await AgentProcess.spawn(
+                self.spec.argv, env=self.spec.env, redact=self.redact
+            )
+        except BaseException:
+            await journal.close()
+            self.recorder.server_state(server_id, "FAILED", "the agent could not be launched")
+            raise
+        self.server_id = server_id
+        self.process = process
+        self.recorder.server_pid(server_id, process.pid)
+        startup: list[tuple[Message, object]] = []
+        initializing = True
+
+        async def on_update(message: Message, ref: object) -> None:
+            await self._route_update(generation, message, ref)
+
+        async def on_other(message: Message, ref: object) -> None:
+            if generation != self.generation:
+                self.fenced_messages += 1
+                return
+            if initializing and len(startup) < MAX_STARTUP_NOTIFICATIONS:
+                startup.append((message, ref))
+            # Otherwise: journal-only telemetry (already journaled by the tap).
+
+        async def on_permission(request: InboundRequest) -> Any:
+            return await self._route_permission(generation, request)
+
+        def on_violation(violation: ProtocolViolation) -> None:
+            self._spawn_callback(
+                self.quarantine(f"protocol violation: {violation.kind}", generation)
+            )
+
+        connection = Connection(
+            process.stdout,
+            process.stdin,
+            max_frame_bytes=self.spec.max_frame_bytes,
+            tap=_LaneTap(journal, self, generation),
+            request_limit=self.request_limit,
+            on_violation=on_violation,
+        )
+        connection.on_notification("session/update", on_update)
+        connection.on_any_notification(on_other)
+        connection.on_request("session/request_permission", on_permission)
+        connection.start()
+        self.connection = connection
+        client = AcpClient(connection)
+        self._watch(generation, connection)
+        try:
+            if budget is not None:
+                self.initialized = await client.initialize_within(budget)
+            else:
+                self.initialized = await client.initialize()
+        except BaseException:
+            await self._stop_generation(generation, "FAILED", failure=True)
+            raise
+        initializing = False
+        self.recorder.server_ready(server_id)
+        self.startup_notifications = startup
+        self.client = client
+        return client
+
+    def _watch(self, generation: int, connection: Connection) -> None:
+        async def watch() -> None:
+            reason = await connection.drained()
+            if generation != self.generation:
+                return
+            # The child went away on its own: every active run of the lane is ambiguous.
+            await self.quarantine(f"agent connection closed: {reason.code}", generation)
+
+        self._spawn_callback(watch())
+
+    def _spawn_callback(self, coro: Awaitable[Any]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._callbacks.add(task)
+        task.add_done_callback(self._callbacks.discard)
+
+    # --- routing ---------------------------------------------------------------------------
+
+    def _session_for(self, params: object) -> tuple[str | None, LaneSession | None]:
+        if not isinstance(params, dict):
+            return None, None
+        provider_id = params.get("sessionId")
+        if not isinstance(provider_id, str):
+            return None, None
+        return provider_id, self.sessions.get(provider_id)
+
+    async def _route_update(self, generation: int, message: Message, ref: object) -> None:
+        if generation != self.generation:
+            self.fenced_messages += 1
+            return
+        params = message.get("params")
+        provider_id, session = self._session_for(params)
+        if session is None:
+            if provider_id is not None and provider_id in self.inactive:
+                return  # a delayed update from a known inactive session: ignored
+            if provider_id is not None and self._setups_in_flight:
+                early = self._early.setdefault(provider_id, [])
+                if len(early) < MAX_STARTUP_NOTIFICATIONS:
+                    early.append((message, ref))
+                return
+            await self.quarantine("an update named a session this lane does not own", generation)
+            return
+        assert isinstance(params, dict)
+        update = params.get("update")
+        if not isinstance(update, dict):
+            return
+        session.tracker.observe(update)
+        if session.replaying:
+            if len(session.replayed) < MAX_REPLAYED_UPDATES:
+                session.replayed.append(update)
+            return
+        if session.active is not None:
+            await session.active.on_update(update, ref)
+            return
+        # Between prompts, or after the prompt's answer: the session's, not the next run's.
+        session.late_updates.append(update)
+        if len(session.late_updates) > MAX_LATE_UPDATES_PER_SESSION:
+            del session.late_updates[0]
+        await self.recorder.late_update(session.session_id, update, ref)
+
+    async def _route_permission(self, generation: int, request: InboundRequest) -> Any:
+        if generation != self.generation:
+            resolution = refuse(
+                request.id,
+                request.params,
+                reason_code=STALE_GENERATION,
+                reason="the request came from an invalidated process generation",
+            )
+            return resolution.outcome
+        provider_id, session = self._session_for(request.params)
+        if session is None:
+            if provider_id is not None and provider_id in self.inactive:
+                resolution = refuse(
+                    request.id,
+                    request.params,
+                    reason_code=NO_ACTIVE_PROMPT,
+                    reason="the request came from an inactive session of this lane",
+                )
+                await self.recorder.interaction(None, None, resolution, request.ref)
+                return resolution.outcome
+            resolution = refuse(
+                request.id,
+                request.params,
+                reason_code=UNKNOWN_SESSION,
+                reason="the request named a session this lane does not own",
+            )
+            await self.recorder.interaction(None, None, resolution, request.ref)
+            self._spawn_callback(
+                self.quarantine("a permission request named an unknown session", generation)
+            )
+            return resolution.outcome
+        if session.active is None:
+            resolution = refuse(
+                request.id,
+                request.params,
+                reason_code=NO_ACTIVE_PROMPT,
+                reason="no Baton-owned prompt is active on this session",
+            )
+            await self.recorder.interaction(session.session_id, None, resolution, request.ref)
+            return resolution.outcome
+        resolution = await session.active.on_permission(request)
+        if generation != self.generation:
+            # The lane was quarantined while the decision was pending: never an approval.
+            return refuse(
+                request.id,
+                request.params,
+                reason_code=STALE_GENERATION,
+                reason="the lane was quarantined while the request was pending",
+            ).outcome
+        return resolution.outcome
+
+    # --- sessions --------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def opening(self) -> AsyncIterator[None]:
+        """Around session/new or an attach: updates for a session id not known yet are kept
+        (bounded) until the answer names it, instead of counting as foreign traffic."""
+        self._setups_in_flight += 1
+        try:
+            yield
+        finally:
+            self._setups_in_flight -= 1
+            if self._setups_in_flight == 0:
+                self._early.clear()
+
+    def adopt(self, session: LaneSession) -> list[tuple[Message, object]]:
+        """Register an opened session; return updates that arrived before its id was known."""
+        self.sessions[session.provider_id] = session
+        self.inactive.discard(session.provider_id)
+        return self._early.pop(session.provider_id, [])
+
+    def release(self, provider_id: str) -> None:
+        """The session is no longer attached here; its later traffic is inactive traffic."""
+        if self.sessions.pop(provider_id, None) is not None:
+            self.inactive.add(provider_id)
+
+    # --- loss, quarantine, shutdown --------------------------------------------------------
+
+    async def quarantine(self, reason: str, generation: int | None = None) -> None:
+        """Invalidate the generation first, then shut its child down, drain what was accepted,
+        and mark every active run of the lane for recovery. Idempotent per generation."""
+        if generation is not None and generation != self.generation:
+            return
+        if self.connection is None and self.process is None:
+            return
+        bad_generation = self.generation
+        self.generation += 1  # invalidate before anything can await
+        self._settled.clear()
+        try:
+            active = [s for s in self.sessions.values() if s.active is not None]
+            loss = TransportClosed(f"the lane was quarantined: {self.redact(reason)}")
+            for session in active:
+                assert session.active is not None
+                session.active.on_lost(loss)
+            await self._stop_generation(bad_generation, "LOST", failure=True, reason=reason)
+            for provider_id in list(self.sessions):
+                self.release(provider_id)
+            if self._on_quarantine is not None:
+                await self._on_quarantine(self, reason)
+        finally:
+            self._settled.set()
+
+    async def _stop_generation(
+        self, generation: int, state: str, *, failure: bool = False, reason: str | None = None
+    ) -> ShutdownResult | None:
+        process, connection, server_id = self.process, self.connection, self.server_id
+        self.process = self.connection = self.client = None
+        if generation == self.generation:
+            self.generation += 1
+        result: ShutdownResult | None = None
+        if process is not None:
+            grace = FAILURE_SIGTERM_GRACE_SECONDS if failure else None
+            if grace is not None:
+                result = await process.shutdown(term_grace=grace)
+            else:
+                result = await process.shutdown()
+        drained = True
+        if connection is not None:
+            try:
+                await asyncio.wait_for(connection.drained(), timeout=5)
+            except TimeoutError:
+                drained = False
+            await connection.close()
+        if result is not None and result.survived:
+            self.fence = "the agent's process group survived SIGKILL"
+        elif not drained:
+            self.fence = "the agent's output could not be drained"
+        if server_id is not None:
+            diagnostics = reason
+            if process is not None:
+                tail = process.stderr_tail()
+                if tail:
+                    diagnostics = f"{reason or ''}\n{tail[-2000:]}".strip()
+            self.recorder.server_state(
+                server_id, state, self.redact(diagnostics) if diagnostics else None
+            )
+            writer = self.journal.writer(server_id)
+            if writer is not None:
+                with contextlib.suppress(BatonError, OSError):
+                    await writer.close()
+        return result
+
+    async def shutdown(self) -> None:
+        """Orderly shutdown: active runs are lost (ambiguous), the child is stopped."""
+        if any(s.active is not None for s in self.sessions.values()):
+            await self.quarantine("Baton shut down with a prompt outstanding")
+            return
+        await self._stop_generation(self.generation, "EXITED")
+        for provider_id in list(self.sessions):
+            self.release(provider_id)
+        pending = list(self._callbacks)
+        for task in pending:
+            task.cancel()
+        for task in pending:
+            with contextlib.suppress(BaseException):
+                await task
+
+    def stderr_tail(self) -> str:
+        """The current child's redacted stderr tail (empty without a child)."""
+        return self.process.stderr_tail() if self.process is not None else ""
+
+
+class _LaneTap(JournalTap):
+    """The journal tap of one generation; in strict mode a skipped frame quarantines."""
+
+    def __init__(self, journal: ServerJournal, lane: Lane, generation: int) -> None:
+        super().__init__(journal)
+        self._lane = lane
+        self._generation = generation
+
+    async def record(self, frame: TapFrame) -> JournalRef:
+        ref = await super().record(frame)
+        if frame.skipped is not None and self._lane.spec.strict_mode:
+            self._lane._spawn_callback(
+                self._lane.quarantine(
+                    "strict mode: the agent wrote a line that is not ACP", self._generation
+                )
+            )
+        return ref

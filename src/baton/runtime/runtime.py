@@ -1,0 +1,574 @@
+"""The runtime: Baton's library entry point.
+
+>>> async with Runtime(data_dir="/tmp/baton") as runtime:          # doctest: +SKIP
+...     result = await runtime.run(RunRequest(prompt="echo hi", agent_command="baton agent scripted"))
+
+A :class:`Runtime` owns the data directory (journal and store), one lane per runtime identity
+(profile, executable, lane), the runtime-wide stream memory bound, and the asker used by the
+``ask`` policy. On start it passively reconciles what a previous process left behind (stale
+servers become LOST, interrupted runs RECOVERY_REQUIRED) without starting any agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import time
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from baton.errors import (
+    AgentLaunchFailed,
+    AuthenticationRequired,
+    BatonError,
+    BudgetExpired,
+    ConfigurationError,
+    IncompatibleProtocolVersion,
+    ProtocolError,
+    TransportClosed,
+)
+from baton.journal import Journal
+from baton.runtime.discovery import DiscoveryCache
+from baton.runtime.events import RunEvent
+from baton.runtime.lane import Lane, LaneFenced, LaneSession
+from baton.runtime.launch import CUSTOM_PROFILE_ID, LaunchSpec, from_command, from_profile
+from baton.runtime.permissions.ask import Asker, NoUserAsker
+from baton.runtime.permissions.correlation import ToolCallTracker
+from baton.runtime.permissions.engine import PermissionSettings
+from baton.runtime.permissions.local_policy import LocalContext
+from baton.runtime.permissions.policies import (
+    ExecutionSettings,
+    available_policies,
+    check_policy,
+    check_run_settings,
+    parse_policy,
+)
+from baton.runtime.profiles import BUILTIN_PROFILES, Profile
+from baton.runtime.reconcile import reconcile
+from baton.runtime.recorder import Recorder
+from baton.runtime.settings import RequestedSettings, SessionMutationAmbiguous, apply_settings
+from baton.runtime.streaming import StreamMemory
+from baton.runtime.tools_file import load_tool_declarations
+from baton.runtime.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn, TurnOutcome
+from baton.store import Store, ensure_data_dir, resolve_data_dir
+from baton.wire.budget import DEFAULT_REQUEST_LIMIT_SECONDS, BudgetClock, TurnBudget
+from baton.wire.content import build_prompt, text_block
+
+#: Run statuses and the `baton run` exit code each maps to.
+EXIT_CODES: Final = {
+    "COMPLETED": 0,
+    "FAILED": 1,
+    "INTERRUPTED": 130,
+    "RECOVERY_REQUIRED": 6,
+    "LOST": 6,
+}
+
+
+class AgentNotInstalled(BatonError):
+    """No candidate executable of the profile passed discovery."""
+
+    code = "AGENT_NOT_INSTALLED"
+    fault = "caller"
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """One prompt to run. Exactly one of ``agent`` (a profile) and ``agent_command``."""
+
+    prompt: str
+    agent: str | None = None
+    agent_command: str | Sequence[str] | None = None
+    env_keys: Sequence[str] = ()
+    cwd: str | None = None
+    policy: str = "ask"
+    allow_unattended: bool = False
+    mode: str | None = None
+    model: str | None = None
+    effort: str | None = None
+    config: Mapping[str, str] = field(default_factory=dict)
+    tools_file: str | None = None
+    idle_timeout: float | None = None
+    timeout: float | None = None
+    attachments: Sequence[str] = ()
+    execution: ExecutionSettings = field(default_factory=ExecutionSettings)
+
+
+@dataclass
+class RunResult:
+    """The outcome of a run, as `baton run` reports it in its last line."""
+
+    run_id: str
+    status: str
+    stop_reason: str | None
+    exit_code: int
+    error_code: str | None = None
+    message: str | None = None
+    session_id: str | None = None
+    provider_session_id: str | None = None
+    tool_calls: int = 0
+    duration_ms: int = 0
+    text: str = ""
+    permissions: list[dict[str, Any]] = field(default_factory=list)
+    bound: str | None = None
+    retryable: bool = False
+    skipped_frames: int = 0
+    violations: int = 0
+
+    def to_event(self) -> RunEvent:
+        """The final ``result`` event."""
+        return RunEvent(
+            "result",
+            self.run_id,
+            {
+                "status": self.status,
+                "stopReason": self.stop_reason,
+                "exitCode": self.exit_code,
+                "errorCode": self.error_code,
+                "message": self.message,
+                "sessionId": self.session_id,
+                "providerSessionId": self.provider_session_id,
+                "toolCalls": self.tool_calls,
+                "permissions": len(self.permissions),
+                "durationMs": self.duration_ms,
+                "bound": self.bound,
+                "retryable": self.retryable,
+                "skippedFrames": self.skipped_frames,
+                "violations": self.violations,
+            },
+        )
+
+
+class Runtime:
+    """Baton's core: lanes, sessions, turns, over one data directory."""
+
+    def __init__(
+        self,
+        *,
+        data_dir: str | os.PathLike[str] | None = None,
+        environ: Mapping[str, str] | None = None,
+        asker: Asker | None = None,
+        profiles: Mapping[str, Profile] | None = None,
+        config_overrides: Mapping[str, str] | None = None,
+        request_limit: float = DEFAULT_REQUEST_LIMIT_SECONDS,
+        interrupt_timeout: float = INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
+    ) -> None:
+        self.environ = dict(os.environ if environ is None else environ)
+        self.data_dir = resolve_data_dir(
+            str(data_dir) if data_dir is not None else None, self.environ
+        )
+        self.asker: Asker = asker or NoUserAsker()
+        self.profiles = dict(BUILTIN_PROFILES if profiles is None else profiles)
+        self.config_overrides = dict(config_overrides or {})
+        self.request_limit = request_limit
+        self.interrupt_timeout = interrupt_timeout
+        self.memory = StreamMemory()
+        self.lanes: dict[tuple[str, str, str], Lane] = {}
+        self.discovery = DiscoveryCache()
+        self.journal: Journal | None = None
+        self.store: Store | None = None
+        self.recorder: Recorder | None = None
+        self.reconciled: list[str] = []
+        self._turns: set[Turn] = set()
+
+    # --- lifecycle -------------------------------------------------------------------------
+
+    async def open(self) -> None:
+        """Open the journal and store, and passively reconcile a previous process's state."""
+        if self.store is not None:
+            return
+        ensure_data_dir(self.data_dir)
+        journal = Journal.in_data_dir(self.data_dir)
+        store = Store.open(self.data_dir, flush=journal.flush_refs)
+        self.journal, self.store, self.recorder = journal, store, Recorder(store)
+        self.reconciled = await reconcile(store)
+
+    async def close(self) -> None:
+        """Shut every lane down (active runs become RECOVERY_REQUIRED), then close files."""
+        for lane in list(self.lanes.values()):
+            with contextlib.suppress(BatonError, OSError):
+                await lane.shutdown()
+        self.lanes.clear()
+        if self.journal is not None:
+            await self.journal.close()
+        if self.store is not None:
+            self.store.close()
+        self.journal = self.store = self.recorder = None
+
+    async def __aenter__(self) -> Runtime:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()
+
+    # --- resolving the agent ---------------------------------------------------------------
+
+    async def resolve(self, request: RunRequest) -> LaunchSpec:
+        """The launch spec of the request's agent (discovery for a profile)."""
+        if (request.agent is None) == (request.agent_command is None):
+            raise ConfigurationError("name exactly one of --agent and --agent-command")
+        if request.agent_command is not None:
+            return from_command(
+                request.agent_command,
+                self.environ,
+                env_keys=request.env_keys,
+                allow_unattended=request.allow_unattended,
+            )
+        assert request.agent is not None
+        profile = self.profiles.get(request.agent)
+        if profile is None:
+            known = ", ".join(sorted(self.profiles))
+            raise ConfigurationError(f"unknown agent profile {request.agent!r}; known: {known}")
+        result = await self.discovery.discover(
+            profile,
+            parent_env=self.environ,
+            config_override=self.config_overrides.get(profile.id),
+        )
+        if result.selected is None:
+            reasons = "; ".join(f"{r.path}: {r.reason}" for r in result.rejected) or "none found"
+            raise AgentNotInstalled(
+                f"no usable {profile.id} executable ({reasons}); run `baton doctor {profile.id}`"
+            )
+        return from_profile(profile, result.selected, self.environ)
+
+    def lane_for(self, spec: LaunchSpec) -> Lane:
+        """The lane of ``spec``'s runtime identity, created on first use (started lazily)."""
+        lane = self.lanes.get(spec.identity)
+        if lane is None:
+            assert self.journal is not None and self.recorder is not None
+            lane = Lane(
+                spec,
+                journal=self.journal,
+                recorder=self.recorder,
+                request_limit=self.request_limit,
+                on_quarantine=self._quarantined,
+            )
+            self.lanes[spec.identity] = lane
+        return lane
+
+    async def _quarantined(self, lane: Lane, reason: str) -> None:
+        assert self.store is not None
+        for turn in list(self._turns):
+            if turn.lane is lane:
+                turn.on_lost(TransportClosed(reason))
+
+    # --- running ---------------------------------------------------------------------------
+
+    async def run(
+        self,
+        request: RunRequest,
+        *,
+        on_event: Callable[[RunEvent], None] | None = None,
+        on_turn: Callable[[Turn], None] | None = None,
+    ) -> RunResult:
+        """Run one prompt; every event goes to ``on_event`` as it happens."""
+        await self.open()
+        assert self.store is not None and self.recorder is not None
+        emit = on_event or (lambda _event: None)
+        started = time.monotonic()
+        policy = parse_policy(request.policy)
+        check_run_settings(request.execution)
+        spec = await self.resolve(request)
+        ad_hoc = spec.profile_id == CUSTOM_PROFILE_ID
+        policies = available_policies(
+            spec.allowed_policies,  # type: ignore[arg-type]
+            ad_hoc=ad_hoc,
+            allow_unattended=request.allow_unattended,
+        )
+        check_policy(policy, policies, profile=spec.profile_id, ad_hoc=ad_hoc)
+        cwd = os.path.realpath(request.cwd or os.getcwd())
+        if not os.path.isdir(cwd):
+            raise ConfigurationError(f"--cwd {cwd} is not a directory")
+        tools = load_tool_declarations(request.tools_file, self.environ)
+        lane = self.lane_for(spec)
+        prompt_text = lane.redact(request.prompt)
+        run_id = self.recorder.create_run(
+            prompt_text,
+            policy=policy,
+            unattended=request.allow_unattended and ad_hoc,
+            profile=spec.profile_id,
+        )
+        loop = asyncio.get_running_loop()
+        budget = TurnBudget(idle=request.idle_timeout, absolute=request.timeout)
+        clock: BudgetClock | None = None
+        if request.idle_timeout is not None or request.timeout is not None:
+            clock = budget.start(loop.time())
+        emit(
+            RunEvent(
+                "run_started",
+                run_id,
+                {
+                    "agent": spec.profile_id,
+                    "cwd": cwd,
+                    "policy": policy,
+                    "command": spec.launch_form,
+                },
+            )
+        )
+        result = await self._run_on_lane(
+            run_id, request, spec, lane, cwd, tools, policy, clock, emit, on_turn
+        )
+        result.duration_ms = int((time.monotonic() - started) * 1000)
+        emit(result.to_event())
+        return result
+
+    async def _fail(
+        self, run_id: str, status: str, code: str, message: str, *, exit_code: int, **extra: Any
+    ) -> RunResult:
+        assert self.recorder is not None
+        with contextlib.suppress(BatonError):
+            await self.recorder.run_status(
+                run_id, status, error_code=code, diagnostic=message, **extra
+            )
+        return RunResult(run_id, status, None, exit_code, error_code=code, message=message)
+
+    async def _run_on_lane(
+        self,
+        run_id: str,
+        request: RunRequest,
+        spec: LaunchSpec,
+        lane: Lane,
+        cwd: str,
+        tools: Any,
+        policy: Any,
+        clock: BudgetClock | None,
+        emit: Callable[[RunEvent], None],
+        on_turn: Callable[[Turn], None] | None,
+    ) -> RunResult:
+        assert self.recorder is not None
+        redact = lane.redact
+        # Start (or reuse) the lane and open a session: nothing is ambiguous yet.
+        try:
+            client = await lane.ensure_started(clock)
+            async with lane.opening():
+                connection = client.connection
+                if clock is not None:
+                    opened = await client.new_session_within(clock, cwd, mcp_servers=tools)
+                else:
+                    opened = await client.new_session(cwd, mcp_servers=tools)
+                ref = connection.last_response_ref
+        except AgentLaunchFailed as exc:
+            return await self._fail(run_id, "FAILED", exc.code, redact(exc.message), exit_code=5)
+        except IncompatibleProtocolVersion as exc:
+            return await self._fail(run_id, "FAILED", exc.code, redact(exc.message), exit_code=5)
+        except AuthenticationRequired as exc:
+            methods = ""
+            if lane.initialized is not None and lane.initialized.auth_methods:
+                methods = "; advertised methods: " + ", ".join(
+                    m.id for m in lane.initialized.auth_methods
+                )
+            return await self._fail(
+                run_id,
+                "FAILED",
+                "AUTHENTICATION_REQUIRED",
+                redact(f"the agent needs you to sign in{methods} ({exc.agent_message})"),
+                exit_code=4,
+            )
+        except BudgetExpired as exc:
+            await lane.quarantine("setup outlived the turn budget")
+            return await self._fail(run_id, "FAILED", exc.code, exc.message, exit_code=3)
+        except LaneFenced as exc:
+            return await self._fail(run_id, "FAILED", exc.code, exc.message, exit_code=5)
+        except (TransportClosed, ProtocolError) as exc:
+            tail = lane.stderr_tail()[-500:]
+            message = redact(f"{exc.message}. stderr: {tail}" if tail else exc.message)
+            return await self._fail(run_id, "FAILED", exc.code, message, exit_code=1)
+        except BatonError as exc:
+            return await self._fail(
+                run_id,
+                "FAILED",
+                exc.code,
+                redact(exc.message),
+                exit_code=1 if exc.fault == "agent" else 2,
+            )
+        assert lane.server_id is not None
+        session_id = await self.recorder.session_opened(
+            spec.profile_id, cwd, lane.server_id, opened.session_id, opened.state, ref
+        )
+        await self.recorder.run_attached(run_id, session_id, lane.server_id)
+        session = LaneSession(
+            session_id=session_id,
+            provider_id=opened.session_id,
+            cwd=cwd,
+            state=opened.state,
+            tracker=ToolCallTracker(opened.session_id),
+        )
+        lane.adopt(session)
+        emit(
+            RunEvent(
+                "session", run_id, {"sessionId": session_id, "providerSessionId": opened.session_id}
+            )
+        )
+        requested = RequestedSettings(
+            mode=request.mode,
+            model=request.model,
+            effort=request.effort,
+            config=dict(request.config),
+        )
+        try:
+            state, sent = await apply_settings(
+                client,
+                opened.session_id,
+                requested,
+                allow_legacy_set_model=spec.profile is not None
+                and spec.profile.session_models_extension,
+            )
+            if sent:
+                await self.recorder.session_resolved(
+                    session_id, run_id, state, client.connection.last_response_ref
+                )
+            session.state = state
+            blocks = build_prompt(client.capabilities, request.prompt)
+            if request.attachments:
+                blocks = self._attachments(spec, client, request)
+        except SessionMutationAmbiguous as exc:
+            await lane.quarantine(exc.message)
+            return await self._fail(
+                run_id,
+                "RECOVERY_REQUIRED",
+                exc.code,
+                redact(exc.message),
+                exit_code=6,
+                recovery_reason=redact(exc.message),
+            )
+        except BatonError as exc:
+            lane.release(opened.session_id)
+            return await self._fail(
+                run_id,
+                "FAILED",
+                exc.code,
+                redact(exc.message),
+                exit_code=2 if exc.fault == "caller" else 1,
+            )
+        permissions = PermissionSettings(
+            policy=policy,
+            allow_remembered=spec.allow_remembered_permissions,
+            context=LocalContext(
+                worktree=cwd, network_allowed=request.execution.network == "enabled"
+            ),
+        )
+        turn = Turn(
+            run_id=run_id,
+            lane=lane,
+            session=session,
+            client=client,
+            recorder=self.recorder,
+            permissions=permissions,
+            asker=self.asker,
+            clock=clock,
+            memory=self.memory,
+            emit=emit,
+            interrupt_timeout=self.interrupt_timeout,
+        )
+        self._turns.add(turn)
+        if on_turn is not None:
+            on_turn(turn)
+        try:
+            outcome = await turn.execute(
+                blocks, profile_mapped=spec.profile_id == "grok" and bool(request.attachments)
+            )
+        finally:
+            self._turns.discard(turn)
+        connection = client.connection
+        result = self._result(
+            run_id, outcome, session, connection.skipped_frames, connection.violation_count
+        )
+        await self._record_outcome(
+            run_id, outcome, connection.skipped_frames, connection.violation_count
+        )
+        await self._release(lane, client, session, outcome)
+        return result
+
+    def _attachments(
+        self, spec: LaunchSpec, client: Any, request: RunRequest
+    ) -> list[dict[str, Any]]:
+        from baton.runtime.attachments import attachment_blocks
+
+        return [
+            *attachment_blocks(spec, client.capabilities, request.attachments),
+            text_block(request.prompt),
+        ]
+
+    def _result(
+        self, run_id: str, outcome: TurnOutcome, session: LaneSession, skipped: int, violations: int
+    ) -> RunResult:
+        exit_code = EXIT_CODES.get(outcome.status, 1)
+        if outcome.status == "INTERRUPTED" and outcome.bound is not None:
+            exit_code = 3
+        if outcome.error_code == "AUTHENTICATION_REQUIRED":
+            exit_code = 4
+        return RunResult(
+            run_id,
+            outcome.status,
+            outcome.stop_reason,
+            exit_code,
+            error_code=outcome.error_code,
+            message=outcome.message or outcome.recovery_reason,
+            session_id=session.session_id,
+            provider_session_id=session.provider_id,
+            tool_calls=outcome.tool_calls,
+            text=outcome.text,
+            permissions=outcome.permissions,
+            bound=outcome.bound,
+            retryable=outcome.retryable,
+            skipped_frames=skipped,
+            violations=violations,
+        )
+
+    async def _record_outcome(
+        self, run_id: str, outcome: TurnOutcome, skipped: int, violations: int
+    ) -> None:
+        assert self.recorder is not None
+        with contextlib.suppress(BatonError):
+            await self.recorder.run_status(
+                run_id,
+                outcome.status,
+                stop_reason=outcome.stop_reason,
+                error_code=outcome.error_code,
+                diagnostic=outcome.message,
+                recovery_reason=outcome.recovery_reason,
+                skipped_frames=skipped,
+                violations=violations,
+            )
+
+    async def _release(
+        self, lane: Lane, client: Any, session: LaneSession, outcome: TurnOutcome
+    ) -> None:
+        """Close the provider session when advertised and nothing about it is ambiguous; never
+        start a process only to close."""
+        if outcome.status in ("RECOVERY_REQUIRED", "LOST") or not lane.running:
+            lane.release(session.provider_id)
+            return
+        if client.capabilities.session_close:
+            with contextlib.suppress(BatonError):
+                await client.close_session(session.provider_id)
+        lane.release(session.provider_id)
+        assert self.recorder is not None
+        with contextlib.suppress(BatonError):
+            self.recorder.session_state(session.session_id, "CLOSED")
+
+    async def events(self, request: RunRequest) -> AsyncIterator[RunEvent]:
+        """Run ``request`` and yield its events as they happen; the last is ``result``."""
+        queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+        task = asyncio.ensure_future(self.run(request, on_event=queue.put_nowait))
+        task.add_done_callback(lambda _t: queue.put_nowait(None))
+        try:
+            while True:
+                event = await queue.get()
+                if event is None:
+                    break
+                yield event
+            task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+
+
+def data_dir_path(value: str | None, environ: Mapping[str, str]) -> Path:
+    """The data directory Baton would use (``--data-dir`` > ``BATON_HOME`` > platform)."""
+    return resolve_data_dir(value, environ)
