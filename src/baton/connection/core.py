@@ -155,6 +155,8 @@ class Connection:
         self.violations: list[ProtocolViolation] = []
         self.frames_in = 0
         self.frames_out = 0
+        #: The tap reference of the most recent answer to one of Baton's requests.
+        self.last_response_ref: object = None
 
     # --- registration ----------------------------------------------------------------------
 
@@ -493,6 +495,7 @@ class Connection:
             self._violation("unknown_response_id", f"a response to id {request_id!r}, never sent")
             return
         pending.response_ref = ref
+        self.last_response_ref = ref
         if "error" in message:
             error = message["error"]
             code = error["code"]
