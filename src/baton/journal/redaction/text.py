@@ -15,8 +15,9 @@ Rules, applied in this order (each is one precompiled regex pass):
    ``github_pat_...``, ``AIza...``, ``AKIA...``/``ASIA...``, ``xox[baprs]-...``, and JWTs.
 
 Cost. Every pattern is free of nested or overlapping quantifiers, keys are at most
-:data:`MAX_KEY_CHARS` long, and a cheap trigger scan skips all of it for text that cannot hold
-a credential, so redaction is linear in the length of the text. Redaction is idempotent.
+:data:`MAX_KEY_CHARS` long, and a failed attempt can only rescan the run it started in, so
+redaction is linear in the length of the text. A cheap scan per rule skips the rules that
+cannot apply (most strings hold no ``:``, ``=``, ``@``, ``bearer`` or key prefix). Redaction is idempotent.
 """
 
 from __future__ import annotations
@@ -41,11 +42,6 @@ MIN_AUTH_TOKEN_CHARS: Final = 8
 #: How far back from the end of a stream's text a pending ``key`` (a credential name followed
 #: only by spaces, its separator still to come) is looked for.
 _PENDING_KEY_WINDOW: Final = MAX_KEY_CHARS + 4
-
-# Anything a rule below could start with. Text without one of these is returned untouched.
-_TRIGGER_RE: Final = re.compile(
-    r"[:=@]|(?i:bearer|basic)|sk-|gh[pousr]_|github_pat_|AIza|A[KS]IA|xox[baprs]-|eyJ"
-)
 
 _URL_USERINFO_RE: Final = re.compile(
     r"(?<![A-Za-z0-9+.\-])(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]{0,31}://)"
@@ -81,8 +77,12 @@ _SHAPES_RE: Final = re.compile(
     r")"
     # A JWT may start only where a run of its characters starts: a failed attempt scans that
     # run, so starting inside runs too would make the pass quadratic.
-    r"|(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{4,}\.eyJ[A-Za-z0-9_\-]{4,}\.[A-Za-z0-9_\-]*"
+    r"|(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{4,}+\.eyJ[A-Za-z0-9_\-]{4,}+\.[A-Za-z0-9_\-]*+"
 )
+
+# Cheap scans that tell which rules can apply at all (each is one pass without backtracking).
+_AUTH_HINT_RE: Final = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr]|[Bb][Aa][Ss][Ii][Cc]")
+_SHAPE_HINT_RE: Final = re.compile(r"sk-|gh[pousr]_|github_pat_|AIza|A[KS]IA|xox[baprs]-|eyJ")
 
 # The beginning of a well-known shape (checked inside the token run that ends a stream only).
 _SHAPE_PREFIX_RE: Final = re.compile(
@@ -226,14 +226,15 @@ def redact_text(text: str, secrets: SecretValues | None = None) -> str:
     """
     if secrets:
         text = secrets.mask(text)
-    if _TRIGGER_RE.search(text) is None:
-        return text
-    if "@" in text:
+    if "://" in text and "@" in text:
         text = _URL_USERINFO_RE.sub(_userinfo, text)
-    text = _AUTH_SCHEME_RE.sub(_auth_scheme, text)
+    if _AUTH_HINT_RE.search(text) is not None:
+        text = _AUTH_SCHEME_RE.sub(_auth_scheme, text)
     if ":" in text or "=" in text:
         text = _redact_assignments(text)
-    return _SHAPES_RE.sub(REDACTED, text)
+    if _SHAPE_HINT_RE.search(text) is not None:
+        text = _SHAPES_RE.sub(REDACTED, text)
+    return text
 
 
 def credential_spans(text: str) -> list[Span]:
@@ -245,9 +246,13 @@ def credential_spans(text: str) -> list[Span]:
     spaces (its separator may be in the next delta).
     """
     spans: list[Span] = []
-    if _TRIGGER_RE.search(text) is not None:
-        for regex in (_URL_USERINFO_RE, _AUTH_SCHEME_RE, _SHAPES_RE):
-            spans.extend(Span(m.start(), m.end()) for m in regex.finditer(text))
+    if "://" in text and "@" in text:
+        spans.extend(Span(m.start(), m.end()) for m in _URL_USERINFO_RE.finditer(text))
+    if _AUTH_HINT_RE.search(text) is not None:
+        spans.extend(Span(m.start(), m.end()) for m in _AUTH_SCHEME_RE.finditer(text))
+    if _SHAPE_HINT_RE.search(text) is not None:
+        spans.extend(Span(m.start(), m.end()) for m in _SHAPES_RE.finditer(text))
+    if ":" in text or "=" in text:
         spans.extend(Span(a.key_start, a.end, a.closers) for a in _assignments(text))
     if text.endswith((" ", "\t")):
         stripped = text.rstrip(" \t")
