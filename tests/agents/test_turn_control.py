@@ -3,6 +3,7 @@ queued prompts and stdin EOF."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -173,3 +174,38 @@ async def test_unknown_session_and_bad_params(spawn: Any) -> None:
     with pytest.raises(AgentRequestError) as caught:
         await agent.conn.request("no/such/method", {}, timeout=20)
     assert caught.value.rpc_code == -32601
+
+
+async def test_work_runs_to_its_end_after_stdin_eof(spawn: Any) -> None:
+    agent = await spawn()
+    session = await agent.start()
+    first = await agent.send_prompt(session, "stream 20000; slow 0.05; echo done")
+    second = await agent.send_prompt(session, "echo queued")
+    assert agent.process.stdin is not None
+    agent.process.stdin.close()
+    assert await agent.exit_code() == 0
+    assert await agent.conn.await_response(first, timeout=20) == {"stopReason": "end_turn"}
+    assert await agent.conn.await_response(second, timeout=20) == {"stopReason": "end_turn"}
+    assert len(agent.updates(session)) == 20002
+    assert agent.text(session).endswith("chunk 20000\ndonequeued")
+
+
+async def test_a_permission_pending_at_eof_counts_as_cancelled(spawn: Any) -> None:
+    agent = await spawn()
+    session = await agent.start()
+    never = asyncio.Event()
+
+    async def stuck(request: Any) -> dict[str, Any]:
+        await never.wait()
+        return {}
+
+    agent.answer = stuck
+    request_id = await agent.send_prompt(session, "write a.txt x; echo after")
+    await agent.until(lambda: len(agent.permission_requests) == 1)
+    assert agent.process.stdin is not None
+    agent.process.stdin.close()
+    assert await agent.exit_code() == 0
+    assert await agent.conn.await_response(request_id, timeout=20) == {"stopReason": "end_turn"}
+    assert agent.updates(session)[1]["rawOutput"] == {"outcome": "cancelled"}
+    assert agent.text(session) == "after"
+    assert not (agent.cwd / "a.txt").exists()

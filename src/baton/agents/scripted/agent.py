@@ -9,9 +9,12 @@ The agent's own requests (session/request_permission, fs/*, terminal/create) car
 own counter: integers from 0, or UUID strings. Answers are matched to them by id; an answer to
 an id the agent never used is logged and dropped.
 
-At stdin EOF (unless ``--eof ignore``) the agent behaves as if every running turn had been
-cancelled: waits on the client end (a permission request counts as cancelled), turns that would
-never answer are dropped, and the agent exits 0 once no turn is left.
+At stdin EOF (unless ``--eof ignore``) the client can no longer answer, so every wait on it
+ends: a pending permission or client request counts as cancelled (-32800), ``wait_for_cancel``
+ends as if cancelled, and turns that would never answer (``ignore_cancel``, ``hang``,
+``endless``) are dropped. Work that needs nothing from the client (``stream``, ``slow``, queued
+prompts) runs to its end, so ``printf '...' | python -m baton.agents.scripted`` works as a
+pipeline. The agent exits 0 once no turn is left.
 """
 
 from __future__ import annotations
@@ -191,11 +194,8 @@ class ScriptedAgent:
             self.log.info("stdin closed; still running (--eof ignore)")
             await output_gone.wait()
             return EXIT_OK
-        self.log.debug("stdin closed; cancelling running turns and exiting")
+        self.log.debug("stdin closed; finishing running turns, then exiting")
         self.abandoned.set()
-        for turns in list(self._turns.values()):
-            for turn in turns:
-                turn.cancel()
         for future, _turn in list(self._pending.values()):
             if not future.done():
                 future.set_result(

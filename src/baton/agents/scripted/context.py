@@ -65,7 +65,7 @@ class TurnContext(Protocol):
     out: RawWriter
     err: RawWriter
     log: Log
-    #: Set by session/cancel (and by stdin EOF when the agent exits on EOF).
+    #: Set by session/cancel, session/close or ``$/cancel_request`` for the prompt.
     cancelled: asyncio.Event
     #: Set at stdin EOF when the agent exits on EOF: waits that never end must give up.
     abandoned: asyncio.Event
@@ -96,8 +96,9 @@ class TurnContext(Protocol):
         """Send an agent-to-client request and wait for the answer."""
         ...
 
-    async def wait_cancelled(self, timeout: float | None) -> bool:
-        """Wait up to ``timeout`` seconds (None: forever) for a cancel; True if cancelled."""
+    async def wait_cancelled(self, timeout: float | None, *, or_abandoned: bool = False) -> bool:
+        """Wait up to ``timeout`` seconds (None: forever) for a cancel (or, with
+        ``or_abandoned``, for stdin EOF); True if one came."""
         ...
 
     def hang(self) -> None:

@@ -10,15 +10,15 @@ from baton.agents.scripted.script import Command
 
 
 async def _tick_until_cancelled(turn: TurnContext, interval_ms: int, label: str) -> None:
-    """Send ``"<label> N"`` chunks every ``interval_ms`` (none when 0) until cancelled."""
-    if interval_ms <= 0:
-        await turn.wait_cancelled(None)
-        return
+    """Send ``"<label> N"`` chunks every ``interval_ms`` (none when 0) until cancelled, or
+    until stdin closes (the client can then never cancel)."""
+    interval = interval_ms / 1000.0 if interval_ms > 0 else None
     tick = 0
-    while not turn.cancelled.is_set():
-        tick += 1
-        turn.emit(frames.message_chunk(f"{label} {tick}\n"))
-        if await turn.wait_cancelled(interval_ms / 1000.0):
+    while not (turn.cancelled.is_set() or turn.abandoned.is_set()):
+        if interval is not None:
+            tick += 1
+            turn.emit(frames.message_chunk(f"{label} {tick}\n"))
+        if await turn.wait_cancelled(interval, or_abandoned=True):
             return
 
 
@@ -26,6 +26,8 @@ async def wait_for_cancel(turn: TurnContext, command: Command) -> Flow:
     """``wait_for_cancel [INTERVAL_MS]``: tick until session/cancel; the turn then answers
     ``cancelled``."""
     await _tick_until_cancelled(turn, command.get_int("INTERVAL_MS"), "waiting for cancel")
+    # At stdin EOF the turn ends as if the client had cancelled it.
+    turn.cancelled.set()
     return Flow.NEXT
 
 

@@ -108,15 +108,21 @@ class Turn:
         _request_id, future = self.send_request(method, params)
         return await future
 
-    async def wait_cancelled(self, timeout: float | None) -> bool:
-        """Wait up to ``timeout`` seconds (None: forever) for a cancel; True if cancelled."""
-        if self.cancelled.is_set():
+    async def wait_cancelled(self, timeout: float | None, *, or_abandoned: bool = False) -> bool:
+        """Wait up to ``timeout`` seconds (None: forever) for a cancel (or, with
+        ``or_abandoned``, for stdin EOF); True if one came."""
+        events = [self.cancelled, self.abandoned] if or_abandoned else [self.cancelled]
+        if any(event.is_set() for event in events):
             return True
+        waits = [asyncio.ensure_future(event.wait()) for event in events]
         try:
-            await asyncio.wait_for(self.cancelled.wait(), timeout)
-        except TimeoutError:
-            return False
-        return True
+            done, _pending = await asyncio.wait(
+                waits, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            for wait in waits:
+                wait.cancel()
+        return bool(done)
 
     def hang(self) -> None:
         """Freeze the whole agent."""
