@@ -492,3 +492,36 @@ async def test_every_line_is_one_json_object(journal: Journal) -> None:
     lines = (journal.directory / "srv-1.0.ndjson").read_bytes().split(b"\n")
     assert lines[-1] == b""
     assert [orjson.loads(line)["sequence"] for line in lines[:-1]] == [1, 2]
+
+
+async def test_appends_called_before_close_complete(journal: Journal, spy: SyncSpy) -> None:
+    server = await journal.open_server("srv-1")
+    spy.gate = threading.Event()
+    first = asyncio.create_task(server.append("outbound", request(1), input_bytes=80))
+    await _until(lambda: server.last_sequence == 1)  # written, waiting for its sync
+    queued = [
+        asyncio.create_task(server.append("inbound", notification(n), input_bytes=80))
+        for n in range(3)
+    ]
+    closing = asyncio.create_task(server.close())
+    await asyncio.sleep(0)
+    with pytest.raises(UsageError, match="closed"):
+        await server.append("inbound", notification(9), input_bytes=80)
+    spy.gate.set()
+    await asyncio.wait_for(closing, WAIT)
+    refs = [await first, *[await task for task in queued]]
+    assert [ref.sequence for ref in refs] == [1, 2, 3, 4]
+    assert journal.verify("srv-1").last_sequence == 4
+
+
+async def test_reopening_with_lower_limits_prunes_at_once(journal: Journal) -> None:
+    big = JournalLimits(max_segment_bytes=1000, max_total_bytes=100_000)
+    server = await journal.open_server("srv-1", limits=big)
+    for n in range(30):
+        await server.append("inbound", notification(n, "s" * 100), input_bytes=200)
+    await server.close()
+    small = JournalLimits(max_segment_bytes=1000, max_total_bytes=3000)
+    server = await journal.open_server("srv-1", limits=small)
+    assert server.total_bytes <= 3000
+    assert server.last_sequence == 30
+    await server.close()

@@ -450,3 +450,23 @@ def test_the_store_survives_reopening(data: Path) -> None:
         run = store.create_run("persist me")
     with Store.open(data) as store:
         assert store.get_run(run.id).prompt_text == "persist me"
+
+
+async def test_run_attachment_and_reconcile_helpers(store: Store) -> None:
+    store.create_server_instance("claude", "default", 1, server_id="srv-mine")
+    store.create_server_instance("claude", "default", 1, server_id="srv-old")
+    lost = store.mark_live_servers_lost("restarted", exclude={"srv-mine"})
+    assert lost == ["srv-old"]
+    assert store.get_server_instance("srv-mine").state == "STARTING"
+    assert [s.id for s in store.list_server_instances(states="LOST")] == ["srv-old"]
+    session = store.create_session("claude", "/w")
+    run = store.create_run("p", status="STARTING")
+    attached = store.set_run_session(run.id, session_id=session.id, server_instance_id="srv-mine")
+    assert (attached.session_id, attached.server_instance_id) == (session.id, "srv-mine")
+    again = store.set_run_session(run.id, session_id=session.id)
+    assert again.server_instance_id == "srv-mine"
+    with pytest.raises(RecordNotFound):
+        store.set_run_session("run-nope", session_id=session.id)
+    assert (
+        await store.update_run_status(run.id, "RUNNING", expected=("STARTING",))
+    ).status == "RUNNING"

@@ -250,7 +250,6 @@ class ServerJournal:
         self._closed = False
         #: Bytes of a partial last line truncated when this journal was opened (0 if none).
         self.repaired_bytes = recovered.repaired_bytes
-        self._prune()
         self._background = self._loop.create_task(
             self._sync_loop(), name=f"baton-journal-sync-{server_id}"
         )
@@ -279,7 +278,7 @@ class ServerJournal:
         except BaseException:
             os.close(dir_fd)
             raise
-        return cls(
+        journal = cls(
             directory,
             server_id,
             dir_fd,
@@ -289,6 +288,13 @@ class ServerJournal:
             clock=clock,
             on_close=on_close,
         )
+        try:
+            journal._prune()  # lowered limits may already be exceeded
+        except JournalSyncFailed:
+            journal._on_close = None
+            await journal.close()
+            raise
+        return journal
 
     # --- state -----------------------------------------------------------------------------
 
@@ -376,7 +382,9 @@ class ServerJournal:
         self, direction: Direction, raw: bytes, metadata: RecordMetadata
     ) -> JournalRef:
         async with self._lock:
-            self._check_usable()
+            # Not _check_usable: an append queued on the lock before close() began still runs
+            # (close waits for it); only a failure that happened meanwhile stops it.
+            self._raise_if_failed()
             sequence = self._next_sequence
             recorded_at = format_timestamp(self._clock())
             line, digest = encode_record(

@@ -1,6 +1,7 @@
 """The run store (SQLite): server instances, sessions, runs, items, interactions,
 observations and readiness, plus the data directory they live in. See docs/journal.md."""
 
+from baton.errors import RecordNotFound, StoreConflict, StoreSchemaTooNew
 from baton.store.datadir import (
     DATA_DIR_ENV,
     STORE_FILENAME,
@@ -21,6 +22,7 @@ from baton.store.models import (
     NewItem,
     Observation,
     ObservationKind,
+    OneOrMany,
     Readiness,
     Run,
     RunStatus,
@@ -48,7 +50,9 @@ __all__ = [
     "NewItem",
     "Observation",
     "ObservationKind",
+    "OneOrMany",
     "Readiness",
+    "RecordNotFound",
     "Run",
     "RunStatus",
     "ServerInstance",
@@ -56,6 +60,8 @@ __all__ = [
     "Session",
     "SessionState",
     "Store",
+    "StoreConflict",
+    "StoreSchemaTooNew",
     "data_dir",
     "ensure_data_dir",
     "migrate",

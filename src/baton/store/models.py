@@ -8,21 +8,25 @@ so they sort as text. JSON columns come back parsed (``Any``). Journal reference
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal, TypeVar, Union, get_args
 
 from baton.journal.records import JournalRef
+
+_S = TypeVar("_S", bound=str)
+#: One state, or several (``expected=`` and filters): a tuple, list or set of them.
+OneOrMany = Union[_S, tuple[_S, ...], list[_S], set[_S], frozenset[_S]]  # noqa: UP007
 
 ServerState = Literal[
     "STARTING", "READY", "RUNNING", "DEGRADED", "STOPPING", "EXITED", "FAILED", "LOST"
 ]
-SERVER_STATES: Final[frozenset[str]] = frozenset(get_args(ServerState))
+SERVER_STATES: Final[frozenset[ServerState]] = frozenset(get_args(ServerState))
 #: States of a server process that may still be alive; a cold start marks them LOST.
-LIVE_SERVER_STATES: Final[frozenset[str]] = frozenset(
+LIVE_SERVER_STATES: Final[frozenset[ServerState]] = frozenset(
     {"STARTING", "READY", "RUNNING", "DEGRADED", "STOPPING"}
 )
 
 SessionState = Literal["CREATING", "READY", "ACTIVE", "NOT_LOADED", "CLOSED", "FAILED"]
-SESSION_STATES: Final[frozenset[str]] = frozenset(get_args(SessionState))
+SESSION_STATES: Final[frozenset[SessionState]] = frozenset(get_args(SessionState))
 
 RunStatus = Literal[
     "QUEUED",
@@ -36,26 +40,26 @@ RunStatus = Literal[
     "RECOVERY_REQUIRED",
     "LOST",
 ]
-RUN_STATUSES: Final[frozenset[str]] = frozenset(get_args(RunStatus))
+RUN_STATUSES: Final[frozenset[RunStatus]] = frozenset(get_args(RunStatus))
 #: Statuses a run never leaves: the store refuses to change them.
-FINAL_RUN_STATUSES: Final[frozenset[str]] = frozenset(
+FINAL_RUN_STATUSES: Final[frozenset[RunStatus]] = frozenset(
     {"COMPLETED", "FAILED", "INTERRUPTED", "LOST"}
 )
 #: Statuses whose turn is over (``ended_at`` is set on entering one). RECOVERY_REQUIRED ends
 #: the turn but not the run: recovery may still resolve it.
-ENDED_RUN_STATUSES: Final[frozenset[str]] = FINAL_RUN_STATUSES | {"RECOVERY_REQUIRED"}
+ENDED_RUN_STATUSES: Final[frozenset[RunStatus]] = FINAL_RUN_STATUSES | {"RECOVERY_REQUIRED"}
 #: Statuses of a turn in flight on a server process.
-ACTIVE_RUN_STATUSES: Final[frozenset[str]] = frozenset(
+ACTIVE_RUN_STATUSES: Final[frozenset[RunStatus]] = frozenset(
     {"STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING"}
 )
 
 InteractionState = Literal["PENDING", "RESOLVED", "CANCELLED", "ABORTED"]
-INTERACTION_STATES: Final[frozenset[str]] = frozenset(get_args(InteractionState))
+INTERACTION_STATES: Final[frozenset[InteractionState]] = frozenset(get_args(InteractionState))
 ChosenBy = Literal["user", "policy", "default"]
-CHOSEN_BY: Final[frozenset[str]] = frozenset(get_args(ChosenBy))
+CHOSEN_BY: Final[frozenset[ChosenBy]] = frozenset(get_args(ChosenBy))
 
 ObservationKind = Literal["PROVIDER_REPORTED", "BATON_RESOLUTION"]
-OBSERVATION_KINDS: Final[frozenset[str]] = frozenset(get_args(ObservationKind))
+OBSERVATION_KINDS: Final[frozenset[ObservationKind]] = frozenset(get_args(ObservationKind))
 
 
 @dataclass(frozen=True, slots=True)

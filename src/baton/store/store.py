@@ -56,6 +56,7 @@ from baton.store.models import (
     NewItem,
     Observation,
     ObservationKind,
+    OneOrMany,
     Readiness,
     Run,
     RunStatus,
@@ -122,6 +123,7 @@ def _ref_value(text: str | None) -> JournalRef | None:
 
 
 def _expected_set(expected: str | Collection[str] | None) -> frozenset[str] | None:
+    """The states ``expected`` names (one or several), or None for "any"."""
     if expected is None:
         return None
     if isinstance(expected, str):
@@ -129,7 +131,7 @@ def _expected_set(expected: str | Collection[str] | None) -> frozenset[str] | No
     return frozenset(expected)
 
 
-def _check_in(value: str, allowed: frozenset[str], what: str) -> None:
+def _check_in(value: str, allowed: Collection[str], what: str) -> None:
     if value not in allowed:
         raise UsageError(f"{value!r} is not a {what} (one of {', '.join(sorted(allowed))})")
 
@@ -295,14 +297,15 @@ class Store:
         return None if row is None else _server(row)
 
     def list_server_instances(
-        self, *, states: Collection[ServerState] | None = None, profile: str | None = None
+        self, *, states: OneOrMany[ServerState] | None = None, profile: str | None = None
     ) -> list[ServerInstance]:
         """Server instances, oldest first, optionally only in ``states`` or of ``profile``."""
         sql = f"SELECT {_SERVER_COLUMNS} FROM server_instances WHERE 1 = 1"
         args: list[Any] = []
-        if states is not None:
-            sql += f" AND state IN ({', '.join('?' for _ in states)})"
-            args.extend(states)
+        wanted = _expected_set(states)
+        if wanted is not None:
+            sql += f" AND state IN ({', '.join('?' for _ in wanted)})"
+            args.extend(sorted(wanted))
         if profile is not None:
             sql += " AND profile = ?"
             args.append(profile)
@@ -314,7 +317,7 @@ class Store:
         server_id: str,
         state: ServerState,
         *,
-        expected: ServerState | Collection[ServerState] | None = None,
+        expected: OneOrMany[ServerState] | None = None,
         pid: int | None = None,
         diagnostics: str | None = None,
     ) -> ServerInstance:
@@ -342,9 +345,12 @@ class Store:
             )
         return self.get_server_instance(server_id)
 
-    def mark_live_servers_lost(self, diagnostics: str) -> list[str]:
+    def mark_live_servers_lost(
+        self, diagnostics: str, *, exclude: Collection[str] = ()
+    ) -> list[str]:
         """Cold start: every server recorded as possibly alive (STARTING..STOPPING) becomes
-        LOST with ``diagnostics``. Returns their ids."""
+        LOST with ``diagnostics``, except the ids in ``exclude`` (this process's own). Returns
+        the ids marked."""
         now = self._now()
         live = sorted(LIVE_SERVER_STATES)
         with self._tx() as conn:
@@ -355,6 +361,7 @@ class Store:
                     " ORDER BY created_at, id",
                     live,
                 )
+                if row[0] not in exclude
             ]
             conn.executemany(
                 "UPDATE server_instances SET state = 'LOST', diagnostics = ?, updated_at = ?, "
@@ -435,7 +442,7 @@ class Store:
         session_id: str,
         *,
         state: SessionState | None = None,
-        expected: SessionState | Collection[SessionState] | None = None,
+        expected: OneOrMany[SessionState] | None = None,
         provider_session_id: str | None = None,
         server_instance_id: str | None = None,
         native_state: Any = None,
@@ -524,7 +531,7 @@ class Store:
     def list_runs(
         self,
         *,
-        status: RunStatus | Collection[RunStatus] | None = None,
+        status: OneOrMany[RunStatus] | None = None,
         session_id: str | None = None,
         limit: int = MAX_LIST_ROWS,
     ) -> list[Run]:
@@ -543,7 +550,7 @@ class Store:
         return [_run(row) for row in self._conn.execute(sql, args)]
 
     def runs_for_server(
-        self, server_instance_id: str, *, status: RunStatus | Collection[RunStatus] | None = None
+        self, server_instance_id: str, *, status: OneOrMany[RunStatus] | None = None
     ) -> list[Run]:
         """Runs on one server instance, oldest first (e.g. the active ones to fence on loss)."""
         sql = f"SELECT {_RUN_COLUMNS} FROM runs WHERE server_instance_id = ?"
@@ -560,7 +567,7 @@ class Store:
         run_id: str,
         status: RunStatus,
         *,
-        expected: RunStatus | Collection[RunStatus] | None = None,
+        expected: OneOrMany[RunStatus] | None = None,
         stop_reason: str | None = None,
         error_code: str | None = None,
         diagnostic: str | None = None,
@@ -620,6 +627,21 @@ class Store:
                     run_id,
                 ),
             )
+        return self.get_run(run_id)
+
+    def set_run_session(
+        self, run_id: str, *, session_id: str, server_instance_id: str | None = None
+    ) -> Run:
+        """Attach a run to its session (and server instance, when given) once they are known."""
+        with self._tx() as conn:
+            updated = conn.execute(
+                "UPDATE runs SET session_id = ?, "
+                "server_instance_id = COALESCE(?, server_instance_id), updated_at = ? "
+                "WHERE id = ?",
+                (session_id, server_instance_id, self._now(), run_id),
+            ).rowcount
+        if updated == 0:
+            raise RecordNotFound(f"no run {run_id!r}")
         return self.get_run(run_id)
 
     async def set_run_prompt_ref(self, run_id: str, prompt_ref: JournalRef) -> Run:
@@ -723,7 +745,7 @@ class Store:
         chosen_by: ChosenBy | None = None,
         reason: str | None = None,
         response_ref: JournalRef | None = None,
-        expected: InteractionState | Collection[InteractionState] = "PENDING",
+        expected: OneOrMany[InteractionState] = "PENDING",
     ) -> Interaction:
         """Record the decision on a permission request (compare-and-set, PENDING by default).
         ``response_ref`` (the answer sent to the agent) is flushed from the journal first."""
