@@ -13,7 +13,7 @@ from typing import Any
 from baton.journal import JournalRef
 from baton.runtime.launch import LaunchSpec
 from baton.runtime.permissions.engine import Resolution
-from baton.store import NewItem, Store
+from baton.store import InteractionState, NewItem, Store
 from baton.wire.session_state import SessionState
 
 
@@ -154,7 +154,7 @@ class Recorder:
             payload["options"],
             request_ref=_ref(request_ref),
         )
-        state = "RESOLVED" if record.choice is not None else "CANCELLED"
+        state: InteractionState = "RESOLVED" if record.choice is not None else "CANCELLED"
         await self.store.resolve_interaction(
             interaction.id,
             state,

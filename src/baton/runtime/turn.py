@@ -483,9 +483,9 @@ class Turn:
                 return outcome
             return await self._lost_outcome(self._lost)
         finally:
-            for task in (waiter, lost):
-                if not task.done():
-                    task.cancel()
+            for future in (waiter, lost):
+                if not future.done():
+                    future.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.gather(waiter, lost, return_exceptions=True)
 
