@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -64,6 +65,18 @@ async def test_endless_is_rejected_after_cap_plus_one_chunk(spawn: Any) -> None:
     reason = await agent.conn.drained()
     assert isinstance(reason, FrameTooLarge)
     assert CAP < reason.seen <= CAP + READ_CHUNK_BYTES
+    # Nobody reads stdout any more, yet the agent still notices stdin EOF and exits: its
+    # stdout then ends (asyncio only reports the exit once that pipe reached EOF).
+    assert agent.process.stdin is not None and agent.process.stdout is not None
+    agent.process.stdin.close()
+    stdout = agent.process.stdout
+
+    async def until_eof() -> None:
+        while await stdout.read(1024 * 1024):
+            pass
+
+    await asyncio.wait_for(until_eof(), 20)
+    assert await agent.exit_code() == 0
 
 
 async def test_unknown_id_is_a_violation(spawn: Any) -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from baton.errors import AgentRequestError, TransportClosed
+from baton.errors import AgentRequestError, BudgetExpired, TransportClosed
 
 
 def ticks(agent: Any, session: str) -> int:
@@ -149,7 +149,8 @@ async def test_eof_ignore_keeps_running(spawn: Any) -> None:
     # Still streaming after EOF: like real adapters, it must be killed.
     await agent.until(lambda: ticks(agent, session) >= count + 3)
     assert agent.process.returncode is None
-    assert not agent.conn._pending[request_id].future.done()
+    with pytest.raises(BudgetExpired):  # still unanswered (and still pending)
+        await agent.conn.await_response(request_id, timeout=0.1)
 
 
 async def test_script_errors_answer_invalid_params(spawn: Any) -> None:

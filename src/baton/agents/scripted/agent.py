@@ -162,7 +162,7 @@ class ScriptedAgent:
         loop = asyncio.get_running_loop()
         queue: asyncio.Queue[InputItem] = asyncio.Queue()
         output_gone = asyncio.Event()
-        self.out_closed_hook(output_gone)
+        self.out.on_closed = output_gone.set
         pump = InputPump(input_fd, loop, queue, self.options.max_frame_bytes, self.log)
         pump.start()
         while True:
@@ -184,10 +184,6 @@ class ScriptedAgent:
                     self.log.info("stdout closed; exiting")
                     return EXIT_OK
         return await self._at_eof(output_gone)
-
-    def out_closed_hook(self, event: asyncio.Event) -> None:
-        """Arrange for ``event`` to be set when stdout goes away."""
-        self.out.on_closed = event.set
 
     async def _at_eof(self, output_gone: asyncio.Event) -> int:
         if not self.options.exit_on_eof:

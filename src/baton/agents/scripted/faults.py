@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import select
 from collections.abc import Iterator
 from typing import Final
 
@@ -33,6 +34,9 @@ GARBAGE_LINES: Final = (
 
 #: One line of ``stderr_flood`` (the last one is cut to make the byte count exact).
 STDERR_FLOOD_LINE: Final = b"scripted-agent: stderr flood " + b"." * 89 + b"\n"
+
+#: How long ``endless`` waits for the pipe to take more before it checks for stdin EOF again.
+ENDLESS_POLL_SECONDS: Final = 0.05
 
 #: Characters of a client's answer quoted in the ``client_request`` report.
 MAX_REPORT_CHARS: Final = 500
@@ -67,13 +71,14 @@ def _endless_prefix(session_id: str) -> bytes:
 async def endless(turn: TurnContext, command: Command) -> Flow:
     """``endless``: the start of a valid frame, then ``x`` forever, never a newline.
 
-    Written slice by slice until the reader goes away (the agent then exits) or, when the agent
-    exits on EOF, until stdin closes. The prompt is never answered.
+    Written in pieces that never block (see :meth:`RawWriter.write_if_ready`) until the reader
+    goes away (the agent then exits) or, when the agent exits on EOF, until stdin closes, even
+    if the reader stopped reading long before. The prompt is never answered.
     """
     turn.out.write(_endless_prefix(turn.session.session_id))
-    filler = b"x" * WRITE_SLICE_BYTES
+    filler = b"x" * select.PIPE_BUF
     while not turn.abandoned.is_set():
-        turn.out.write(filler)
+        turn.out.write_if_ready(filler, ENDLESS_POLL_SECONDS)
         await asyncio.sleep(0)
     return Flow.SILENT
 

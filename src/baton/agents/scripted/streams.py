@@ -87,6 +87,30 @@ class RawWriter:
             view = view[written:]
             self.bytes_written += written
 
+    def write_if_ready(self, data: bytes, timeout: float) -> int:
+        """Write at most :data:`select.PIPE_BUF` bytes of ``data`` if the descriptor becomes
+        writable within ``timeout`` seconds; return the bytes written (0 if it did not).
+
+        A pipe with room for PIPE_BUF bytes takes them without blocking, so a caller looping on
+        this keeps control even when the reader has stopped reading.
+        """
+        if self.frozen:
+            return 0
+        if self.closed:
+            raise OutputClosed("output already closed")
+        try:
+            _readable, writable, _failed = select.select([], [self._fd], [], timeout)
+            if not writable:
+                return 0
+            written = os.write(self._fd, data[: select.PIPE_BUF])
+        except BlockingIOError:
+            return 0
+        except OSError as exc:
+            self._close()
+            raise OutputClosed(f"writing failed: {type(exc).__name__}") from exc
+        self.bytes_written += written
+        return written
+
     def send(self, message: Message) -> None:
         """Write one JSON-RPC message as a frame."""
         self.write(orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE))
