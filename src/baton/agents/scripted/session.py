@@ -31,8 +31,8 @@ MAX_HISTORY_ENTRIES: Final = 10_000
 #: Session ids that may name a file in the state directory.
 SESSION_ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
-#: Session files read from the state directory by session/list (the newest first beyond it are
-#: not listed); bounds the work one list request can cause.
+#: Session files session/list reads from the state directory (in name order; later ones are
+#: not listed): bounds the work one list request can cause.
 MAX_LISTED_FILES: Final = 10_000
 
 ConfigValue = str | bool
@@ -60,6 +60,7 @@ class Session:
     title: str | None = None
     history: list[HistoryEntry] = field(default_factory=list)
     tool_calls: int = 0
+    #: True once history reached :data:`MAX_HISTORY_ENTRIES` and stopped recording.
     history_full: bool = False
 
     def next_tool_call_id(self) -> str:
