@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Final
 
 import orjson
@@ -95,7 +95,7 @@ class _Pending:
     future: asyncio.Future[Any]
     ref: object = None
     response_ref: object = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    on_answer: Callable[[], None] | None = None
 
 
 def _capability_note(method: str) -> str:
@@ -263,6 +263,15 @@ class Connection:
             self._pending.pop(request_id, None)
             raise
         return request_id
+
+    def on_answer(self, request_id: int, hook: Callable[[], None]) -> None:
+        """Call ``hook`` synchronously when the answer to ``request_id`` is read, before any
+        later frame is handled (a turn uses it to stop owning its session's updates exactly
+        at its prompt's answer)."""
+        pending = self._pending.get(request_id)
+        if pending is None:
+            raise UsageError(f"request {request_id} is not pending")
+        pending.on_answer = hook
 
     def request_ref(self, request_id: int) -> object:
         """The tap reference of a pending request's outbound frame."""
@@ -496,6 +505,8 @@ class Connection:
             return
         pending.response_ref = ref
         self.last_response_ref = ref
+        if pending.on_answer is not None:
+            pending.on_answer()
         if "error" in message:
             error = message["error"]
             code = error["code"]

@@ -179,7 +179,9 @@ class Turn:
             tool_state = self.session.tracker.get(tool_call_id) or dict(update)
             self.tool_calls[tool_call_id] = tool_state
             self.buffer.flush_output()
-            self.emit(RunEvent("tool_call", self.run_id, _tool_call_view(tool_state, self.lane.redact)))
+            self.emit(
+                RunEvent("tool_call", self.run_id, _tool_call_view(tool_state, self.lane.redact))
+            )
             return
         if kind == "plan":
             entries = update.get("entries")
@@ -304,6 +306,10 @@ class Turn:
 
     # --- loss and interruption -------------------------------------------------------------
 
+    def _answered(self) -> None:
+        if self.session.active is self:
+            self.session.active = None
+
     def on_lost(self, reason: BatonError) -> None:
         """The lane lost (or quarantined) this turn's generation."""
         if self._lost is None:
@@ -331,10 +337,10 @@ class Turn:
             outcome = await self._submit_and_wait(prompt, profile_mapped)
         finally:
             self.session.active = None
+        self._finish_items(outcome)
         outcome.tool_calls = len(self.tool_calls)
         outcome.permissions = self.permission_log
         outcome.text = "".join(self._text_parts)
-        self._finish_items(outcome)
         return outcome
 
     async def _submit_and_wait(
@@ -344,6 +350,8 @@ class Turn:
         request_id = await self.client.send_prompt(
             self.session.provider_id, prompt, profile_mapped=profile_mapped
         )
+        # Updates read after the prompt's answer belong to the session, not to this run.
+        connection.on_answer(request_id, self._answered)
         try:
             prompt_ref = connection.request_ref(request_id)
             await self.recorder.prompt_submitted(self.run_id, prompt_ref)

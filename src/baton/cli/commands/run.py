@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import os
 import signal
 import sys
 from typing import IO
@@ -27,6 +26,7 @@ from baton.cli import exit_codes
 from baton.cli.permission_prompt import terminal_asker
 from baton.errors import AgentLaunchFailed, BatonError
 from baton.runtime.events import RunEvent
+from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turn import Turn
@@ -76,7 +76,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--mode", metavar="ID", help="the session mode (exact id)")
     parser.add_argument("--model", metavar="ID", help="the model (exact advertised id)")
-    parser.add_argument("--effort", metavar="LEVEL", help="reasoning effort (matched, sent as advertised)")
+    parser.add_argument(
+        "--effort", metavar="LEVEL", help="reasoning effort (matched, sent as advertised)"
+    )
     parser.add_argument(
         "--config",
         action="append",
@@ -85,12 +87,22 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         dest="config_values",
         help="a session config option (repeatable)",
     )
-    parser.add_argument("--tools", metavar="FILE", help="trusted MCP stdio server declarations (JSON)")
-    parser.add_argument("--attach", action="append", default=[], metavar="FILE", help="attach a file (repeatable)")
-    parser.add_argument("--idle-timeout", type=float, metavar="SECONDS", help="the turn's idle bound")
-    parser.add_argument("--timeout", type=float, metavar="SECONDS", help="the turn's absolute bound")
+    parser.add_argument(
+        "--tools", metavar="FILE", help="trusted MCP stdio server declarations (JSON)"
+    )
+    parser.add_argument(
+        "--attach", action="append", default=[], metavar="FILE", help="attach a file (repeatable)"
+    )
+    parser.add_argument(
+        "--idle-timeout", type=float, metavar="SECONDS", help="the turn's idle bound"
+    )
+    parser.add_argument(
+        "--timeout", type=float, metavar="SECONDS", help="the turn's absolute bound"
+    )
     parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
-    parser.add_argument("--config-file", metavar="FILE", help="Baton's config file (or BATON_CONFIG)")
+    parser.add_argument(
+        "--config-file", metavar="FILE", help="Baton's config file (or BATON_CONFIG)"
+    )
     parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     parser.add_argument(
         "--workspace",
@@ -139,7 +151,9 @@ class TextPrinter:
         while True:
             await asyncio.sleep(0.1)
             if not self._mid_line:
-                self.err.write(f"\r{SPINNER_FRAMES[index % len(SPINNER_FRAMES)]} waiting for the agent")
+                self.err.write(
+                    f"\r{SPINNER_FRAMES[index % len(SPINNER_FRAMES)]} waiting for the agent"
+                )
                 self.err.flush()
                 self._spinning = True
             index += 1
@@ -178,13 +192,20 @@ class TextPrinter:
         elif event.type == "tool_call":
             target = data.get("command") or ", ".join(data.get("paths") or []) or ""
             title = data.get("title") or ""
-            self._note(f"⚙ {data.get('kind') or 'tool'} {title} {target} [{data.get('status') or 'pending'}]".rstrip())
+            self._note(
+                f"⚙ {data.get('kind') or 'tool'} {title} {target} [{data.get('status') or 'pending'}]".rstrip()
+            )
         elif event.type == "plan":
             entries = data.get("entries") or []
-            self._note("☰ plan: " + "; ".join(f"[{e.get('status')}] {e.get('content')}" for e in entries[:8]))
+            self._note(
+                "☰ plan: "
+                + "; ".join(f"[{e.get('status')}] {e.get('content')}" for e in entries[:8])
+            )
         elif event.type == "permission":
             if data.get("outcome") == "selected":
-                self._note(f"✓ permission: {data.get('optionId')} (chosen by {data.get('chosenBy')})")
+                self._note(
+                    f"✓ permission: {data.get('optionId')} (chosen by {data.get('chosenBy')})"
+                )
             else:
                 self._note(f"✗ permission: cancelled ({data.get('reason')})")
         elif event.type == "warning":
@@ -242,8 +263,8 @@ def run(args: argparse.Namespace) -> int:
         attachments=tuple(args.attach),
         execution=ExecutionSettings(args.workspace, args.network, args.reviewer),
     )
-    stdin_tty = args.prompt != "-"
-    asker = terminal_asker(sys.stdin if stdin_tty else open(os.devnull), sys.stderr)
+    # A prompt read from stdin leaves no terminal to ask on: nobody can answer.
+    asker = terminal_asker(sys.stdin, sys.stderr) if args.prompt != "-" else NoUserAsker()
     runtime = Runtime(
         data_dir=args.data_dir,
         asker=asker,
@@ -285,7 +306,10 @@ async def _run(runtime: Runtime, request: RunRequest, fmt: str) -> int:
     except asyncio.CancelledError:
         if printer is not None:
             printer.stop()
-        print("baton: interrupted; the run is RECOVERY_REQUIRED if a prompt was outstanding", file=sys.stderr)
+        print(
+            "baton: interrupted; the run is RECOVERY_REQUIRED if a prompt was outstanding",
+            file=sys.stderr,
+        )
         return exit_codes.INTERRUPTED
     except (AgentNotInstalled, AgentLaunchFailed) as exc:
         if printer is not None:
@@ -299,4 +323,3 @@ async def _run(runtime: Runtime, request: RunRequest, fmt: str) -> int:
         printer.stop()
         printer.summary(result)
     return result.exit_code
-

@@ -39,7 +39,10 @@ def run(args: argparse.Namespace) -> int:
     with open_store(args.data_dir) as (store, _journal):
         view = run_view(store, args.run_id)
     if view is None:
-        print(f"baton: RUN_NOT_FOUND: no run {args.run_id!r}; `baton runs` lists them", file=sys.stderr)
+        print(
+            f"baton: RUN_NOT_FOUND: no run {args.run_id!r}; `baton runs` lists them",
+            file=sys.stderr,
+        )
         return exit_codes.USAGE
     if args.json:
         sys.stdout.buffer.write(orjson.dumps(view) + b"\n")
@@ -47,7 +50,9 @@ def run(args: argparse.Namespace) -> int:
     print(f"run        {view['id']}")
     print(f"status     {view['status']}")
     print(f"stop       {view['stop_reason'] or '-'}")
-    print(f"policy     {view['policy']}{' (unattended allowed by the user)' if view['unattended'] else ''}")
+    print(
+        f"policy     {view['policy']}{' (unattended allowed by the user)' if view['unattended'] else ''}"
+    )
     print(f"session    {view['session_id'] or '-'}")
     print(f"server     {view['server_instance_id'] or '-'}")
     if view["error_code"]:
@@ -63,9 +68,13 @@ def run(args: argparse.Namespace) -> int:
         content = item["content"]
         summary = content.get("text", "") if isinstance(content, dict) else ""
         if item["kind"] == "tool_call" and isinstance(content, dict):
-            summary = f"{content.get('kind')} {content.get('title') or ''} [{content.get('status')}]"
+            summary = (
+                f"{content.get('kind')} {content.get('title') or ''} [{content.get('status')}]"
+            )
         summary = str(summary).replace("\n", " ")[:100]
-        print(f"item {item['seq']:<4} {item['kind']:<10} ({item['coalesced_events']} events) {summary}")
+        print(
+            f"item {item['seq']:<4} {item['kind']:<10} ({item['coalesced_events']} events) {summary}"
+        )
     for interaction in view["interactions"]:
         print(
             f"permission {interaction['state']:<9} choice={interaction['choice']} "

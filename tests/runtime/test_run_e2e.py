@@ -1,0 +1,320 @@
+"""The runtime turn path end to end, against the bundled scripted agent over real pipes."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from baton.journal import Journal
+from baton.runtime.events import RunEvent
+from baton.runtime.runtime import RunRequest, RunResult, Runtime
+from baton.runtime.turn import Turn
+
+AGENT = [sys.executable, "-m", "baton.agents.scripted"]
+
+
+def agent(*flags: str) -> list[str]:
+    return [*AGENT, *flags]
+
+
+@pytest.fixture
+async def runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
+    rt = Runtime(data_dir=tmp_path / "data", environ=dict(os.environ), interrupt_timeout=2.0)
+    await rt.open()
+    yield rt
+    await rt.close()
+
+
+async def run(
+    rt: Runtime,
+    prompt: str,
+    cwd: Path,
+    *,
+    flags: tuple[str, ...] = (),
+    on_turn: Callable[[Turn], None] | None = None,
+    **kwargs: Any,
+) -> tuple[RunResult, list[RunEvent]]:
+    events: list[RunEvent] = []
+    request = RunRequest(prompt=prompt, agent_command=agent(*flags), cwd=str(cwd), **kwargs)
+    result = await rt.run(request, on_event=events.append, on_turn=on_turn)
+    return result, events
+
+
+def texts(events: list[RunEvent]) -> str:
+    return "".join(e.data["text"] for e in events if e.type == "text")
+
+
+async def test_a_text_turn_completes_and_streams(runtime: Runtime, tmp_path: Path) -> None:
+    result, events = await run(runtime, "echo hello there; stream 3", tmp_path)
+    assert result.status == "COMPLETED"
+    assert result.stop_reason == "end_turn"
+    assert result.exit_code == 0
+    assert texts(events) == "hello therechunk 1\nchunk 2\nchunk 3\n"
+    assert events[0].type == "run_started" and events[-1].type == "result"
+    assert runtime.store is not None
+    record = runtime.store.get_run(result.run_id)
+    assert record.status == "COMPLETED" and record.prompt_ref is not None
+
+
+async def test_auto_edits_writes_an_in_worktree_file(runtime: Runtime, tmp_path: Path) -> None:
+    result, events = await run(
+        runtime,
+        "write notes/hello.txt hi from baton",
+        tmp_path,
+        policy="auto-edits",
+        allow_unattended=True,
+    )
+    assert result.status == "COMPLETED"
+    assert (tmp_path / "notes" / "hello.txt").read_text() == "hi from baton"
+    permission = next(e for e in events if e.type == "permission")
+    assert permission.data["optionId"] == "allow"
+    assert permission.data["chosenBy"] == "policy"
+    assert runtime.store is not None
+    [interaction] = runtime.store.list_interactions(result.run_id)
+    assert interaction.choice == "allow" and interaction.chosen_by == "policy"
+
+
+async def test_ask_without_a_user_answers_cancelled_and_writes_nothing(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    result, events = await run(runtime, "write hello.txt nope", tmp_path)
+    assert result.status == "COMPLETED"
+    assert not (tmp_path / "hello.txt").exists()
+    permission = next(e for e in events if e.type == "permission")
+    assert permission.data["outcome"] == "cancelled"
+    assert permission.data["chosenBy"] == "default"
+    assert runtime.store is not None
+    [interaction] = runtime.store.list_interactions(result.run_id)
+    assert interaction.state == "CANCELLED"
+
+
+async def test_an_ad_hoc_agent_cannot_use_unattended_policies_without_the_flag(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    from baton.errors import PolicyNotAvailable
+
+    with pytest.raises(PolicyNotAvailable):
+        await run(runtime, "echo hi", tmp_path, policy="full")
+
+
+async def test_reserved_delivery_commands_are_never_auto_approved(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    result, events = await run(
+        runtime,
+        "shell git push --force origin main",
+        tmp_path,
+        policy="full",
+        allow_unattended=True,
+    )
+    permission = next(e for e in events if e.type == "permission")
+    assert permission.data["outcome"] == "cancelled"
+    assert result.status == "COMPLETED"
+
+
+@pytest.mark.parametrize(
+    ("reason", "status", "code"),
+    [
+        ("max_tokens", "FAILED", 1),
+        ("refusal", "FAILED", 1),
+        ("max_turn_requests", "FAILED", 1),
+        ("something_new", "FAILED", 1),
+        ("cancelled", "INTERRUPTED", 130),
+    ],
+)
+async def test_stop_reasons(
+    runtime: Runtime, tmp_path: Path, reason: str, status: str, code: int
+) -> None:
+    result, _ = await run(runtime, f"stop {reason}", tmp_path)
+    assert (result.status, result.stop_reason, result.exit_code) == (status, reason, code)
+
+
+async def test_an_empty_end_turn_is_a_valid_completion(runtime: Runtime, tmp_path: Path) -> None:
+    result, events = await run(runtime, "stop end_turn", tmp_path)
+    assert result.status == "COMPLETED"
+    assert texts(events) == ""
+
+
+async def test_a_turn_longer_than_the_control_timeout_completes(tmp_path: Path) -> None:
+    """session/prompt has no RPC deadline: the 0.3 s control limit applies to setup only."""
+    async with Runtime(data_dir=tmp_path / "d", request_limit=0.3) as rt:
+        result, _ = await run(rt, "slow 1.2; echo still here", tmp_path)
+    assert result.status == "COMPLETED"
+    assert result.text == "still here"
+
+
+async def test_an_idle_bound_cancels_the_turn_and_names_the_bound(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    result, _ = await run(runtime, "wait_for_cancel 0", tmp_path, idle_timeout=0.5)
+    assert result.status == "INTERRUPTED"
+    assert result.stop_reason == "cancelled"
+    assert result.bound == "idle"
+    assert result.exit_code == 3
+
+
+async def test_an_absolute_bound_trips_a_streaming_turn(runtime: Runtime, tmp_path: Path) -> None:
+    result, events = await run(runtime, "wait_for_cancel 20", tmp_path, idle_timeout=5, timeout=0.6)
+    assert result.bound == "absolute"
+    assert result.exit_code == 3
+    assert "waiting for cancel" in texts(events)
+
+
+async def test_a_user_interrupt_cancels_the_turn(runtime: Runtime, tmp_path: Path) -> None:
+    turns: list[Turn] = []
+    started = asyncio.Event()
+
+    def on_turn(turn: Turn) -> None:
+        turns.append(turn)
+        started.set()
+
+    async def interrupt_soon() -> None:
+        await started.wait()
+        await asyncio.sleep(0.3)
+        turns[0].interrupt("user")
+
+    task = asyncio.create_task(interrupt_soon())
+    result, _ = await run(runtime, "wait_for_cancel 20", tmp_path, on_turn=on_turn)
+    await task
+    assert (result.status, result.exit_code) == ("INTERRUPTED", 130)
+
+
+async def test_an_agent_that_ignores_cancel_becomes_recovery_required(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    result, _ = await run(runtime, "ignore_cancel 20", tmp_path, timeout=0.5)
+    assert result.status == "RECOVERY_REQUIRED"
+    assert result.error_code == "INTERRUPT_DEADLINE_EXPIRED"
+    assert result.exit_code == 6
+    assert runtime.store is not None
+    assert runtime.store.get_run(result.run_id).status == "RECOVERY_REQUIRED"
+
+
+async def test_a_crash_mid_turn_is_recovery_required_never_replayed(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    result, _ = await run(runtime, "echo before; crash 3", tmp_path)
+    assert result.status == "RECOVERY_REQUIRED"
+    assert result.exit_code == 6
+    assert runtime.store is not None
+    record = runtime.store.get_run(result.run_id)
+    assert record.recovery_reason and "will not replay" in record.recovery_reason
+    prompts = [
+        r
+        for server in runtime.store.list_server_instances()
+        for r in Journal.in_data_dir(runtime.data_dir).records(server.id)
+        if r.metadata.method == "session/prompt"
+    ]
+    assert len(prompts) == 1
+
+
+async def test_512_deltas_are_512_journal_entries_and_one_item_write(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    result, events = await run(runtime, "stream 512", tmp_path)
+    assert result.status == "COMPLETED"
+    assert runtime.store is not None
+    items = runtime.store.list_items(result.run_id)
+    text_items = [i for i in items if i.kind == "text"]
+    assert len(text_items) == 1
+    assert text_items[0].coalesced_events == 512
+    assert text_items[0].content["text"].count("\n") == 512
+    item_events = [e for e in events if e.type == "item" and e.data["kind"] == "text"]
+    assert [e.data["coalescedEvents"] for e in item_events] == [512]
+    server = runtime.store.get_run(result.run_id).server_instance_id
+    assert server is not None
+    chunks = [
+        r
+        for r in Journal.in_data_dir(runtime.data_dir).records(server)
+        if r.metadata.method == "session/update" and "agent_message_chunk" in r.raw
+    ]
+    assert len(chunks) == 512
+
+
+async def test_late_updates_are_attributed_to_the_session_not_the_next_run(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    result, events = await run(runtime, "echo first; late_update a late word", tmp_path)
+    assert result.status == "COMPLETED"
+    assert "a late word" not in texts(events)
+
+
+async def test_a_flood_of_stderr_never_blocks(runtime: Runtime, tmp_path: Path) -> None:
+    result, _ = await run(runtime, "stderr_flood 2MiB; echo done", tmp_path)
+    assert result.status == "COMPLETED"
+    assert result.text == "done"
+
+
+async def test_garbage_is_counted_on_the_run(runtime: Runtime, tmp_path: Path) -> None:
+    result, _ = await run(runtime, "garbage 7; echo ok", tmp_path)
+    assert result.status == "COMPLETED"
+    assert result.skipped_frames == 7
+    assert runtime.store is not None
+    assert runtime.store.get_run(result.run_id).skipped_frames == 7
+
+
+async def test_client_requests_for_fs_get_method_not_found(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    result, events = await run(runtime, "client_request fs/read_text_file", tmp_path)
+    assert "error -32601" in texts(events)
+    assert result.status == "COMPLETED"
+
+
+async def test_authentication_required_is_exit_4(runtime: Runtime, tmp_path: Path) -> None:
+    result, _ = await run(runtime, "echo hi", tmp_path, flags=("--auth-required", "new"))
+    assert result.error_code == "AUTHENTICATION_REQUIRED"
+    assert result.exit_code == 4
+
+
+async def test_settings_are_applied_with_the_adapters_spelling(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    result, _ = await run(
+        runtime,
+        "echo hi",
+        tmp_path,
+        mode="plan",
+        model="scripted-large[1m]",
+        effort="MAX",
+        config={"thinking": "true"},
+    )
+    assert result.status == "COMPLETED"
+    assert runtime.store is not None
+    observations = runtime.store.list_observations(session_id=result.session_id)
+    kinds = [o.kind for o in observations]
+    assert kinds[0] == "PROVIDER_REPORTED" and "BATON_RESOLUTION" in kinds
+    resolved = next(o for o in observations if o.kind == "BATON_RESOLUTION").payload
+    values = {o["id"]: o["currentValue"] for o in resolved["configOptions"]}
+    assert values["effort"] == "max"
+    assert values["model"] == "scripted-large[1m]"
+    assert values["thinking"] is True
+    assert resolved["modes"]["currentModeId"] == "plan"
+
+
+async def test_an_effort_the_session_did_not_advertise_fails_listing_the_choices(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    result, _ = await run(runtime, "echo hi", tmp_path, effort="galactic")
+    assert result.status == "FAILED"
+    assert result.error_code == "CHOICE_NOT_ADVERTISED"
+    assert result.message is not None and "ultra" in result.message
+    assert result.exit_code == 2
+
+
+async def test_sessions_share_one_lane(runtime: Runtime, tmp_path: Path) -> None:
+    first, _ = await run(runtime, "echo one", tmp_path)
+    second, _ = await run(runtime, "echo two", tmp_path)
+    assert first.status == second.status == "COMPLETED"
+    assert len(runtime.lanes) == 1
+    assert runtime.store is not None
+    assert (
+        runtime.store.get_run(first.run_id).server_instance_id
+        == runtime.store.get_run(second.run_id).server_instance_id
+    )
