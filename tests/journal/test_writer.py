@@ -68,6 +68,7 @@ class SyncSpy:
         self.threads: set[str] = set()
         self.fail: OSError | None = None
         self.gate: threading.Event | None = None
+        self.synced = threading.Event()
         self._real = journal_files.sync_file
 
     def __call__(self, fd: int) -> None:
@@ -78,6 +79,7 @@ class SyncSpy:
             raise self.fail
         self.calls += 1
         self._real(fd)
+        self.synced.set()
 
 
 @pytest.fixture
@@ -264,18 +266,23 @@ async def test_inbound_is_batched_until_the_interval(journal: Journal, spy: Sync
     await server.close()
 
 
-async def test_inbound_batch_bytes_trigger_a_sync(journal: Journal, spy: SyncSpy) -> None:
+async def test_inbound_batch_bytes_start_a_sync_without_yielding(
+    journal: Journal, spy: SyncSpy
+) -> None:
     limits = JournalLimits(
         sync_interval_seconds=3600, sync_batch_bytes=2000, max_unsynced_bytes=1_000_000
     )
     server = await journal.open_server("srv-1", limits=limits)
     small = await server.append("inbound", notification(0), input_bytes=80)
     await asyncio.sleep(0.05)
-    assert server.synced_sequence < small.sequence  # below both bounds: waits
-    last = small
-    while server.synced_sequence < small.sequence and last.sequence < 50:
-        last = await server.append("inbound", notification(1, "b" * 300), input_bytes=400)
-        await asyncio.sleep(0)
+    assert spy.calls == 0  # below both bounds: nothing synced yet
+    assert server.synced_sequence < small.sequence
+    spy.synced.clear()
+    # A flood: appends that never yield to the loop, past the batch bound.
+    for n in range(10):
+        await server.append("inbound", notification(n, "b" * 300), input_bytes=400)
+    # Block the loop thread (on purpose): the sync must already be running in its worker.
+    assert spy.synced.wait(WAIT)
     await _until(lambda: server.synced_sequence >= small.sequence)
     await server.close()
 

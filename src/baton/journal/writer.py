@@ -7,9 +7,10 @@ the page cache). No fsync ever runs on the event loop: syncs run in a worker thr
 
 Durability. :meth:`ServerJournal.append` of an *outbound* message returns only after the record
 is synced (the connection writes to the agent after that). *Inbound* records are synced in
-batches by a background task: within :data:`~baton.journal.limits.SYNC_INTERVAL_SECONDS` of the
-first unsynced write, or at once when :data:`~baton.journal.limits.SYNC_BATCH_BYTES` are
-pending; past :data:`~baton.journal.limits.MAX_UNSYNCED_BYTES` an inbound append waits for the
+batches: a background task syncs within :data:`~baton.journal.limits.SYNC_INTERVAL_SECONDS` of
+the first unsynced write, and the append that brings
+:data:`~baton.journal.limits.SYNC_BATCH_BYTES` pending starts a sync at once (without waiting
+for it); past :data:`~baton.journal.limits.MAX_UNSYNCED_BYTES` an inbound append waits for the
 sync itself. :meth:`ServerJournal.flush` syncs everything written so far. Syncs are group
 commits: one sync covers every record written before it started, and concurrent callers share
 it. A failed write or sync is sticky: every later append, flush and sync raises
@@ -243,7 +244,6 @@ class ServerJournal:
         self._unsynced = 0
         self._first_unsynced_at = 0.0
         self._dirty = asyncio.Event()
-        self._urgent = asyncio.Event()
         self._sync: asyncio.Future[None] | None = None
         self._failure: JournalSyncFailed | None = None
         self._closing = False
@@ -422,7 +422,9 @@ class ServerJournal:
                     self._first_unsynced_at = self._loop.time()
                     self._dirty.set()
                 if self._unsynced >= self._limits.sync_batch_bytes:
-                    self._urgent.set()
+                    # Start the batch's sync here, without waiting for it: in a flood the loop
+                    # may not yield to the background task until much more is pending.
+                    self._kick_sync()
                 must_wait = self._unsynced >= self._limits.max_unsynced_bytes
             else:
                 must_wait = True
@@ -472,19 +474,25 @@ class ServerJournal:
     async def _sync_through(self, sequence: int) -> None:
         while self._synced_sequence < sequence:
             self._raise_if_failed()
-            sync = self._sync
-            if sync is None or sync.done():
-                sync = self._sync = self._start_sync()
+            sync = self._kick_sync()
             try:
                 await asyncio.shield(sync)
             except OSError:
                 self._raise_if_failed()
                 raise
 
+    def _kick_sync(self) -> asyncio.Future[None]:
+        """The sync in flight, or a new one. Never blocks."""
+        if self._sync is None:
+            self._sync = self._start_sync()
+        return self._sync
+
     def _start_sync(self) -> asyncio.Future[None]:
         # One sync in flight at a time, in a worker thread. Its bookkeeping runs in a done
         # callback on the loop (before any waiter resumes), so it completes even when every
-        # waiter was cancelled; waiters await it through shield() for the same reason.
+        # waiter was cancelled; waiters await it through shield() for the same reason. It is
+        # "in flight" until that callback ran (not merely until the future is done), so a new
+        # sync never starts before the previous one's accounting.
         target = self._written_sequence
         pending = self._unsynced
         retired = list(self._retired)
@@ -493,6 +501,7 @@ class ServerJournal:
         future = self._loop.run_in_executor(None, _sync_all, retired, self._fd, dir_fd)
 
         def finished(done: asyncio.Future[None]) -> None:
+            self._sync = None
             failure = done.exception()
             if failure is not None:
                 if isinstance(failure, OSError):
@@ -516,10 +525,8 @@ class ServerJournal:
             while True:
                 await self._dirty.wait()
                 delay = self._first_unsynced_at + interval - self._loop.time()
-                if delay > 0 and not self._urgent.is_set():
-                    with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(self._urgent.wait(), delay)
-                self._urgent.clear()
+                if delay > 0:
+                    await asyncio.sleep(delay)
                 self._dirty.clear()
                 await self._sync_through(self._written_sequence)
 
