@@ -259,7 +259,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     behaviour.add_argument(
         "--eof",
         choices=("exit", "ignore"),
-        help="on stdin EOF: cancel running turns and exit (default), or keep running",
+        help="on stdin EOF: end waits on the client, finish the work and exit (default), or "
+        "keep running until killed",
     )
     behaviour.add_argument(
         "--permission-tool-call",
