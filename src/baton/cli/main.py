@@ -12,7 +12,7 @@ from baton.cli import exit_codes
 from baton.errors import BatonError
 
 #: The verbs, each a module in baton.cli.commands with ``register(subparsers)``.
-COMMANDS: tuple[str, ...] = ("run", "runs", "show", "doctor", "journal", "agent")
+COMMANDS: tuple[str, ...] = ("run", "runs", "show", "recover", "doctor", "journal", "agent")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,10 +1,12 @@
 """Startup reconciliation: passive, and independent of discovery.
 
-When Baton starts, what a previous process left behind is settled from the store alone: server
-instances still recorded as live become LOST, and runs whose turn was in flight become
-RECOVERY_REQUIRED with a user action. No agent is started, no session attached, no prompt sent,
-even when the agent is no longer installed: ACP has no prompt-status read method, so Baton will
-not guess what became of an interrupted prompt, and never replays it.
+When Baton starts (any verb that opens the store), what a *dead* Baton process left behind is
+settled from the store alone: server instances still recorded as live become LOST, and runs
+whose turn was in flight become RECOVERY_REQUIRED with a user action. No agent is started, no
+session attached, no prompt sent, even when the agent is no longer installed: ACP has no
+prompt-status read method, so Baton will not guess what became of an interrupted prompt, and
+never replays it. Records owned by a Baton process that is still alive (another `baton run`
+sharing the data directory) are left alone.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 from typing import Final
 
 from baton.store import ACTIVE_RUN_STATUSES, Store, StoreConflict
+from baton.store.owner import owner_alive
 
 #: What a reconciled run's record says about why it needs the user.
 RECONCILED_REASON: Final = (
@@ -19,25 +22,25 @@ RECONCILED_REASON: Final = (
     "will not replay the ambiguous prompt: inspect it with `baton recover RUN`."
 )
 
+#: The stable code on a reconciled run.
+RECONCILED_CODE: Final = "RUNTIME_RESTARTED"
 
-async def reconcile(store: Store, *, live_server_ids: frozenset[str] = frozenset()) -> list[str]:
-    """Mark stale servers LOST and in-flight runs RECOVERY_REQUIRED; return the run ids.
 
-    ``live_server_ids`` are server instances owned by this process (never reconciled).
-    """
+async def reconcile(store: Store) -> list[str]:
+    """Mark stale servers LOST and in-flight runs RECOVERY_REQUIRED; return the run ids."""
     store.mark_live_servers_lost(
-        "Baton restarted while this agent process was recorded as live", exclude=live_server_ids
+        "the Baton process that ran this agent is gone", owner_alive=owner_alive
     )
     reconciled: list[str] = []
     for run in store.list_runs(status=ACTIVE_RUN_STATUSES):
-        if run.server_instance_id is not None and run.server_instance_id in live_server_ids:
+        if owner_alive(run.owner):
             continue
         try:
             await store.update_run_status(
                 run.id,
                 "RECOVERY_REQUIRED",
                 expected=ACTIVE_RUN_STATUSES,
-                error_code="RUNTIME_RESTARTED",
+                error_code=RECONCILED_CODE,
                 recovery_reason=RECONCILED_REASON,
             )
         except StoreConflict:

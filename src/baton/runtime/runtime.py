@@ -56,6 +56,7 @@ from baton.runtime.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn, TurnO
 from baton.store import Store, ensure_data_dir, resolve_data_dir
 from baton.wire.budget import DEFAULT_REQUEST_LIMIT_SECONDS, BudgetClock, TurnBudget
 from baton.wire.content import build_prompt, text_block
+from baton.wire.session_state import NewSessionResult
 
 #: Run statuses and the `baton run` exit code each maps to.
 EXIT_CODES: Final = {
@@ -94,6 +95,10 @@ class RunRequest:
     timeout: float | None = None
     attachments: Sequence[str] = ()
     execution: ExecutionSettings = field(default_factory=ExecutionSettings)
+    #: Attach this provider session (resume, else load) instead of creating one.
+    attach_session: str | None = None
+    #: With ``attach_session``: attach to look, send no prompt (`baton recover --attach`).
+    inspect_only: bool = False
 
 
 @dataclass
@@ -345,7 +350,14 @@ class Runtime:
             client = await lane.ensure_started(clock)
             async with lane.opening():
                 connection = client.connection
-                if clock is not None:
+                attach_method: str | None = None
+                if request.attach_session is not None:
+                    attached = await client.attach_session(
+                        request.attach_session, cwd, mcp_servers=tools
+                    )
+                    opened = NewSessionResult(attached.session_id, attached.state)
+                    attach_method = attached.method
+                elif clock is not None:
                     opened = await client.new_session_within(clock, cwd, mcp_servers=tools)
                 else:
                     opened = await client.new_session(cwd, mcp_servers=tools)
@@ -396,12 +408,43 @@ class Runtime:
             state=opened.state,
             tracker=ToolCallTracker(opened.session_id),
         )
-        lane.adopt(session)
+        early = lane.adopt(session)
+        if attach_method == "session/load":
+            # The load's replayed history: kept apart from the run's live output.
+            session.replayed = [
+                m["params"]["update"]
+                for m, _ref in early
+                if isinstance(m.get("params"), dict) and isinstance(m["params"].get("update"), dict)
+            ]
         emit(
             RunEvent(
-                "session", run_id, {"sessionId": session_id, "providerSessionId": opened.session_id}
+                "session",
+                run_id,
+                {
+                    "sessionId": session_id,
+                    "providerSessionId": opened.session_id,
+                    "attachedBy": attach_method,
+                    "replayedUpdates": len(session.replayed),
+                },
             )
         )
+        if request.inspect_only:
+            lane.release(opened.session_id)
+            with contextlib.suppress(BatonError):
+                await self.recorder.run_status(
+                    run_id,
+                    "COMPLETED",
+                    diagnostic=f"inspection: attached by {attach_method}; no prompt was sent",
+                )
+            return RunResult(
+                run_id,
+                "COMPLETED",
+                None,
+                0,
+                message=f"attached by {attach_method}; {len(session.replayed)} updates replayed",
+                session_id=session_id,
+                provider_session_id=opened.session_id,
+            )
         requested = RequestedSettings(
             mode=request.mode,
             model=request.model,

@@ -157,7 +157,15 @@ V1: Final[Migration] = (
 )
 
 #: Every migration, in order; ``len(MIGRATIONS)`` is the schema version this Baton writes.
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1,)
+#: Version 2: the Baton process that owns each server instance and run (``pid:start-ticks``),
+#: so startup reconciliation settles only what a *dead* Baton left behind, never the live
+#: work of another Baton process sharing the data directory.
+V2: Final[Migration] = (
+    "ALTER TABLE server_instances ADD COLUMN owner TEXT",
+    "ALTER TABLE runs ADD COLUMN owner TEXT",
+)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)

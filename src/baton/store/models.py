@@ -78,6 +78,8 @@ class ServerInstance:
     updated_at: str
     #: When it reached EXITED, FAILED or LOST.
     ended_at: str | None
+    #: The Baton process that started it (``pid:start-ticks``), see baton.store.owner.
+    owner: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,6 +125,8 @@ class Run:
     started_at: str | None
     ended_at: str | None
     updated_at: str
+    #: The Baton process that runs it (``pid:start-ticks``), see baton.store.owner.
+    owner: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

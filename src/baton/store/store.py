@@ -65,6 +65,7 @@ from baton.store.models import (
     Session,
     SessionState,
 )
+from baton.store.owner import current_owner
 
 #: Called with the journal references a record cites, before the record is written; must make
 #: them durable (``baton.journal.Journal.flush_refs``).
@@ -87,7 +88,8 @@ MAX_LIST_ROWS: Final = 10_000
 
 _TRUNCATED: Final = "…[truncated]"
 _SERVER_COLUMNS: Final = (
-    "id, profile, lane, generation, pid, state, diagnostics, created_at, updated_at, ended_at"
+    "id, profile, lane, generation, pid, state, diagnostics, created_at, updated_at, ended_at, "
+    "owner"
 )
 _SESSION_COLUMNS: Final = (
     "id, provider_session_id, server_instance_id, profile, cwd, state, native_state, "
@@ -96,7 +98,7 @@ _SESSION_COLUMNS: Final = (
 _RUN_COLUMNS: Final = (
     "id, session_id, server_instance_id, status, stop_reason, prompt_text, error_code, "
     "diagnostic, skipped_frames, violations, recovery_reason, policy, unattended, prompt_ref, "
-    "response_ref, created_at, started_at, ended_at, updated_at"
+    "response_ref, created_at, started_at, ended_at, updated_at, owner"
 )
 _INTERACTION_COLUMNS: Final = (
     "id, run_id, request_id, tool_call, offered, state, choice, chosen_by, reason, "
@@ -173,6 +175,8 @@ class Store:
         finally:
             os.close(dir_fd)
         self.path = path
+        #: This process's identity, recorded on the servers and runs it creates.
+        self.owner = current_owner()
         self._flush = flush
         self._secrets = secrets
         self._clock = clock
@@ -266,7 +270,7 @@ class Store:
         with self._tx() as conn:
             conn.execute(
                 "INSERT INTO server_instances (id, profile, lane, generation, pid, state, "
-                "created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "created_at, updated_at, owner) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     server_id,
                     _check_name(profile, "profile"),
@@ -276,6 +280,7 @@ class Store:
                     state,
                     now,
                     now,
+                    self.owner,
                 ),
             )
         return self.get_server_instance(server_id)
@@ -346,22 +351,26 @@ class Store:
         return self.get_server_instance(server_id)
 
     def mark_live_servers_lost(
-        self, diagnostics: str, *, exclude: Collection[str] = ()
+        self,
+        diagnostics: str,
+        *,
+        exclude: Collection[str] = (),
+        owner_alive: Callable[[str | None], bool] | None = None,
     ) -> list[str]:
         """Cold start: every server recorded as possibly alive (STARTING..STOPPING) becomes
-        LOST with ``diagnostics``, except the ids in ``exclude`` (this process's own). Returns
-        the ids marked."""
+        LOST with ``diagnostics``, except the ids in ``exclude`` and, when ``owner_alive`` is
+        given, those whose owning Baton process it says is still alive. Returns the ids."""
         now = self._now()
         live = sorted(LIVE_SERVER_STATES)
         with self._tx() as conn:
             ids = [
                 row[0]
                 for row in conn.execute(
-                    f"SELECT id FROM server_instances WHERE state IN ({', '.join('?' for _ in live)})"
-                    " ORDER BY created_at, id",
+                    f"SELECT id, owner FROM server_instances WHERE state IN "
+                    f"({', '.join('?' for _ in live)}) ORDER BY created_at, id",
                     live,
                 )
-                if row[0] not in exclude
+                if row[0] not in exclude and (owner_alive is None or not owner_alive(row[1]))
             ]
             conn.executemany(
                 "UPDATE server_instances SET state = 'LOST', diagnostics = ?, updated_at = ?, "
@@ -412,6 +421,13 @@ class Store:
         if row is None:
             raise RecordNotFound(f"no session {session_id!r}")
         return _session(row)
+
+    def find_session(self, session_id: str) -> Session | None:
+        """The session ``session_id``, or None."""
+        row = self._conn.execute(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
+        ).fetchone()
+        return None if row is None else _session(row)
 
     def find_session_by_provider_id(self, profile: str, provider_session_id: str) -> Session | None:
         """The newest session of ``profile`` with that provider session id, or None."""
@@ -499,7 +515,8 @@ class Store:
         with self._tx() as conn:
             conn.execute(
                 "INSERT INTO runs (id, session_id, server_instance_id, status, prompt_text, "
-                "policy, unattended, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "policy, unattended, created_at, updated_at, owner) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     session_id,
@@ -510,6 +527,7 @@ class Store:
                     int(unattended),
                     now,
                     now,
+                    self.owner,
                 ),
             )
         return self.get_run(run_id)
@@ -962,6 +980,7 @@ def _server(row: Sequence[Any]) -> ServerInstance:
         row[7],
         row[8],
         row[9],
+        row[10],
     )
 
 
@@ -1000,6 +1019,7 @@ def _run(row: Sequence[Any]) -> Run:
         started_at=row[16],
         ended_at=row[17],
         updated_at=row[18],
+        owner=row[19],
     )
 
 
