@@ -121,10 +121,19 @@ class Lane:
         self._callbacks: set[asyncio.Task[Any]] = set()
         self._on_quarantine = on_quarantine
         self._setups_in_flight = 0
+        #: The discovery fingerprint of the executable this lane runs (None for ad-hoc agents).
+        self.fingerprint: tuple[object, ...] | None = None
         #: Notifications that arrived beside the initialize answer (journaled; kept for
         #: profile-gated extensions that read them once the initialized state is durable).
         self.startup_notifications: list[tuple[Message, object]] = []
         self._early: dict[str, list[tuple[Message, object]]] = {}
+
+    @property
+    def busy(self) -> bool:
+        """True while a session of this lane has an active prompt or a start is in progress."""
+        return self._start_lock.locked() or any(
+            s.active is not None for s in self.sessions.values()
+        )
 
     def redact(self, text: str) -> str:
         """Redact ``text`` with this lane's secrets and the credential patterns."""

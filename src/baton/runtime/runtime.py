@@ -177,6 +177,8 @@ class Runtime:
         self.recorder: Recorder | None = None
         self.reconciled: list[str] = []
         self._turns: set[Turn] = set()
+        # Discovery fingerprints of the executables resolved, by lane identity.
+        self._fingerprints: dict[tuple[str, str, str], tuple[object, ...] | None] = {}
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -237,10 +239,46 @@ class Runtime:
             raise AgentNotInstalled(
                 f"no usable {profile.id} executable ({reasons}); run `baton doctor {profile.id}`"
             )
-        return from_profile(profile, result.selected, self.environ)
+        spec = from_profile(profile, result.selected, self.environ)
+        self._fingerprints[spec.identity] = result.fingerprint
+        return spec
 
-    def lane_for(self, spec: LaunchSpec) -> Lane:
-        """The lane of ``spec``'s runtime identity, created on first use (started lazily)."""
+    async def lane_for(
+        self, spec: LaunchSpec, emit: Callable[[RunEvent], None] | None = None
+    ) -> Lane:
+        """The lane of ``spec``'s runtime identity, created on first use (started lazily).
+
+        When the profile's executable changed since a lane of the same profile and lane name
+        started (another path, or the same path with another file), an idle old lane is shut
+        down; one with an active or ambiguous prompt is never terminated for a settings
+        change: it keeps running and the change waits (a ``warning`` event says so).
+        """
+        fingerprint = self._fingerprints.get(spec.identity)
+        for identity, old in list(self.lanes.items()):
+            same_lane = identity[0] == spec.profile_id and identity[2] == spec.lane
+            changed = identity != spec.identity or (
+                fingerprint is not None
+                and old.fingerprint is not None
+                and old.fingerprint != fingerprint
+            )
+            if not (same_lane and changed) or spec.profile_id == CUSTOM_PROFILE_ID:
+                continue
+            if old.busy:
+                if emit is not None:
+                    emit(
+                        RunEvent(
+                            "warning",
+                            "",
+                            {
+                                "code": "RUNTIME_RESTART_REQUIRED",
+                                "message": "the agent's executable changed; its lane has an "
+                                "active or ambiguous prompt, so it keeps running until that ends",
+                            },
+                        )
+                    )
+                continue
+            await old.shutdown()
+            del self.lanes[identity]
         lane = self.lanes.get(spec.identity)
         if lane is None:
             assert self.journal is not None and self.recorder is not None
@@ -251,6 +289,7 @@ class Runtime:
                 request_limit=self.request_limit,
                 on_quarantine=self._quarantined,
             )
+            lane.fingerprint = fingerprint
             self.lanes[spec.identity] = lane
         return lane
 
@@ -288,7 +327,7 @@ class Runtime:
         if not os.path.isdir(cwd):
             raise ConfigurationError(f"--cwd {cwd} is not a directory")
         tools = load_tool_declarations(request.tools_file, self.environ)
-        lane = self.lane_for(spec)
+        lane = await self.lane_for(spec, emit)
         prompt_text = lane.redact(request.prompt)
         run_id = self.recorder.create_run(
             prompt_text,
