@@ -129,6 +129,14 @@ class InvalidPermissionRequest(ProtocolError):
     code = "AGENT_INVALID_PERMISSION_REQUEST"
 
 
+class ExtensionPayloadInvalid(ProtocolError):
+    """A profile-gated extension payload (Grok's model catalog or its ``_x.ai/models/update``,
+    Cursor's ``cursor/list_available_models`` answer) breaks its versioned contract. The caller
+    quarantines the process generation rather than guess at the catalog."""
+
+    code = "AGENT_EXTENSION_INVALID"
+
+
 # --- the caller's fault --------------------------------------------------------------------
 
 
@@ -270,6 +278,54 @@ class AgentLaunchFailed(UsageError):
         super().__init__(message)
         self.executable = executable
         self.errno = errno
+
+
+class ControlRejected(UsageError):
+    """A session control change (``{controlId, value, revision}``) was refused before anything
+    was sent. Subclasses say why; ``control_id`` names the control asked for."""
+
+    code = "CONTROL_REJECTED"
+
+    def __init__(self, control_id: str, message: str) -> None:
+        super().__init__(message)
+        self.control_id = control_id
+
+
+class ControlRevisionStale(ControlRejected):
+    """The revision sent is not the revision of the session's current control catalog."""
+
+    code = "CONTROL_REVISION_STALE"
+
+
+class ControlUnknown(ControlRejected):
+    """No control of the session's catalog has this id."""
+
+    code = "CONTROL_UNKNOWN"
+
+
+class ControlNotMutable(ControlRejected):
+    """The control is shown for information only; no safe method changes it."""
+
+    code = "CONTROL_NOT_MUTABLE"
+
+
+class ControlWrongType(ControlRejected):
+    """The value's JSON type does not fit the control (a BOOLEAN takes true or false, a SELECT
+    takes a string)."""
+
+    code = "CONTROL_WRONG_TYPE"
+
+
+class ControlChoiceNotAdvertised(ControlRejected):
+    """The value is not one of the choices the provider advertised for the control."""
+
+    code = "CONTROL_CHOICE_NOT_ADVERTISED"
+
+
+class ControlBusy(ControlRejected):
+    """Controls cannot change while a run is active or requires recovery."""
+
+    code = "CONTROL_BUSY"
 
 
 # --- the transport -------------------------------------------------------------------------
