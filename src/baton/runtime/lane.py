@@ -302,7 +302,7 @@ class Lane:
                     reason_code=NO_ACTIVE_PROMPT,
                     reason="the request came from an inactive session of this lane",
                 )
-                await self.recorder.interaction(None, None, resolution, request.ref)
+                await self.recorder.interaction(None, None, resolution, request.ref, self.secrets)
                 return resolution.outcome
             resolution = refuse(
                 request.id,
@@ -310,7 +310,7 @@ class Lane:
                 reason_code=UNKNOWN_SESSION,
                 reason="the request named a session this lane does not own",
             )
-            await self.recorder.interaction(None, None, resolution, request.ref)
+            await self.recorder.interaction(None, None, resolution, request.ref, self.secrets)
             self._spawn_callback(
                 self.quarantine("a permission request named an unknown session", generation)
             )
@@ -322,7 +322,9 @@ class Lane:
                 reason_code=NO_ACTIVE_PROMPT,
                 reason="no Baton-owned prompt is active on this session",
             )
-            await self.recorder.interaction(session.session_id, None, resolution, request.ref)
+            await self.recorder.interaction(
+                session.session_id, None, resolution, request.ref, self.secrets
+            )
             return resolution.outcome
         resolution = await session.active.on_permission(request)
         if generation != self.generation:

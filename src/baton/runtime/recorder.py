@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from baton.journal import JournalRef
+from baton.journal import JournalRef, SecretValues
 from baton.runtime.launch import LaunchSpec
 from baton.runtime.permissions.engine import Resolution
 from baton.store import InteractionState, NewItem, Store
@@ -133,11 +133,13 @@ class Recorder:
         run_id: str | None,
         resolution: Resolution,
         request_ref: object,
+        secrets: SecretValues | None = None,
     ) -> None:
         """One permission decision, written (its request's journal record flushed first)
-        before the answer is sent. Requests outside any run are recorded on their session."""
+        before the answer is sent. Requests outside any run are recorded on their session.
+        ``secrets`` are the lane's exact sensitive values, redacted from the stored record."""
         record = resolution.record
-        payload = record.to_json()
+        payload = record.to_json(secrets)
         if run_id is None:
             if session_id is not None:
                 await self.store.record_observation(

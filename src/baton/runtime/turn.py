@@ -282,7 +282,7 @@ class Turn:
                 )
             finally:
                 self._pending.discard(task)
-        record = resolution.record.to_json()
+        record = resolution.record.to_json(self.lane.secrets)
         view = {
             "toolCallId": record.get("toolCallId"),
             "options": [
@@ -297,7 +297,7 @@ class Turn:
         }
         # Written (its request's journal record flushed first) before the answer is sent.
         await self.recorder.interaction(
-            self.session.session_id, self.run_id, resolution, request.ref
+            self.session.session_id, self.run_id, resolution, request.ref, self.lane.secrets
         )
         self.permission_log.append(view)
         self.buffer.flush_output()
