@@ -98,3 +98,33 @@ async def test_a_missing_executable_is_not_installed(tmp_path: Path) -> None:
     async with runtime_for(tmp_path, tmp_path / "nope") as rt:
         with pytest.raises(AgentNotInstalled):
             await rt.run(RunRequest(prompt="echo", agent="scripted", cwd=str(tmp_path)))
+
+
+async def test_the_exact_plan_gate_message_fails_the_turn_retryably(tmp_path: Path) -> None:
+    """Cursor reports its usage gate as ordinary text followed by end_turn."""
+    from dataclasses import replace
+
+    exe = wrapper(tmp_path / "agent.sh", "v1")
+    gated = replace(scripted_profile(), terminal_failure_text="Upgrade your plan to continue")
+    env = {**os.environ, OVERRIDE: str(exe)}
+    async with Runtime(data_dir=tmp_path / "data", environ=env, profiles={"scripted": gated}) as rt:
+        gate = await rt.run(
+            RunRequest(
+                prompt="echo Upgrade your plan to continue", agent="scripted", cwd=str(tmp_path)
+            )
+        )
+        assert (gate.status, gate.stop_reason, gate.exit_code) == ("FAILED", "end_turn", 1)
+        assert gate.retryable and gate.error_code == "PROVIDER_USAGE_GATE"
+        assert gate.text == "Upgrade your plan to continue"
+        other = await rt.run(
+            RunRequest(
+                prompt="echo Upgrade your plan to continue, please",
+                agent="scripted",
+                cwd=str(tmp_path),
+            )
+        )
+        assert other.status == "COMPLETED", "only the complete message is the gate"
+        empty = await rt.run(
+            RunRequest(prompt="stop end_turn", agent="scripted", cwd=str(tmp_path))
+        )
+        assert empty.status == "COMPLETED"
