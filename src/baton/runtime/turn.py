@@ -341,6 +341,14 @@ class Turn:
         outcome.tool_calls = len(self.tool_calls)
         outcome.permissions = self.permission_log
         outcome.text = "".join(self._text_parts)
+        gate = self.lane.spec.terminal_failure_text
+        if outcome.status == "COMPLETED" and gate is not None and outcome.text.strip() == gate:
+            # The profile's exact usage-gate message followed by end_turn (Cursor): a failed,
+            # retryable turn; the provider text is kept.
+            outcome.status = "FAILED"
+            outcome.error_code = "PROVIDER_USAGE_GATE"
+            outcome.message = gate
+            outcome.retryable = True
         return outcome
 
     async def _submit_and_wait(
@@ -395,15 +403,6 @@ class Turn:
         parsed = parse_prompt_result(result)
         reason = parsed.stop_reason.value
         if parsed.stop_reason.is_end_turn:
-            gate = self.lane.spec.terminal_failure_text
-            if gate is not None and "".join(self._text_parts).strip() == gate:
-                return TurnOutcome(
-                    "FAILED",
-                    stop_reason=reason,
-                    error_code="PROVIDER_USAGE_GATE",
-                    message=gate,
-                    retryable=True,
-                )
             return TurnOutcome("COMPLETED", stop_reason=reason)
         if parsed.stop_reason.is_cancelled:
             return TurnOutcome("INTERRUPTED", stop_reason=reason, interrupted_by="agent")
