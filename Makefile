@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv dev demo test lint typecheck pytest bench clean
+.PHONY: venv dev demo test lint typecheck pytest bench qualify clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,19 @@ $(VENV)/.bench: $(VENV)/.dev
 
 bench: $(VENV)/.bench
 	$(BIN)/python bench/flood.py
+
+# Qualification against real ACP adapters (tests/qualification; report: docs/qualification.md).
+# Installs the pinned adapters into BATON_QUALIFY_CACHE (npm --prefix dirs and a Python 3.12+
+# venv, keyed by version, reused by reruns), then runs the tests, which rewrite the report. A
+# registry that cannot be reached or a missing Python 3.12+ fails here with the reason.
+BATON_QUALIFY_CACHE ?= $(HOME)/.cache/baton-qualify
+
+qualify: $(VENV)/.dev
+	@command -v node >/dev/null && command -v npm >/dev/null || \
+		{ echo "qualify: node and npm are needed to install claude-agent-acp and codex-acp" >&2; exit 1; }
+	BATON_QUALIFY_CACHE="$(BATON_QUALIFY_CACHE)" $(BIN)/python tests/qualification/qualify_installs.py
+	BATON_QUALIFY=1 BATON_QUALIFY_CACHE="$(BATON_QUALIFY_CACHE)" BATON_QUALIFY_REPORT=docs/qualification.md \
+		$(BIN)/pytest tests/qualification -q -p no:cacheprovider
 
 clean:
 	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache

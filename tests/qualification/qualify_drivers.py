@@ -22,6 +22,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -370,8 +371,9 @@ class Baton:
         when: Callable[[dict[str, Any]], bool],
         *extra: str,
         profile: str | None = None,
+        delay: float = 0.0,
     ) -> Outcome:
-        """A ``baton run`` that gets SIGINT as soon as an event satisfies ``when``."""
+        """A ``baton run`` that gets SIGINT ``delay`` seconds after an event satisfies ``when``."""
         argv = self.argv(*self.run_args(prompt, *extra, profile=profile))
         started = time.monotonic()
         process = subprocess.Popen(
@@ -385,31 +387,29 @@ class Baton:
         )
         assert process.stdout is not None and process.stderr is not None
         lines: list[str] = []
-        signalled = False
-        deadline = started + COMMAND_TIMEOUT_SECONDS
+        timer: threading.Timer | None = None
         try:
             for line in process.stdout:
                 lines.append(line)
-                if not signalled and line.startswith("{"):
+                if timer is None and line.startswith("{"):
                     try:
                         event = json.loads(line)
                     except ValueError:
                         continue
                     if when(event):
-                        process.send_signal(signal.SIGINT)
-                        signalled = True
-                if time.monotonic() > deadline:
-                    break
-            process.wait(timeout=max(1.0, deadline - time.monotonic()))
+                        timer = threading.Timer(delay, process.send_signal, (signal.SIGINT,))
+                        timer.start()
+            process.wait(timeout=COMMAND_TIMEOUT_SECONDS)
         finally:
+            if timer is not None:
+                timer.cancel()
             if process.poll() is None:
                 process.kill()
                 process.wait()
         stderr = process.stderr.read()
-        stdout = "".join(lines)
-        if not signalled:
+        if timer is None:
             stderr += "\n[qualification driver: the interrupt condition never held; no SIGINT sent]"
-        return Outcome(argv, process.returncode, stdout, stderr, time.monotonic() - started)
+        return Outcome(argv, process.returncode, "".join(lines), stderr, time.monotonic() - started)
 
     def run_in_terminal(
         self, prompt: str, answer: Callable[[list[tuple[int, str]]], str], *extra: str
