@@ -28,7 +28,7 @@ def test_defaults_come_from_the_profile_and_flags_override() -> None:
         False,
     )
     assert options().profile == "baton"
-    assert set(PROFILE_NAMES) == {"baton", "claude", "codex", "fast-agent"}
+    assert set(PROFILE_NAMES) == {"baton", "claude", "codex", "fast-agent", "grok", "cursor"}
 
 
 def test_capability_forms() -> None:

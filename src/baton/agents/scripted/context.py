@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from baton.agents.scripted.frames import StreamBlob
 from baton.agents.scripted.options import AgentOptions
 from baton.agents.scripted.script import Command
-from baton.agents.scripted.session import HistoryEntry, Session
+from baton.agents.scripted.session import HistoryEntry, Session, SessionShape, SessionStore
 from baton.agents.scripted.streams import Log, RawWriter
 from baton.wire.jsonrpc import Message, RequestId
 
@@ -62,6 +62,9 @@ class TurnContext(Protocol):
 
     session: Session
     options: AgentOptions
+    #: The agent's session shapes (its model catalog) and sessions.
+    shape: SessionShape
+    store: SessionStore
     out: RawWriter
     err: RawWriter
     log: Log

@@ -28,6 +28,12 @@ if TYPE_CHECKING:
 #: Sessions per session/list page.
 LIST_PAGE_SIZE: Final = 50
 
+#: Cursor's pre-session model list method (served by the ``cursor`` profile only).
+CURSOR_LIST_MODELS: Final = "cursor/list_available_models"
+
+#: The ``clientCapabilities._meta`` flag a client sets to use Cursor's model picker.
+CURSOR_PICKER_FLAG: Final = "parameterizedModelPicker"
+
 #: Methods that need an advertised capability, and the capability's dotted path.
 CAPABILITY_OF_METHOD: Final = {
     "session/load": "loadSession",
@@ -93,6 +99,9 @@ class AcpMethods:
         self.store = agent.store
         #: False while ``--auth-required`` holds and authenticate has not succeeded.
         self.authenticated = agent.options.auth_required == "off"
+        #: True once the client's initialize set ``clientCapabilities._meta.
+        #: parameterizedModelPicker`` (Cursor's picker is served only then).
+        self.model_picker = False
 
     def table(self) -> Mapping[str, MethodHandler]:
         """Handlers by method name."""
@@ -111,6 +120,7 @@ class AcpMethods:
             "session/set_config_option": self._set_config_option,
             "session/set_model": self._set_model,
             "session/prompt": self._prompt,
+            CURSOR_LIST_MODELS: self._list_available_models,
         }
 
     def _require_auth(self, stage: str) -> None:
@@ -138,12 +148,18 @@ class AcpMethods:
         if version is None:
             valid = isinstance(requested, int) and not isinstance(requested, bool)
             version = requested if valid else 1
-        return {
+        capabilities = params.get("clientCapabilities")
+        meta = capabilities.get("_meta") if isinstance(capabilities, dict) else None
+        self.model_picker = isinstance(meta, dict) and meta.get(CURSOR_PICKER_FLAG) is True
+        result: dict[str, Any] = {
             "protocolVersion": version,
             "agentCapabilities": self.options.capabilities,
             "authMethods": list(self.options.auth_methods),
             "agentInfo": self.options.agent_info,
         }
+        if self.options.model_extension == "grok":
+            result["_meta"] = {"modelState": self.shape.grok_model_state()}
+        return result
 
     async def _authenticate(self, _id: RequestId, params: Params) -> Any:
         method_id = _str_param(params, "methodId")
@@ -263,12 +279,28 @@ class AcpMethods:
         if not self.shape.legacy_models():
             raise RpcFailure(METHOD_NOT_FOUND, "Method not found: session/set_model")
         session = self._session(params)
+        effort: object = None
+        meta = params.get("_meta")
+        if self.options.model_extension == "grok" and isinstance(meta, dict):
+            effort = meta.get("reasoningEffort")
         try:
-            self.shape.set_model(session, _str_param(params, "modelId"))
+            self.shape.set_model(session, _str_param(params, "modelId"), effort)
         except ConfigError as exc:
             raise RpcFailure(INVALID_PARAMS, f"Invalid params: {exc}") from exc
         self.store.save(session)
         return {}
+
+    async def _list_available_models(self, _id: RequestId, _params: Params) -> Any:
+        if self.options.model_extension != "cursor":
+            raise RpcFailure(METHOD_NOT_FOUND, f"Method not found: {CURSOR_LIST_MODELS}")
+        if not self.model_picker:
+            raise RpcFailure(
+                METHOD_NOT_FOUND,
+                f"Method not found: {CURSOR_LIST_MODELS} (the client did not set "
+                f"clientCapabilities._meta.{CURSOR_PICKER_FLAG} in initialize)",
+            )
+        self._require_auth("new")
+        return {"models": self.shape.catalog_model_entries()}
 
     async def _prompt(self, request_id: RequestId, params: Params) -> Any:
         self._require_auth("prompt")

@@ -23,6 +23,7 @@ from baton.wire.jsonrpc import Message
 AuthRequired = Literal["off", "new", "prompt"]
 ConfigKey = Literal["id", "configId"]
 ModelsForm = Literal["config", "legacy", "both", "none"]
+ModelExtension = Literal["none", "grok", "cursor"]
 RequestIds = Literal["int", "uuid"]
 ToolCallForm = Literal["id", "full"]
 
@@ -81,6 +82,17 @@ class Catalog:
     model_option_description: str | None = None
     effort: SelectSpec | None = None
     toggle: BooleanSpec | None = None
+    #: Per-model reasoning selectors (model id, spec), for the profile extensions: Grok lists a
+    #: model's values in its ``_meta.reasoningEfforts``; Cursor sends the current model's spec
+    #: as a config option and replaces it when the model changes.
+    model_efforts: tuple[tuple[str, SelectSpec], ...] = ()
+
+    def effort_for(self, model_id: str) -> SelectSpec | None:
+        """The per-model reasoning selector of ``model_id``, if it has one."""
+        for candidate, spec in self.model_efforts:
+            if candidate == model_id:
+                return spec
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +123,11 @@ class AgentOptions:
     auth_required: AuthRequired = "off"
     config_key: ConfigKey = "id"
     models_form: ModelsForm = "config"
+    #: The profile-gated model extension this agent speaks (``grok``: initialize
+    #: ``_meta.modelState``, ``session/set_model`` with ``_meta.reasoningEffort``,
+    #: ``models_update``; ``cursor``: ``cursor/list_available_models`` and per-model config
+    #: catalogs). Only the ``grok`` and ``cursor`` profiles set it.
+    model_extension: ModelExtension = "none"
     config_options: bool = True
     modes: bool = True
     request_ids: RequestIds = "int"

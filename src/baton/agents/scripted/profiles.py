@@ -4,7 +4,9 @@
 captured from claude-agent-acp 0.23.1, codex-acp 0.16.0 and fast-agent 0.10.48 (field for field,
 apart from session ids), plus the quirks that matter to a client: request ids from 0 or UUIDs,
 not exiting on stdin EOF, a rejected permission that ends the turn. ``baton`` is the default:
-every surface present, in the schema's own shapes.
+every surface present, in the schema's own shapes. ``grok`` and ``cursor`` are not captures:
+they speak the two profile-gated model extensions (Grok's session model catalog, Cursor's
+parameterized model picker) in the shapes those contracts define.
 """
 
 from __future__ import annotations
@@ -277,11 +279,116 @@ def _fast_agent() -> AgentOptions:
     )
 
 
+def _efforts(option_id: str, current: str, *values: str) -> SelectSpec:
+    return SelectSpec(
+        option_id=option_id,
+        name="Reasoning",
+        category="thought_level",
+        values=tuple(Choice(value, value.capitalize()) for value in values),
+        current=current,
+    )
+
+
+def _grok() -> AgentOptions:
+    """Grok Build's ``grok-build-acp/session-models@v1`` shapes (not a capture): the catalog
+    in initialize ``_meta.modelState`` and in the session's legacy ``models``, per-model
+    efforts in each model's ``_meta``, no modes and no config options."""
+    return AgentOptions(
+        profile="grok",
+        agent_info={
+            "name": "baton-scripted-grok",
+            "title": "Baton scripted agent (Grok profile)",
+            "version": __version__,
+        },
+        capabilities={
+            "loadSession": True,
+            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            "mcpCapabilities": {"http": True, "sse": False},
+            "sessionCapabilities": {"resume": {}, "close": {}},
+        },
+        auth_methods=(),
+        catalog=Catalog(
+            modes=(),
+            models=(
+                Choice("grok-build", "Grok Build", "The default coding model"),
+                Choice("grok-4.5", "Grok 4.5"),
+                Choice("grok-code-fast-1", "Grok Code Fast", "No reasoning effort choices"),
+            ),
+            current_model="grok-build",
+            mode_option=False,
+            model_efforts=(
+                (
+                    "grok-build",
+                    _efforts("reasoningEffort", "high", "low", "medium", "high", "xhigh"),
+                ),
+                ("grok-4.5", _efforts("reasoningEffort", "high", "low", "medium", "high")),
+            ),
+        ),
+        permission_options=(
+            PermissionChoice("allow_once", "Allow once", "allow_once"),
+            PermissionChoice("reject_once", "Reject once", "reject_once"),
+        ),
+        models_form="legacy",
+        config_options=False,
+        modes=False,
+        model_extension="grok",
+    )
+
+
+def _cursor() -> AgentOptions:
+    """Cursor's ``cursor-agent-acp/parameterized-model-picker@v1`` shapes (not a capture):
+    ``default`` (Auto) and models with their own thought_level selector, listed by
+    ``cursor/list_available_models``; changing the model replaces the config catalog."""
+    return AgentOptions(
+        profile="cursor",
+        agent_info={
+            "name": "baton-scripted-cursor",
+            "title": "Baton scripted agent (Cursor profile)",
+            "version": __version__,
+        },
+        capabilities={
+            "loadSession": True,
+            "promptCapabilities": {"image": True, "audio": False, "embeddedContext": False},
+            "mcpCapabilities": {"http": True, "sse": False},
+        },
+        auth_methods=(
+            {"id": "cursor_login", "name": "Cursor login", "description": "Sign in to Cursor"},
+        ),
+        catalog=Catalog(
+            modes=(
+                Choice("agent", "Agent", "Full tool access"),
+                Choice("plan", "Plan", "Plan before acting"),
+                Choice("ask", "Ask", "Read-only questions"),
+            ),
+            models=(
+                Choice("default", "Auto"),
+                Choice("gpt-5", "GPT-5"),
+                Choice("sonnet-4.5", "Sonnet 4.5"),
+                Choice("composer-1", "Composer 1"),
+            ),
+            current_model="default",
+            mode_option=False,
+            model_efforts=(
+                ("gpt-5", _efforts("reasoning", "medium", "low", "medium", "high")),
+                ("sonnet-4.5", _efforts("thinking_level", "off", "off", "high")),
+            ),
+        ),
+        permission_options=(
+            PermissionChoice("allow-once", "Allow once", "allow_once"),
+            PermissionChoice("allow-always", "Always allow", "allow_always"),
+            PermissionChoice("reject-once", "Reject", "reject_once"),
+        ),
+        model_extension="cursor",
+    )
+
+
 _PROFILES: Final[dict[str, Callable[[], AgentOptions]]] = {
     "baton": _baton,
     "claude": _claude,
     "codex": _codex,
     "fast-agent": _fast_agent,
+    "grok": _grok,
+    "cursor": _cursor,
 }
 
 #: Names ``--profile`` accepts.

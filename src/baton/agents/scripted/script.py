@@ -222,6 +222,12 @@ COMMAND_SPECS: Final[tuple[CommandSpec, ...]] = (
         Param("ID", ArgKind.WORD, required=False, default="999999999"),
     ),
     _spec(
+        "models_update",
+        "grok profile: send _x.ai/models/update offering exactly IDS (space-separated; default: "
+        "the catalog without its last model, plus grok-next); '!malformed' sends a broken one",
+        Param("IDS", ArgKind.TEXT, required=False, default=""),
+    ),
+    _spec(
         "client_request",
         "send an agent-to-client request and report its answer",
         Param("METHOD", ArgKind.WORD),

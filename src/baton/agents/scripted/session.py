@@ -23,7 +23,7 @@ from typing import Any, Final
 
 import orjson
 
-from baton.agents.scripted.options import AgentOptions, Catalog, Choice
+from baton.agents.scripted.options import AgentOptions, Catalog, Choice, SelectSpec
 
 #: History entries kept per session; later updates are sent but not recorded.
 MAX_HISTORY_ENTRIES: Final = 10_000
@@ -136,6 +136,15 @@ class SessionShape:
     def __init__(self, options: AgentOptions) -> None:
         self._options = options
         self._catalog: Catalog = options.catalog
+        #: The models on offer: the catalog's, until a Grok ``models_update`` replaces them.
+        self._models: tuple[Choice, ...] = options.catalog.models
+        #: The process default model (Grok's ``currentModelId``), moved by ``models_update``.
+        self.default_model: str = options.catalog.current_model
+
+    @property
+    def models(self) -> tuple[Choice, ...]:
+        """The models currently on offer."""
+        return self._models
 
     def initial(self, session_id: str, cwd: str) -> Session:
         """A new session in the catalog's default state."""
@@ -145,23 +154,82 @@ class SessionShape:
             config[catalog.effort.option_id] = catalog.effort.current
         if catalog.toggle is not None:
             config[catalog.toggle.option_id] = catalog.toggle.current
+        spec = catalog.effort_for(self.default_model)
+        if spec is not None:
+            config[spec.option_id] = spec.current
         mode = catalog.modes[0].value if catalog.modes else ""
-        return Session(session_id, cwd, mode, config, catalog.current_model)
+        return Session(session_id, cwd, mode, config, self.default_model)
+
+    def model_effort(self, session: Session) -> tuple[SelectSpec, str] | None:
+        """The session's current model's per-model reasoning selector and its value."""
+        spec = self._catalog.effort_for(session.model)
+        if spec is None:
+            return None
+        return spec, str(session.config.get(spec.option_id, spec.current))
+
+    def grok_model_state(self, session: Session | None = None) -> dict[str, Any]:
+        """The Grok catalog object (``modelState``, ``models`` and update params): the process
+        default (or the session's model) and every model, each with its efforts in ``_meta``."""
+        current = self.default_model if session is None else session.model
+        models: list[dict[str, Any]] = []
+        for model in self._models:
+            entry = _without_none(
+                {"modelId": model.value, "name": model.name, "description": model.description}
+            )
+            spec = self._catalog.effort_for(model.value)
+            if spec is not None:
+                effort = spec.current
+                if session is not None and model.value == session.model:
+                    effort = str(session.config.get(spec.option_id, spec.current))
+                entry["_meta"] = {
+                    "reasoningEfforts": [{"value": c.value, "name": c.name} for c in spec.values],
+                    "reasoningEffort": effort,
+                }
+            models.append(entry)
+        return {"currentModelId": current, "availableModels": models}
+
+    def replace_models(self, model_ids: tuple[str, ...]) -> None:
+        """Grok ``models_update``: offer exactly ``model_ids`` from now on (known ids keep their
+        names and efforts, new ones are named by their id). The process default stays if still
+        listed, else becomes the first id."""
+        known = {model.value: model for model in self._models + self._catalog.models}
+        self._models = tuple(known.get(value, Choice(value, value)) for value in model_ids)
+        if self.default_model not in model_ids:
+            self.default_model = model_ids[0]
+
+    def offers_model(self, model_id: str) -> bool:
+        """True when ``model_id`` is on offer."""
+        return any(model.value == model_id for model in self._models)
+
+    def catalog_model_entries(self) -> list[dict[str, Any]]:
+        """The Cursor ``cursor/list_available_models`` entries: value, name and each model's
+        own config options (its reasoning selector at its default)."""
+        entries: list[dict[str, Any]] = []
+        for model in self._models:
+            entry: dict[str, Any] = {"value": model.value, "name": model.name}
+            spec = self._catalog.effort_for(model.value)
+            if spec is not None:
+                entry["configOptions"] = [self._effort_option(spec, spec.current)]
+            entries.append(entry)
+        return entries
 
     def describe(self, session: Session) -> dict[str, Any]:
         """The fields of a session/new (or load, resume, fork) result, sessionId excluded."""
         options = self._options
         result: dict[str, Any] = {}
-        if options.models_form in ("legacy", "both") and self._catalog.models:
-            result["models"] = {
-                "availableModels": [
-                    _without_none(
-                        {"modelId": m.value, "name": m.name, "description": m.description}
-                    )
-                    for m in self._catalog.models
-                ],
-                "currentModelId": session.model,
-            }
+        if options.models_form in ("legacy", "both") and self._models:
+            if options.model_extension == "grok":
+                result["models"] = self.grok_model_state(session)
+            else:
+                result["models"] = {
+                    "availableModels": [
+                        _without_none(
+                            {"modelId": m.value, "name": m.name, "description": m.description}
+                        )
+                        for m in self._models
+                    ],
+                    "currentModelId": session.model,
+                }
         if options.modes and self._catalog.modes:
             result["modes"] = {
                 "currentModeId": session.mode,
@@ -197,9 +265,12 @@ class SessionShape:
                     catalog.model_option_description,
                     "model",
                     session.model,
-                    catalog.models,
+                    self._models,
                 )
             )
+            per_model = self.model_effort(session)
+            if per_model is not None and self._options.model_extension == "cursor":
+                options.append(self._effort_option(*per_model))
         if catalog.effort is not None:
             effort = catalog.effort
             options.append(
@@ -226,11 +297,28 @@ class SessionShape:
             raise ConfigError(f"unknown mode {mode_id!r}")
         session.mode = mode_id
 
-    def set_model(self, session: Session, model_id: str) -> None:
-        """Switch model; raise ConfigError for a model the catalog does not offer."""
-        if model_id not in {model.value for model in self._catalog.models}:
+    def set_model(self, session: Session, model_id: str, effort: object = None) -> None:
+        """Switch model (to another one: its per-model reasoning selector replaces the old one,
+        at its default), then apply ``effort`` when given (Grok's ``_meta.reasoningEffort``).
+        Raise ConfigError, changing nothing, for a model not on offer or an effort the model
+        does not advertise."""
+        if not self.offers_model(model_id):
             raise ConfigError(f"unknown model {model_id!r}")
-        session.model = model_id
+        spec = self._catalog.effort_for(model_id)
+        if effort is not None:
+            if spec is None:
+                raise ConfigError(f"model {model_id!r} has no reasoning efforts")
+            if effort not in {choice.value for choice in spec.values}:
+                raise ConfigError(f"{effort!r} is not a reasoning effort of {model_id!r}")
+        if model_id != session.model:
+            old = self._catalog.effort_for(session.model)
+            if old is not None:
+                session.config.pop(old.option_id, None)
+            if spec is not None:
+                session.config[spec.option_id] = spec.current
+            session.model = model_id
+        if spec is not None and isinstance(effort, str):
+            session.config[spec.option_id] = effort
 
     def set_option(self, session: Session, config_id: str, value: object, kind: object) -> None:
         """Apply set_config_option; raise ConfigError when the id, type or value is wrong."""
@@ -250,6 +338,12 @@ class SessionShape:
             self.set_mode(session, value)
         elif config_id == "model" and self._model_option_enabled():
             self.set_model(session, value)
+        elif (per_model := self._cursor_effort(session)) is not None and (
+            config_id == per_model.option_id
+        ):
+            if value not in {choice.value for choice in per_model.values}:
+                raise ConfigError(f"{value!r} is not a value of {config_id!r}")
+            session.config[config_id] = value
         elif catalog.effort is not None and config_id == catalog.effort.option_id:
             if value not in {choice.value for choice in catalog.effort.values}:
                 raise ConfigError(f"{value!r} is not a value of {config_id!r}")
@@ -259,10 +353,21 @@ class SessionShape:
 
     def legacy_models(self) -> bool:
         """True when the legacy models object (and session/set_model) is offered."""
-        return self._options.models_form in ("legacy", "both") and bool(self._catalog.models)
+        return self._options.models_form in ("legacy", "both") and bool(self._models)
 
     def _model_option_enabled(self) -> bool:
-        return self._options.models_form in ("config", "both") and bool(self._catalog.models)
+        return self._options.models_form in ("config", "both") and bool(self._models)
+
+    def _cursor_effort(self, session: Session) -> SelectSpec | None:
+        if self._options.model_extension != "cursor":
+            return None
+        per_model = self.model_effort(session)
+        return per_model[0] if per_model is not None else None
+
+    def _effort_option(self, spec: SelectSpec, current: str) -> dict[str, Any]:
+        return self._select(
+            spec.option_id, spec.name, spec.description, spec.category, current, spec.values
+        )
 
     def _head(
         self, option_id: str, name: str, description: str | None, category: str
@@ -340,6 +445,10 @@ class SessionStore:
         temporary = path.with_name(path.name + ".tmp")
         temporary.write_bytes(orjson.dumps(session.to_json()))
         os.replace(temporary, path)
+
+    def loaded(self) -> list[Session]:
+        """The sessions held in memory, in creation order."""
+        return list(self._sessions.values())
 
     def forget(self, session_id: str) -> None:
         """Drop the session from memory (session/close); its file stays."""
