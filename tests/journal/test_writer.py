@@ -297,6 +297,23 @@ async def test_inbound_waits_for_sync_past_the_unsynced_bound(
     await server.close()
 
 
+async def test_a_sync_is_done_only_once_its_bookkeeping_ran(journal: Journal) -> None:
+    # Regression: waiters used to get the executor's future, which is done a loop iteration
+    # before its bookkeeping callback runs; a waiter that saw it done and looped again spun
+    # forever without yielding (a flood turn hung in the background sync task).
+    server = await journal.open_server("srv-1", limits=NO_TIMER)
+    ref = await server.append("inbound", notification(1), input_bytes=80)
+    sync = server._kick_sync()  # the future every waiter of this sync awaits
+    async with asyncio.timeout(WAIT):
+        # Polling on purpose: the first iteration that sees it done is the one that matters.
+        while not sync.done():  # noqa: ASYNC110
+            await asyncio.sleep(0)
+    assert server.synced_sequence >= ref.sequence
+    async with asyncio.timeout(WAIT):
+        await server.flush()
+    await server.close()
+
+
 async def test_flush_syncs_everything_written(journal: Journal, spy: SyncSpy) -> None:
     server = await journal.open_server("srv-1", limits=NO_TIMER)
     refs = [await server.append("inbound", notification(n), input_bytes=80) for n in range(5)]

@@ -493,11 +493,16 @@ class ServerJournal:
         # waiter was cancelled; waiters await it through shield() for the same reason. It is
         # "in flight" until that callback ran (not merely until the future is done), so a new
         # sync never starts before the previous one's accounting.
+        #
+        # Waiters get ``settled``, not the executor's future: that one is done a moment before
+        # its callbacks run, and awaiting a done future does not yield, so a waiter looping on
+        # it would spin forever without letting the bookkeeping run.
         target = self._written_sequence
         pending = self._unsynced
         retired = list(self._retired)
         dir_fd = self._dir_fd if self._dir_dirty else None
         self._dir_dirty = False
+        settled: asyncio.Future[None] = self._loop.create_future()
         future = self._loop.run_in_executor(None, _sync_all, retired, self._fd, dir_fd)
 
         def finished(done: asyncio.Future[None]) -> None:
@@ -508,6 +513,8 @@ class ServerJournal:
                     self._fail("syncing", failure)
                 else:  # pragma: no cover - the sync only raises OSError
                     self._failure = JournalSyncFailed(f"syncing failed: {failure!r}")
+                settled.set_exception(failure)
+                settled.exception()  # waiters are optional: nobody awaiting is no leak
                 return
             for fd in retired:
                 self._retired.remove(fd)
@@ -515,9 +522,10 @@ class ServerJournal:
                     os.close(fd)
             self._synced_sequence = max(self._synced_sequence, target)
             self._unsynced -= pending
+            settled.set_result(None)
 
         future.add_done_callback(finished)
-        return future
+        return settled
 
     async def _sync_loop(self) -> None:
         interval = self._limits.sync_interval_seconds
