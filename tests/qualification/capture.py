@@ -196,6 +196,10 @@ def capture(spec: AdapterSpec, root: Path, mock: MockServer | None) -> dict[str,
             raise RuntimeError(
                 f"{spec.pin.key} {scenario.name}: nothing recorded\n{outcome.describe()}"
             )
+        if index == 0 and outcome.returncode != 0:
+            raise RuntimeError(
+                f"{spec.pin.key} {scenario.name}: the run failed\n{outcome.describe()}"
+            )
         if index == 0:
             for method, name in (
                 ("initialize", "initialize.json"),

@@ -552,10 +552,11 @@ def journal_messages(records: list[dict[str, Any]]) -> list[tuple[str, dict[str,
 
 
 def updates_after_response(
-    records: list[dict[str, Any]], request_method: str
+    records: list[dict[str, Any]], request_method: str, until_method: str | None = None
 ) -> list[dict[str, Any]]:
     """The inbound ``session/update`` notifications journaled after the answer to the first
-    outbound ``request_method`` request."""
+    outbound ``request_method`` request (and, with ``until_method``, before the next outbound
+    request of that method)."""
     request_id: object = None
     answered = False
     later = []
@@ -571,6 +572,12 @@ def updates_after_response(
                 and message.get("id") == request_id
             )
             continue
+        if (
+            until_method is not None
+            and direction == "outbound"
+            and message.get("method") == until_method
+        ):
+            break
         if direction == "inbound" and message.get("method") == "session/update":
             later.append(message)
     return later

@@ -16,7 +16,13 @@ from qualify_checks import (
     interrupted,
     server_states,
 )
-from qualify_drivers import EXIT_AUTH, EXIT_BUDGET, EXIT_INTERRUPTED, survivors
+from qualify_drivers import (
+    EXIT_AUTH,
+    EXIT_BUDGET,
+    EXIT_INTERRUPTED,
+    survivors,
+    updates_after_response,
+)
 from qualify_installs import CLAUDE
 from qualify_mocks import SLOW_TICK_SECONDS, MockServer
 
@@ -155,6 +161,22 @@ def test_without_credentials(make_rig: Any) -> None:
     result = outcome.result()
     assert outcome.returncode == EXIT_AUTH, outcome.describe()
     assert result["errorCode"] == "AUTHENTICATION_REQUIRED", outcome.describe()
+    aftermath(baton, CLAUDE)
+
+
+@pytest.mark.qualify(PROFILE, "quirk: an update outside a prompt (right after session/new)")
+def test_quirk_update_outside_a_prompt(make_rig: Any) -> None:
+    rig, baton, _mock = make_rig(PROFILE)
+    outcome = baton.run("[[text:after the early update]]")
+    result = completed(outcome)
+    assert outcome.text() == "after the early update", outcome.describe()
+    run = baton.show(result["runId"])
+    records = baton.journal(run["server_instance_id"])
+    early = updates_after_response(records, "session/new", until_method="session/prompt")
+    # claude-agent-acp sends available_commands_update right after its session/new answer,
+    # before any prompt: it must neither count as foreign traffic nor quarantine the lane.
+    assert early and early[0]["params"]["update"]["sessionUpdate"] == "available_commands_update"
+    assert server_states(rig) == ["EXITED"], "the early update quarantined the lane"
     aftermath(baton, CLAUDE)
 
 

@@ -31,9 +31,11 @@ from qualify_mocks import MockServer
 
 PROFILE = "codex"
 
-#: Text turns tried before the test gives up on seeing an update after the prompt's answer
-#: (codex-acp 0.16.0 sent one in almost every run seen; this only bounds an unlucky streak).
-MAX_LATE_UPDATE_ATTEMPTS = 4
+#: Text turns tried before the test gives up on seeing an update after the prompt's answer.
+#: codex-acp 0.16.0 sends its available_commands_update about 0.2 s after the first prompt
+#: arrives, which is about when a mock text turn ends: it lands after the answer in roughly
+#: half the runs seen, so eight attempts make a miss unlikely (about 1 in 250).
+MAX_LATE_UPDATE_ATTEMPTS = 8
 
 
 def signed_out(rig: Rig) -> Rig:
