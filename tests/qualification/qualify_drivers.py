@@ -96,17 +96,22 @@ class Outcome:
     def result(self) -> dict[str, Any]:
         """The final ``result`` event (fails loudly when there is none)."""
         results = self.of_type("result")
-        assert results, f"no result event; {self.describe()}"
+        assert results, f"no result event: {self.describe()}"
         return results[-1]
 
     def text(self) -> str:
         """The streamed reply: every ``text`` event's text, joined."""
         return "".join(str(e.get("text", "")) for e in self.of_type("text"))
 
+    def summary(self) -> str:
+        """One line: the exit code and the last line of stderr."""
+        last = next((line for line in reversed(self.stderr.splitlines()) if line.strip()), "")
+        return f"exit {self.returncode}; stderr: {last.strip() or '(empty)'}"
+
     def describe(self) -> str:
-        """The command, exit code and output, for an assertion message."""
+        """A one-line summary, then the command and its output, for an assertion message."""
         return (
-            f"command: {' '.join(self.argv)}\nexit: {self.returncode}\n"
+            f"{self.summary()}\ncommand: {' '.join(self.argv)}\n"
             f"stdout:\n{quote(self.stdout)}\nstderr:\n{quote(self.stderr)}"
         )
 
