@@ -21,7 +21,7 @@ state arrive as notifications, which the runtime handles; it hands the new state
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any, Literal
@@ -87,11 +87,21 @@ def _absolute(path: str, what: str) -> str:
 class AcpClient:
     """Typed ACP methods over one connection. Not safe to share between event loops."""
 
-    def __init__(self, connection: Connection, *, client_version: str = __version__) -> None:
+    def __init__(
+        self,
+        connection: Connection,
+        *,
+        client_version: str = __version__,
+        initialize_transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    ) -> None:
         self.connection = connection
         self.client_version = client_version
+        #: A profile-gated change to the initialize params (Cursor's model picker flag).
+        self.initialize_transform = initialize_transform
         #: The accepted ``initialize`` answer, once :meth:`initialize` succeeded.
         self.initialized: InitializeResult | None = None
+        #: The raw ``initialize`` result, for profile-gated extensions that read ``_meta``.
+        self.initialize_result: object = None
         self._sessions: dict[str, SessionState] = {}
 
     # --- state -----------------------------------------------------------------------------
@@ -129,7 +139,10 @@ class AcpClient:
     def _initialize_params(self) -> dict[str, Any]:
         if self.initialized is not None:
             raise ClientStateError("the agent is already initialized")
-        return initialize_params(offered_version(), self.client_version)
+        params = initialize_params(offered_version(), self.client_version)
+        if self.initialize_transform is not None:
+            params = self.initialize_transform(params)
+        return params
 
     async def initialize(self) -> InitializeResult:
         """Negotiate within the fixed request limit. Raises
@@ -147,6 +160,7 @@ class AcpClient:
 
     def _initialized(self, result: object) -> InitializeResult:
         parsed = parse_initialize_result(result)
+        self.initialize_result = result
         self.initialized = parsed
         return parsed
 

@@ -24,12 +24,14 @@ from baton.connection import Connection, InboundRequest, TapFrame
 from baton.connection.client import AcpClient
 from baton.errors import (
     BatonError,
+    ExtensionPayloadInvalid,
     ProtocolViolation,
     TransportClosed,
 )
 from baton.journal import Journal, JournalRef, JournalTap
 from baton.journal.redaction import SecretValues, redact_text
 from baton.journal.writer import ServerJournal
+from baton.runtime import extensions
 from baton.runtime.launch import LaunchSpec
 from baton.runtime.permissions.correlation import ToolCallTracker
 from baton.runtime.permissions.engine import Resolution, refuse
@@ -39,6 +41,8 @@ from baton.runtime.recorder import Recorder
 from baton.store import new_id
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import InitializeResult
+from baton.wire.extensions.cursor import CursorModelCatalog
+from baton.wire.extensions.grok import GrokModelCatalog
 from baton.wire.jsonrpc import Message
 from baton.wire.session_state import SessionState
 
@@ -121,6 +125,10 @@ class Lane:
         self._callbacks: set[asyncio.Task[Any]] = set()
         self._on_quarantine = on_quarantine
         self._setups_in_flight = 0
+        #: Grok's session models catalog for the current generation (grok profile only).
+        self.grok_catalog: GrokModelCatalog | None = None
+        #: Cursor's model catalog, cached per process (cursor profile only).
+        self.cursor_models = CursorModelCatalog()
         #: The discovery fingerprint of the executable this lane runs (None for ad-hoc agents).
         self.fingerprint: tuple[object, ...] | None = None
         #: Notifications that arrived beside the initialize answer (journaled; kept for
@@ -184,9 +192,19 @@ class Lane:
             if generation != self.generation:
                 self.fenced_messages += 1
                 return
-            if initializing and len(startup) < MAX_STARTUP_NOTIFICATIONS:
-                startup.append((message, ref))
-            # Otherwise: journal-only telemetry (already journaled by the tap).
+            if initializing:
+                if len(startup) < MAX_STARTUP_NOTIFICATIONS:
+                    startup.append((message, ref))
+                return
+            try:
+                catalog = extensions.grok_update(self.spec, message)
+            except ExtensionPayloadInvalid as exc:
+                self.grok_catalog = None
+                await self.quarantine(f"a malformed model catalog update: {exc.code}", generation)
+                return
+            if catalog is not None:
+                self.grok_catalog = catalog
+            # Everything else: journal-only telemetry (already journaled by the tap).
 
         async def on_permission(request: InboundRequest) -> Any:
             return await self._route_permission(generation, request)
@@ -209,7 +227,9 @@ class Lane:
         connection.on_request("session/request_permission", on_permission)
         connection.start()
         self.connection = connection
-        client = AcpClient(connection)
+        client = AcpClient(
+            connection, initialize_transform=extensions.initialize_transform(self.spec)
+        )
         self._watch(generation, connection)
         try:
             if budget is not None:
@@ -222,6 +242,14 @@ class Lane:
         initializing = False
         self.recorder.server_ready(server_id)
         self.startup_notifications = startup
+        try:
+            # Applied only now that the initialized state is recorded, in arrival order.
+            self.grok_catalog = extensions.grok_startup_catalog(
+                self.spec, client, [message for message, _ref in startup]
+            )
+        except ExtensionPayloadInvalid:
+            await self._stop_generation(generation, "FAILED", failure=True)
+            raise
         self.client = client
         return client
 
@@ -393,6 +421,8 @@ class Lane:
     ) -> ShutdownResult | None:
         process, connection, server_id = self.process, self.connection, self.server_id
         self.process = self.connection = self.client = None
+        self.grok_catalog = None
+        self.cursor_models.clear("shutdown" if state == "EXITED" else "process_lost")
         if generation == self.generation:
             self.generation += 1
         result: ShutdownResult | None = None

@@ -16,7 +16,7 @@ import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,6 +31,7 @@ from baton.errors import (
     TransportClosed,
 )
 from baton.journal import Journal
+from baton.runtime import extensions
 from baton.runtime.discovery import DiscoveryCache
 from baton.runtime.events import RunEvent
 from baton.runtime.lane import Lane, LaneFenced, LaneSession
@@ -387,6 +388,16 @@ class Runtime:
         # Start (or reuse) the lane and open a session: nothing is ambiguous yet.
         try:
             client = await lane.ensure_started(clock)
+            assert lane.server_id is not None
+            await extensions.cursor_models(
+                spec,
+                client,
+                lane.cursor_models,
+                lane.server_id,
+                request.model,
+                request.effort,
+                clock,
+            )
             async with lane.opening():
                 connection = client.connection
                 attach_method: str | None = None
@@ -406,6 +417,7 @@ class Runtime:
         except IncompatibleProtocolVersion as exc:
             return await self._fail(run_id, "FAILED", exc.code, redact(exc.message), exit_code=5)
         except AuthenticationRequired as exc:
+            lane.cursor_models.clear("auth_failure")
             methods = ""
             if lane.initialized is not None and lane.initialized.auth_methods:
                 methods = "; advertised methods: " + ", ".join(
@@ -491,6 +503,11 @@ class Runtime:
             config=dict(request.config),
         )
         try:
+            handled, lane.grok_catalog = await extensions.grok_select(
+                spec, client, lane.grok_catalog, opened.session_id, request.model, request.effort
+            )
+            if handled:
+                requested = replace(requested, model=None, effort=None)
             state, sent = await apply_settings(
                 client,
                 opened.session_id,
@@ -498,7 +515,7 @@ class Runtime:
                 allow_legacy_set_model=spec.profile is not None
                 and spec.profile.session_models_extension,
             )
-            if sent:
+            if sent or handled:
                 await self.recorder.session_resolved(
                     session_id, run_id, state, client.connection.last_response_ref
                 )
