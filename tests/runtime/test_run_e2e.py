@@ -324,3 +324,15 @@ async def test_sessions_share_one_lane(runtime: Runtime, tmp_path: Path) -> None
         runtime.store.get_run(first.run_id).server_instance_id
         == runtime.store.get_run(second.run_id).server_instance_id
     )
+
+
+async def test_the_session_controls_are_projected_with_a_revision(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    _, events = await run(runtime, "echo hi", tmp_path, effort="high")
+    [controls] = [e for e in events if e.type == "controls"]
+    by_id = {c["id"]: c for c in controls.data["controls"]}
+    assert len(controls.data["revision"]) == 64
+    assert by_id["config:effort"]["value"] == "high"
+    assert by_id["config:thinking"]["type"] == "BOOLEAN"
+    assert "ultra" in [choice["value"] for choice in by_id["config:effort"]["choices"]]

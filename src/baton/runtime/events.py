@@ -15,7 +15,8 @@ import orjson
 #: Event types, in the order a turn usually produces them.
 EVENT_TYPES: Final = (
     "run_started",  # runId, sessionId, agent, cwd, policy
-    "session",  # runId, sessionId, modes/config summary after settings were applied
+    "session",  # runId, sessionId, providerSessionId, attachedBy, replayedUpdates
+    "controls",  # runId, the session's safe controls after settings: revision, controls
     "text",  # runId, text, coalescedEvents
     "thought",  # runId, text, coalescedEvents
     "user_text",  # runId, text (load replays of the user's own messages)

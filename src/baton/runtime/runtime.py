@@ -32,6 +32,7 @@ from baton.errors import (
 )
 from baton.journal import Journal
 from baton.runtime import extensions
+from baton.runtime.controls import project_controls
 from baton.runtime.discovery import DiscoveryCache
 from baton.runtime.events import RunEvent
 from baton.runtime.lane import Lane, LaneFenced, LaneSession
@@ -520,6 +521,14 @@ class Runtime:
                     session_id, run_id, state, client.connection.last_response_ref
                 )
             session.state = state
+            controls = project_controls(
+                opened.session_id,
+                state,
+                grok_models=lane.grok_catalog,
+                secrets=lane.secrets,
+                session_id=session_id,
+            )
+            emit(RunEvent("controls", run_id, controls.to_json()))
             blocks = build_prompt(client.capabilities, request.prompt)
             if request.attachments:
                 blocks = self._attachments(spec, client, request)
