@@ -41,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-from qualify_drivers import SPECS, AdapterSpec, Baton, Rig  # noqa: E402
+from qualify_drivers import SPECS, AdapterSpec, Baton, Rig, reap  # noqa: E402
 from qualify_installs import InstallFailed, ensure, executable  # noqa: E402
 from qualify_mocks import AnthropicMock, MockServer, ResponsesMock  # noqa: E402
 
@@ -185,49 +185,54 @@ def capture(spec: AdapterSpec, root: Path, mock: MockServer | None) -> dict[str,
     a frame (``.json``) or a list of records (``.jsonl``)."""
     files: dict[str, Any] = {}
     rig = spec.rig(root, mock.url if mock is not None else None)
-    for index, scenario in enumerate(scenarios(rig.profile, rig.work)):
-        log = root / f"frames-{scenario.name}.jsonl"
-        wrapper = write_wrapper(rig, log)
-        run_rig = signed_out_rig(rig) if scenario.signed_out else rig
-        run_rig.env[spec.pin.override_env] = str(wrapper)
-        outcome = Baton(run_rig).run(scenario.prompt, *scenario.flags)
-        records = read_log(log)
-        if not records:
-            raise RuntimeError(
-                f"{spec.pin.key} {scenario.name}: nothing recorded\n{outcome.describe()}"
-            )
-        if index == 0 and outcome.returncode != 0:
-            raise RuntimeError(
-                f"{spec.pin.key} {scenario.name}: the run failed\n{outcome.describe()}"
-            )
-        if index == 0:
-            for method, name in (
-                ("initialize", "initialize.json"),
-                ("session/new", "session_new.json"),
-            ):
-                frame = answer_to(records, method)
-                if frame is None or "result" not in frame:
-                    raise RuntimeError(f"{spec.pin.key}: no {method} result\n{outcome.describe()}")
-                files[name] = ordered(frame)
-            files[f"transcript.baton-{scenario.name}.jsonl"] = records
-        elif rig.profile == "codex":
-            for method, name in (
-                ("initialize", "initialize.nocreds.json"),
-                ("session/new", "session_new.nocreds.json"),
-            ):
-                frame = answer_to(records, method)
-                if frame is None:
-                    raise RuntimeError(
-                        f"{spec.pin.key}: no {method} answer signed out\n{outcome.describe()}"
-                    )
-                files[name] = ordered(frame)
-        else:
-            frame = answer_to(records, "session/prompt")
-            if frame is None or "error" not in frame:
+    try:
+        for index, scenario in enumerate(scenarios(rig.profile, rig.work)):
+            log = root / f"frames-{scenario.name}.jsonl"
+            wrapper = write_wrapper(rig, log)
+            run_rig = signed_out_rig(rig) if scenario.signed_out else rig
+            run_rig.env[spec.pin.override_env] = str(wrapper)
+            outcome = Baton(run_rig).run(scenario.prompt, *scenario.flags)
+            records = read_log(log)
+            if not records:
                 raise RuntimeError(
-                    f"{spec.pin.key}: no session/prompt error without a key\n{outcome.describe()}"
+                    f"{spec.pin.key} {scenario.name}: nothing recorded\n{outcome.describe()}"
                 )
-            files["session_prompt.noauth.json"] = ordered(frame)
+            if index == 0 and outcome.returncode != 0:
+                raise RuntimeError(
+                    f"{spec.pin.key} {scenario.name}: the run failed\n{outcome.describe()}"
+                )
+            if index == 0:
+                for method, name in (
+                    ("initialize", "initialize.json"),
+                    ("session/new", "session_new.json"),
+                ):
+                    frame = answer_to(records, method)
+                    if frame is None or "result" not in frame:
+                        raise RuntimeError(
+                            f"{spec.pin.key}: no {method} result\n{outcome.describe()}"
+                        )
+                    files[name] = ordered(frame)
+                files[f"transcript.baton-{scenario.name}.jsonl"] = records
+            elif rig.profile == "codex":
+                for method, name in (
+                    ("initialize", "initialize.nocreds.json"),
+                    ("session/new", "session_new.nocreds.json"),
+                ):
+                    frame = answer_to(records, method)
+                    if frame is None:
+                        raise RuntimeError(
+                            f"{spec.pin.key}: no {method} answer signed out\n{outcome.describe()}"
+                        )
+                    files[name] = ordered(frame)
+            else:
+                frame = answer_to(records, "session/prompt")
+                if frame is None or "error" not in frame:
+                    raise RuntimeError(
+                        f"{spec.pin.key}: no session/prompt error without a key\n{outcome.describe()}"
+                    )
+                files["session_prompt.noauth.json"] = ordered(frame)
+    finally:
+        reap(spec.pin, rig.home)  # what a failed run left behind (its own processes only)
     return files
 
 

@@ -49,7 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 if ENABLED:
-    from qualify_drivers import SPECS, Baton, Rig
+    from qualify_drivers import SPECS, Baton, Rig, reap
     from qualify_installs import PINS, InstallFailed, ensure
     from qualify_mocks import AnthropicMock, MockServer, ResponsesMock
     from qualify_report import StepResult, write
@@ -85,8 +85,12 @@ if ENABLED:
     @pytest.fixture
     def make_rig(
         tmp_path: Path, mocks: dict[str, MockServer]
-    ) -> Callable[[str], tuple[Rig, Baton, MockServer | None]]:
-        """``make_rig(profile)``: a fresh rig, its Baton driver, and its mock (logs cleared)."""
+    ) -> Iterator[Callable[[str], tuple[Rig, Baton, MockServer | None]]]:
+        """``make_rig(profile)``: a fresh rig, its Baton driver, and its mock (logs cleared).
+        At teardown whatever a rig left running is killed, so one failed step leaves nothing
+        behind for the next (the step itself has already failed: every step checks for
+        survivors)."""
+        rigs: list[Rig] = []
 
         def make(profile: str) -> tuple[Rig, Baton, MockServer | None]:
             spec = SPECS[profile]
@@ -94,9 +98,12 @@ if ENABLED:
             if mock is not None:
                 mock.clear()
             rig = spec.rig(tmp_path / profile, mock.url if mock is not None else None)
+            rigs.append(rig)
             return rig, Baton(rig), mock
 
-        return make
+        yield make
+        for rig in rigs:
+            reap(rig.adapter.pin, rig.home)
 
     @pytest.hookimpl(hookwrapper=True)
     def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:

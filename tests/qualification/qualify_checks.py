@@ -31,7 +31,7 @@ def aftermath(baton: Baton, pin: Pin) -> None:
     assert verified.returncode == 0, f"baton journal verify --all failed\n{verified.describe()}"
     leaked = secret_files(baton.rig.data, baton.rig.key)
     assert not leaked, f"the API key given to the agent is in {leaked} under {baton.rig.data}"
-    alive = survivors(pin)
+    alive = survivors(pin, baton.rig.home)
     assert not alive, f"adapter processes survived the command: {alive}"
 
 
@@ -139,7 +139,7 @@ def ignores_stdin_eof(rig: Rig, pin: Pin) -> bool:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-        survivors(pin)
+        survivors(pin, rig.home)
 
 
 def new_session(cwd: str) -> dict[str, Any]:

@@ -105,8 +105,9 @@ class Outcome:
 
     def summary(self) -> str:
         """One line: the exit code and the last line of stderr."""
-        last = next((line for line in reversed(self.stderr.splitlines()) if line.strip()), "")
-        return f"exit {self.returncode}; stderr: {last.strip() or '(empty)'}"
+        stream, text = ("stderr", self.stderr) if self.stderr.strip() else ("output", self.stdout)
+        last = next((line for line in reversed(text.splitlines()) if line.strip()), "")
+        return f"exit {self.returncode}; {stream}: {last.strip()[:200] or '(empty)'}"
 
     def describe(self) -> str:
         """A one-line summary, then the command and its output, for an assertion message."""
@@ -504,32 +505,57 @@ def secret_files(root: Path, secret: str) -> list[str]:
     return found
 
 
-def _processes() -> Iterator[tuple[int, str, str]]:
+def _processes() -> Iterator[tuple[int, str, str, bytes]]:
+    """``(pid, state, command line, environment)`` of every readable process."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            environ = (entry / "environ").read_bytes()
         except OSError:
             continue
-        yield int(entry.name), state, cmdline
+        yield int(entry.name), state, cmdline, environ
 
 
-def survivors(pin: Pin, grace: float = SURVIVOR_GRACE_SECONDS) -> list[str]:
-    """Live processes running from ``pin``'s install directory, after up to ``grace`` seconds
-    for them to go (zombies are dead and do not count)."""
+def _alive(pin: Pin, home: Path | None) -> list[tuple[int, str]]:
     marker = str(install_dir(pin))
+    owned = f"HOME={home}".encode() if home is not None else None
+    return [
+        (pid, cmd)
+        for pid, state, cmd, environ in _processes()
+        if marker in cmd
+        and state not in ("Z", "X")
+        and (owned is None or owned in environ.split(b"\0"))
+    ]
+
+
+def survivors(
+    pin: Pin, home: Path | None = None, grace: float = SURVIVOR_GRACE_SECONDS
+) -> list[str]:
+    """Live processes running from ``pin``'s install directory (only those whose ``HOME`` is
+    ``home``, when given: a rig's own), after up to ``grace`` seconds for them to go. Zombies
+    are dead and do not count."""
     deadline = time.monotonic() + grace
     while True:
-        alive = [
-            f"{pid} {cmd}"
-            for pid, state, cmd in _processes()
-            if marker in cmd and state not in ("Z", "X")
-        ]
+        alive = [f"{pid} {cmd}" for pid, cmd in _alive(pin, home)]
         if not alive or time.monotonic() > deadline:
             return alive
         time.sleep(POLL_SECONDS)
+
+
+def reap(pin: Pin, home: Path) -> list[int]:
+    """SIGKILL what a rig left running of ``pin`` (its processes only: matched by ``HOME``), so
+    one failed step does not leave adapters behind for the next; returns the pids killed."""
+    killed = []
+    for pid, _cmd in _alive(pin, home):
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            continue
+        killed.append(pid)
+    return killed
 
 
 def store_rows(data_dir: Path, sql: str, *params: object) -> list[dict[str, Any]]:

@@ -61,7 +61,7 @@ def test_doctor_live_ready(make_rig: Any) -> None:
         "version": CLAUDE.version,
     }
     assert any(d["code"] == "LAUNCH_CONTRACT_FOUND" for d in record["diagnostics"]), record
-    assert not survivors(CLAUDE)
+    assert not survivors(CLAUDE, rig.home)
 
 
 @pytest.mark.qualify(PROFILE, "text turn (end_turn, streamed; echoed key kept off disk)")
@@ -186,7 +186,7 @@ def test_quirk_no_exit_on_stdin_eof(make_rig: Any) -> None:
     assert ignores_stdin_eof(rig, CLAUDE), "claude-agent-acp now exits on stdin EOF"
     outcome = baton.run("[[text:short]]")
     completed(outcome)
-    assert not survivors(CLAUDE, grace=0.0), "an adapter process outlived `baton run`"
+    assert not survivors(CLAUDE, rig.home, grace=0.0), "an adapter process outlived `baton run`"
     assert server_states(rig) == ["EXITED"]
     aftermath(baton, CLAUDE)
 

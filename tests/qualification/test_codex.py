@@ -64,7 +64,7 @@ def test_doctor_live_ready(make_rig: Any) -> None:
     assert record["state"] == "READY", record
     assert record["source"] == "env" and record["executable"] == rig.env[CODEX.override_env]
     assert record["agent"] == {"name": "codex-acp", "version": CODEX.version}
-    assert not survivors(CODEX)
+    assert not survivors(CODEX, rig.home)
 
 
 @pytest.mark.qualify(
@@ -201,7 +201,7 @@ def test_quirk_no_exit_on_stdin_eof(make_rig: Any) -> None:
     rig, baton, _mock = make_rig(PROFILE)
     assert ignores_stdin_eof(rig, CODEX), "codex-acp now exits on stdin EOF"
     completed(baton.run("[[text:short]]"))
-    assert not survivors(CODEX, grace=0.0), (
+    assert not survivors(CODEX, rig.home, grace=0.0), (
         "an adapter process (wrapper or native) outlived `baton run`"
     )
     assert server_states(rig) == ["EXITED"]

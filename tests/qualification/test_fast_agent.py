@@ -28,7 +28,7 @@ def test_doctor_live_ready(make_rig: Any) -> None:
     assert record["version"] == f"fast-agent-mcp v{FAST_AGENT.version}", record
     assert record["environment_contract"] == "config/fast-agent-environment@v1", record
     assert any(d["code"] == "LAUNCH_CONTRACT_FOUND" for d in record["diagnostics"]), record
-    assert not survivors(FAST_AGENT)
+    assert not survivors(FAST_AGENT, rig.home)
 
 
 @pytest.mark.qualify(PROFILE, "text turn (end_turn, echoed; the key in the prompt kept off disk)")
