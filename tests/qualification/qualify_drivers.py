@@ -268,7 +268,8 @@ def fast_agent_profile(
     home: Path, model: str = "passthrough", profile_id: str = "fast-agent"
 ) -> str:
     """A config-file profile for fast-agent (it has no built-in one): ``fast-agent acp`` with
-    the given internal model and an explicit ``--home`` (``--no-home`` breaks session/new)."""
+    the given internal model and an explicit ``--home`` (``--no-home`` breaks session/new). Its
+    override variable is the default, :func:`override_env_for` the id."""
     argv = ["fast-agent", "--no-update-check", "acp", "--model", model, "--home", str(home)]
     return (
         f"[profiles.{profile_id}]\n"
@@ -281,8 +282,12 @@ def fast_agent_profile(
         'probe_argv = ["--no-update-check", "acp", "--help"]\n'
         "probe_patterns = ['Usage:\\s+fast-agent\\s+acp\\b', 'ACP\\s+stdio\\s+server']\n"
         'policies = ["ask"]\n'
-        f'override_env = "{FAST_AGENT.override_env if profile_id == "fast-agent" else "BATON_" + profile_id.upper().replace("-", "_") + "_ACP_BIN"}"\n'
     )
+
+
+def override_env_for(profile_id: str) -> str:
+    """The override variable a config-file profile gets by default: ``BATON_<ID>_ACP_BIN``."""
+    return f"BATON_{profile_id.upper().replace('-', '_')}_ACP_BIN"
 
 
 #: The second fast-agent profile: the ``slow`` internal model (3 s before its echo), so a turn
@@ -307,7 +312,7 @@ class FastAgentSpec(AdapterSpec):
             + fast_agent_profile(home, "slow", FAST_AGENT_SLOW_PROFILE)
         )
         rig.env[FAST_AGENT_KEY_ENV] = rig.key
-        rig.env["BATON_FAST_AGENT_SLOW_ACP_BIN"] = str(executable(self.pin))
+        rig.env[override_env_for(FAST_AGENT_SLOW_PROFILE)] = str(executable(self.pin))
 
 
 SPECS: Final[dict[str, AdapterSpec]] = {

@@ -20,6 +20,7 @@ from qualify_drivers import (
     EXIT_AUTH,
     EXIT_BUDGET,
     EXIT_INTERRUPTED,
+    secret_files,
     survivors,
     updates_after_response,
 )
@@ -62,6 +63,7 @@ def test_doctor_live_ready(make_rig: Any) -> None:
     }
     assert any(d["code"] == "LAUNCH_CONTRACT_FOUND" for d in record["diagnostics"]), record
     assert not survivors(CLAUDE, rig.home)
+    assert not rig.data.exists() or not secret_files(rig.data, rig.key)
 
 
 @pytest.mark.qualify(PROFILE, "text turn (end_turn, streamed; echoed key kept off disk)")

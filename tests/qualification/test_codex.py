@@ -22,6 +22,7 @@ from qualify_drivers import (
     EXIT_INTERRUPTED,
     Rig,
     codex_config,
+    secret_files,
     store_rows,
     survivors,
     updates_after_response,
@@ -65,6 +66,7 @@ def test_doctor_live_ready(make_rig: Any) -> None:
     assert record["source"] == "env" and record["executable"] == rig.env[CODEX.override_env]
     assert record["agent"] == {"name": "codex-acp", "version": CODEX.version}
     assert not survivors(CODEX, rig.home)
+    assert not rig.data.exists() or not secret_files(rig.data, rig.key)
 
 
 @pytest.mark.qualify(

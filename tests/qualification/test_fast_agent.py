@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from qualify_checks import aftermath, completed, interrupted, server_states
-from qualify_drivers import EXIT_INTERRUPTED, FAST_AGENT_SLOW_PROFILE, survivors
+from qualify_drivers import EXIT_INTERRUPTED, FAST_AGENT_SLOW_PROFILE, secret_files, survivors
 from qualify_installs import FAST_AGENT
 
 PROFILE = "fast-agent"
@@ -29,6 +29,7 @@ def test_doctor_live_ready(make_rig: Any) -> None:
     assert record["environment_contract"] == "config/fast-agent-environment@v1", record
     assert any(d["code"] == "LAUNCH_CONTRACT_FOUND" for d in record["diagnostics"]), record
     assert not survivors(FAST_AGENT, rig.home)
+    assert not rig.data.exists() or not secret_files(rig.data, rig.key)
 
 
 @pytest.mark.qualify(PROFILE, "text turn (end_turn, echoed; the key in the prompt kept off disk)")
