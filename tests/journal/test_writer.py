@@ -391,12 +391,37 @@ async def test_a_failed_write_is_sticky(journal: Journal, monkeypatch: pytest.Mo
 
     monkeypatch.setattr(os, "write", failing_write)
     with pytest.raises(JournalSyncFailed):
-        await server.append("inbound", notification(2), input_bytes=80)
+        await server.append("outbound", request(2), input_bytes=80)
     monkeypatch.setattr(os, "write", real_write)
     with pytest.raises(JournalSyncFailed):
         await server.append("inbound", notification(3), input_bytes=80)
     # Every record it acknowledged is durable, so closing succeeds; the torn write is gone.
     await server.close()
+    assert journal.verify("srv-1").last_sequence == 1
+
+
+async def test_a_failed_write_of_buffered_records_surfaces_at_the_flush(
+    journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    server = await journal.open_server("srv-1", limits=NO_TIMER)
+    await server.append("outbound", request(1), input_bytes=80)
+    real_write = os.write
+
+    def failing_write(fd: int, data: bytes | memoryview) -> int:
+        raise OSError(errno.EIO, "Input/output error")
+
+    monkeypatch.setattr(os, "write", failing_write)
+    buffered = await server.append("inbound", notification(2), input_bytes=80)
+    with pytest.raises(JournalSyncFailed):
+        await server.flush()
+    monkeypatch.setattr(os, "write", real_write)
+    with pytest.raises(JournalSyncFailed):
+        await server.append("inbound", notification(3), input_bytes=80)
+    # The buffered record was never durable: closing says so, and its ref is refused.
+    with pytest.raises(JournalSyncFailed):
+        await server.close()
+    with pytest.raises(JournalSyncFailed):
+        await journal.flush_refs([buffered])
     assert journal.verify("srv-1").last_sequence == 1
 
 

@@ -106,17 +106,26 @@ class Journal:
         """Server instance ids that have a journal here, sorted."""
         return reader.list_servers(self.directory)
 
+    def _write_pending(self, server_id: str) -> None:
+        # An open writer may hold appended records in its write buffer: readers here see them.
+        journal = self._open.get(server_id)
+        if journal is not None:
+            journal.write_pending()
+
     def read(self, ref: JournalRef) -> JournalRecord:
         """The record ``ref`` names, re-validated against every field (see
         :func:`baton.journal.reader.read_ref`)."""
+        self._write_pending(ref.server)
         return reader.read_ref(self.directory, ref)
 
     def records(self, server_id: str) -> Iterator[JournalRecord]:
         """Every record of ``server_id`` in order, validated in place."""
+        self._write_pending(server_id)
         return reader.iter_records(self.directory, server_id)
 
     def verify(self, server_id: str) -> VerifyReport:
         """Re-validate every record, hash and the sequence chain of ``server_id``."""
+        self._write_pending(server_id)
         return reader.verify_server(self.directory, server_id)
 
     def verify_all(self) -> list[VerifyReport]:
@@ -125,4 +134,5 @@ class Journal:
 
     def tail(self, server_id: str, count: int = MAX_TAIL_RECORDS) -> list[JournalRecord]:
         """The bounded diagnostic tail of ``server_id`` (see :func:`baton.journal.reader.tail`)."""
+        self._write_pending(server_id)
         return reader.tail(self.directory, server_id, count)

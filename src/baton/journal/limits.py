@@ -47,6 +47,21 @@ SYNC_INTERVAL_SECONDS: Final = 0.1
 #: when the disk is slower than the agent). Bounds the data at risk on a crash.
 MAX_UNSYNCED_BYTES: Final = 4 * _MIB
 
+#: Bytes of record lines appended but not yet written to the segment file at which they are
+#: written (one ``write`` for many records instead of one per record). Every sync, flush,
+#: outbound append, rotation, close and in-process read writes them first, and the background
+#: sync does within ``SYNC_INTERVAL_SECONDS``, so this bounds the memory held and how far
+#: another process's view of the file may lag; what a crash can lose is still bounded by the
+#: sync batch (the buffer is never larger than the unsynced bytes).
+WRITE_BUFFER_BYTES: Final = 64 * 1024
+
+#: Distinct simple ``session/update`` shapes (see
+#: :func:`baton.journal.redaction.frames.session_update_shape`) whose encoded record body one
+#: server's journal remembers, oldest forgotten first. A shape holds at most
+#: ``MAX_SHAPE_CHARS`` characters, so the cache holds at most a few MiB; a turn's deltas share
+#: a handful of shapes (one per message or tool call).
+MAX_CACHED_RECORD_BODIES: Final = 256
+
 #: Records a diagnostic tail (``tail``: what ``baton recover`` and failure reports show) returns
 #: at most.
 MAX_TAIL_RECORDS: Final = 200

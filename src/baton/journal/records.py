@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -265,6 +266,96 @@ def encode_record(
         }
     )
     return line, digest
+
+
+@dataclass(frozen=True, slots=True)
+class RecordBody:
+    """The end of a record line that depends only on its raw text and metadata (from
+    ``,"raw":`` to the closing brace), with the raw text's SHA-256.
+
+    The writer joins it to a :class:`RecordHead`'s bytes; many records of a flood share one
+    body, so it is computed once per distinct message.
+    """
+
+    tail: bytes
+    digest: str
+
+    @classmethod
+    def of(cls, raw: bytes, metadata: RecordMetadata) -> RecordBody:
+        """The body of a record whose redacted message text is ``raw``."""
+        digest = sha256_hex(raw)
+        tail = b"".join(
+            (
+                b',"raw":',
+                orjson.dumps(raw.decode("utf-8")),
+                b',"metadata":',
+                orjson.dumps(metadata.to_dict()),
+                b',"sha256":"',
+                digest.encode("ascii"),
+                b'"}',
+            )
+        )
+        return cls(tail, digest)
+
+
+class RecordHead:
+    """The beginning of the record lines of one server segment and direction, up to the
+    sequence number; :meth:`line` completes one.
+
+    ``head.line(sequence, recorded_at, body)`` is byte for byte
+    ``encode_record(server, segment, sequence, direction, recorded_at, raw, metadata)[0]``.
+    """
+
+    __slots__ = ("_middle", "_prefix")
+
+    def __init__(self, server: str, segment: int, direction: Direction) -> None:
+        self._prefix = b"".join(
+            (
+                b'{"serverInstanceId":',
+                orjson.dumps(server),
+                b',"segment":',
+                str(segment).encode("ascii"),
+                b',"sequence":',
+            )
+        )
+        self._middle = b',"direction":' + orjson.dumps(direction) + b',"recordedAt":'
+
+    def line(self, sequence: int, recorded_at: str, body: RecordBody) -> bytes:
+        """The record line (without its newline)."""
+        return b"".join(
+            (
+                self._prefix,
+                str(sequence).encode("ascii"),
+                self._middle,
+                orjson.dumps(recorded_at),
+                body.tail,
+            )
+        )
+
+
+class UtcStamps:
+    """``recordedAt`` for the current time, fast: the date and time up to the second is
+    formatted once per second, the microseconds per call.
+
+    Equal to ``format_timestamp(datetime.now(UTC))`` up to the rounding of the last microsecond
+    (this truncates the clock's nanoseconds).
+    """
+
+    __slots__ = ("_prefix", "_second")
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._prefix = ""
+
+    def now(self) -> str:
+        """The current time as a ``recordedAt`` value."""
+        micros = time.time_ns() // 1000
+        second, fraction = divmod(micros, 1_000_000)
+        if second != self._second:
+            moment = datetime.fromtimestamp(second, UTC)
+            self._prefix = format_timestamp(moment)[:-8]  # without ``.000000Z``
+            self._second = second
+        return f"{self._prefix}.{fraction:06d}Z"
 
 
 def decode_record(line: bytes, where: str) -> JournalRecord:

@@ -1,20 +1,31 @@
 """One server instance's journal: redact, append, rotate, prune and sync.
 
-Ordering. Appends for one server are serialized in call order by an asyncio lock (FIFO). The
-locked section assigns the sequence number, encodes the record and writes it with a plain
-``write`` on the event loop (record lines are small; even a 24 MiB one costs a few ms against
-the page cache). No fsync ever runs on the event loop: syncs run in a worker thread.
+Ordering. Appends for one server are serialized in call order: the part of an append that
+assigns the sequence number, encodes the record and buffers its line never yields, so no other
+append can interleave with it. Buffered lines are written with one plain ``write`` on the event
+loop when :data:`~baton.journal.limits.WRITE_BUFFER_BYTES` are pending, and before every sync,
+flush, outbound append, rotation, close and in-process read (:meth:`ServerJournal.write_pending`).
+No fsync ever runs on the event loop: syncs run in a worker thread.
+
+Encoding. A record line is a per-segment head (server, segment, sequence, direction, time) and
+a body (raw text, metadata, hash; :class:`~baton.journal.records.RecordBody`). A simple
+``session/update`` (see :func:`~baton.journal.redaction.frames.session_update_shape`) has a
+body decided by its shape alone, so the bodies of the last
+:data:`~baton.journal.limits.MAX_CACHED_RECORD_BODIES` shapes are reused: every delta of a
+streamed message is redacted and encoded once, and still gets its own record, sequence number
+and timestamp.
 
 Durability. :meth:`ServerJournal.append` of an *outbound* message returns only after the record
-is synced (the connection writes to the agent after that). *Inbound* records are synced in
-batches: a background task syncs within :data:`~baton.journal.limits.SYNC_INTERVAL_SECONDS` of
-the first unsynced write, and the append that brings
-:data:`~baton.journal.limits.SYNC_BATCH_BYTES` pending starts a sync at once (without waiting
-for it); past :data:`~baton.journal.limits.MAX_UNSYNCED_BYTES` an inbound append waits for the
-sync itself. :meth:`ServerJournal.flush` syncs everything written so far. Syncs are group
-commits: one sync covers every record written before it started, and concurrent callers share
-it. A failed write or sync is sticky: every later append, flush and sync raises
-:class:`~baton.errors.JournalSyncFailed`.
+is written and synced (the connection writes to the agent after that). *Inbound* records are
+written and synced in batches: a background task syncs within
+:data:`~baton.journal.limits.SYNC_INTERVAL_SECONDS` of the first unsynced append, and the
+append that brings :data:`~baton.journal.limits.SYNC_BATCH_BYTES` pending starts a sync at once
+(without waiting for it); past :data:`~baton.journal.limits.MAX_UNSYNCED_BYTES` an inbound
+append waits for the sync itself. :meth:`ServerJournal.flush` syncs everything appended so far.
+Syncs are group commits: one sync covers every record appended before it started, and
+concurrent callers share it. A failed write or sync is sticky: every later append, flush and
+sync raises :class:`~baton.errors.JournalSyncFailed` (a failed write of buffered inbound
+records surfaces at the write, which may be a later append, a flush or a sync).
 
 A new segment's directory entry is synced before any record in it counts as synced; a retired
 segment is synced before its descriptor is closed.
@@ -50,15 +61,23 @@ from baton.errors import (
     UsageError,
 )
 from baton.journal import files
-from baton.journal.limits import DEFAULT_LIMITS, MAX_RECORD_BYTES, JournalLimits
+from baton.journal.limits import (
+    DEFAULT_LIMITS,
+    MAX_CACHED_RECORD_BODIES,
+    MAX_RECORD_BYTES,
+    WRITE_BUFFER_BYTES,
+    JournalLimits,
+)
 from baton.journal.reader import list_segments
 from baton.journal.records import (
     MAX_METADATA_TEXT_CHARS,
     Direction,
     JournalRef,
+    RecordBody,
+    RecordHead,
     RecordMetadata,
+    UtcStamps,
     decode_record,
-    encode_record,
     format_timestamp,
     metadata_for,
     record_location,
@@ -66,6 +85,7 @@ from baton.journal.records import (
     validate_server_id,
 )
 from baton.journal.redaction import MALFORMED_FRAME_MARKER, SecretValues, redact_frame_message
+from baton.journal.redaction.frames import session_update_shape
 
 Clock = Callable[[], datetime]
 
@@ -236,9 +256,18 @@ class ServerJournal:
         self._secrets = secrets
         self._limits = limits
         self._clock = clock
+        self._stamp: Callable[[], str] = (
+            UtcStamps().now if clock is utc_now else lambda: format_timestamp(clock())
+        )
+        self._heads = self._heads_for(recovered.segment)
+        # Record bodies of simple session/update shapes (see session_update_shape), oldest
+        # first; at most MAX_CACHED_RECORD_BODIES.
+        self._bodies: dict[tuple[object, ...], RecordBody] = {}
+        # Record lines appended but not yet written to the current segment file.
+        self._buffer: list[bytes] = []
+        self._buffered = 0
         self._on_close = on_close
         self._loop = asyncio.get_running_loop()
-        self._lock = asyncio.Lock()
         self._retired: list[int] = []
         self._dir_dirty = False
         self._unsynced = 0
@@ -310,7 +339,8 @@ class ServerJournal:
 
     @property
     def last_sequence(self) -> int:
-        """The sequence number of the last record written (0 before the first)."""
+        """The sequence number of the last record appended (0 before the first); it may still be
+        in the write buffer (see :meth:`write_pending`)."""
         return self._written_sequence
 
     @property
@@ -358,12 +388,10 @@ class ServerJournal:
         self._check_usable()
         if input_bytes > self._limits.max_entry_bytes:
             raise JournalEntryTooLarge(self._limits.max_entry_bytes, input_bytes)
-        redacted = redact_frame_message(message, self._secrets)
-        try:
-            raw = orjson.dumps(redacted)
-        except orjson.JSONEncodeError as exc:
-            raise UsageError(f"a journaled message must be JSON: {exc}") from exc
-        return await self._append(direction, raw, metadata_for(redacted, violation))
+        ref, must_wait = self._record(direction, self._body(message, violation))
+        if must_wait:
+            await self._sync_through(ref.sequence)
+        return ref
 
     async def append_skipped(self, direction: Direction, reason: str, length: int) -> JournalRef:
         """Append the marker of a skipped (unparseable) frame: Baton's ``reason`` and the
@@ -376,63 +404,122 @@ class ServerJournal:
                 "length": length,
             }
         )
-        return await self._append(direction, raw, RecordMetadata("skipped"))
-
-    async def _append(
-        self, direction: Direction, raw: bytes, metadata: RecordMetadata
-    ) -> JournalRef:
-        async with self._lock:
-            # Not _check_usable: an append queued on the lock before close() began still runs
-            # (close waits for it); only a failure that happened meanwhile stops it.
-            self._raise_if_failed()
-            sequence = self._next_sequence
-            recorded_at = format_timestamp(self._clock())
-            line, digest = encode_record(
-                self._server, self._segment, sequence, direction, recorded_at, raw, metadata
-            )
-            if len(line) > self._limits.max_record_bytes:
-                raise JournalEntryTooLarge(self._limits.max_record_bytes, len(line))
-            if (
-                self._segment_size > 0
-                and self._segment_size + len(line) + 1 > self._limits.max_segment_bytes
-            ):
-                self._rotate()
-                line, digest = encode_record(
-                    self._server, self._segment, sequence, direction, recorded_at, raw, metadata
-                )
-            offset = self._segment_size
-            size = len(line) + 1
-            try:
-                _write_all(self._fd, line + b"\n")
-            except OSError as exc:
-                with contextlib.suppress(OSError):
-                    os.ftruncate(self._fd, offset)  # best effort; reopening repairs it anyway
-                raise self._fail("writing", exc) from exc
-            self._next_sequence = sequence + 1
-            self._written_sequence = sequence
-            self._segment_size += size
-            self._sizes[self._segment] = self._segment_size
-            self._total += size
-            self._unsynced += size
-            if self._total > self._limits.max_total_bytes:
-                self._prune()
-            ref = JournalRef(self._server, self._segment, sequence, offset, len(line), digest)
-            if direction == "inbound":
-                if not self._dirty.is_set():
-                    self._first_unsynced_at = self._loop.time()
-                    self._dirty.set()
-                if self._unsynced >= self._limits.sync_batch_bytes:
-                    # Start the batch's sync here, without waiting for it: in a flood the loop
-                    # may not yield to the background task until much more is pending.
-                    self._kick_sync()
-                must_wait = self._unsynced >= self._limits.max_unsynced_bytes
-            else:
-                must_wait = True
+        ref, must_wait = self._record(direction, RecordBody.of(raw, RecordMetadata("skipped")))
         if must_wait:
-            await self._sync_through(sequence)
+            await self._sync_through(ref.sequence)
         return ref
 
+    def _body(self, message: dict[str, Any], violation: str | None) -> RecordBody:
+        """The redacted, encoded body of ``message``'s record. A simple session/update's body
+        depends only on its shape, so it is computed once per shape and then reused."""
+        shape = session_update_shape(message) if violation is None else None
+        if shape is not None:
+            cached = self._bodies.get(shape)
+            if cached is not None:
+                return cached
+        redacted = redact_frame_message(message, self._secrets)
+        try:
+            raw = orjson.dumps(redacted)
+        except orjson.JSONEncodeError as exc:
+            raise UsageError(f"a journaled message must be JSON: {exc}") from exc
+        body = RecordBody.of(raw, metadata_for(redacted, violation))
+        if shape is not None:
+            if len(self._bodies) >= MAX_CACHED_RECORD_BODIES:
+                del self._bodies[next(iter(self._bodies))]
+            self._bodies[shape] = body
+        return body
+
+    def _record(self, direction: Direction, body: RecordBody) -> tuple[JournalRef, bool]:
+        """Give ``body`` its sequence number and buffer its line; return its reference and
+        whether the caller must wait for its sync.
+
+        Never yields, so appends are serialized in call order without a lock: each one's
+        sequence number, offset and buffered line are settled before the next can start.
+        """
+        # Not _check_usable: an append that passed it before close() began still records
+        # (close syncs it); only a failure that happened meanwhile stops it.
+        self._raise_if_failed()
+        outbound = direction == "outbound"
+        if outbound:
+            # Written at once (the caller waits for its sync anyway), after what was buffered
+            # before it; a failed write then uses no sequence number, as for an oversized one.
+            self._write_buffer()
+        sequence = self._next_sequence
+        recorded_at = self._stamp()
+        line = self._heads[direction].line(sequence, recorded_at, body)
+        if len(line) > self._limits.max_record_bytes:
+            raise JournalEntryTooLarge(self._limits.max_record_bytes, len(line))
+        if (
+            self._segment_size > 0
+            and self._segment_size + len(line) + 1 > self._limits.max_segment_bytes
+        ):
+            self._rotate()
+            line = self._heads[direction].line(sequence, recorded_at, body)
+        offset = self._segment_size
+        size = len(line) + 1
+        if outbound:
+            self._write_at(offset, line + b"\n")
+        else:
+            self._buffer.append(line)
+            self._buffer.append(b"\n")
+            self._buffered += size
+        self._next_sequence = sequence + 1
+        self._written_sequence = sequence
+        self._segment_size += size
+        self._sizes[self._segment] = self._segment_size
+        self._total += size
+        self._unsynced += size
+        if self._total > self._limits.max_total_bytes:
+            self._prune()
+        ref = JournalRef(self._server, self._segment, sequence, offset, size - 1, body.digest)
+        if outbound:
+            return ref, True
+        if self._buffered >= WRITE_BUFFER_BYTES:
+            self._write_buffer()
+        if not self._dirty.is_set():
+            self._first_unsynced_at = self._loop.time()
+            self._dirty.set()
+        if self._unsynced >= self._limits.sync_batch_bytes:
+            # Start the batch's sync here, without waiting for it: in a flood the loop may not
+            # yield to the background task until much more is pending.
+            self._kick_sync()
+        return ref, self._unsynced >= self._limits.max_unsynced_bytes
+
+    def write_pending(self) -> None:
+        """Write the records appended so far to the segment file (without syncing them), so
+        every reader sees them. In-process readers of :class:`baton.journal.Journal` call this
+        first; other processes see records once they are written (within
+        :data:`~baton.journal.limits.WRITE_BUFFER_BYTES` or one sync interval)."""
+        self._raise_if_failed()
+        self._write_buffer()
+
+    def _write_buffer(self) -> None:
+        """Write the buffered lines to the current segment in one go; a failure is sticky."""
+        if not self._buffer:
+            return
+        data = b"".join(self._buffer)
+        self._buffer.clear()
+        self._buffered = 0
+        self._write_at(self._segment_size - len(data), data)
+
+    def _write_at(self, offset: int, data: bytes) -> None:
+        """Append ``data``, which starts at ``offset`` of the current segment; a failure
+        truncates the torn write (best effort) and is sticky."""
+        try:
+            _write_all(self._fd, data)
+        except OSError as exc:
+            with contextlib.suppress(OSError):
+                os.ftruncate(self._fd, offset)  # best effort; reopening repairs it anyway
+            raise self._fail("writing", exc) from exc
+
+    def _heads_for(self, segment: int) -> dict[str, RecordHead]:
+        return {
+            direction: RecordHead(self._server, segment, direction)
+            for direction in ("inbound", "outbound")
+        }
+
     def _rotate(self) -> None:
+        self._write_buffer()  # the buffered lines belong to the segment being retired
         number = self._segment + 1
         name = segment_name(self._server, number)
         try:
@@ -449,6 +536,7 @@ class ServerJournal:
         self._segment = number
         self._segment_size = 0
         self._sizes[number] = 0
+        self._heads = self._heads_for(number)
         self._dir_dirty = True
 
     def _prune(self) -> None:
@@ -467,7 +555,8 @@ class ServerJournal:
     # --- syncing ---------------------------------------------------------------------------
 
     async def flush(self) -> None:
-        """Sync every record written so far. Raises the sticky failure if there is one."""
+        """Write and sync every record appended so far. Raises the sticky failure if there is
+        one."""
         self._raise_if_failed()
         await self._sync_through(self._written_sequence)
 
@@ -497,6 +586,7 @@ class ServerJournal:
         # Waiters get ``settled``, not the executor's future: that one is done a moment before
         # its callbacks run, and awaiting a done future does not yield, so a waiter looping on
         # it would spin forever without letting the bookkeeping run.
+        self._write_buffer()  # a sync covers what is in the file: write the buffer first
         target = self._written_sequence
         pending = self._unsynced
         retired = list(self._retired)
@@ -560,14 +650,13 @@ class ServerJournal:
     async def close(self) -> None:
         """Sync what was written, stop the background task and release the files.
 
-        Idempotent. Appends waiting for the lock finish first; later ones raise UsageError.
+        Idempotent. Appends that began before it are written and synced too (an append records
+        its line without yielding); later ones raise UsageError.
         Raises the sticky failure if the final sync could not happen (files are still released).
         """
         if self._closing:
             return
         self._closing = True
-        async with self._lock:
-            pass
         self._background.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._background

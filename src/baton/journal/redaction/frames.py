@@ -8,6 +8,12 @@ while its routing and status fields (``sessionId``, ``sessionUpdate``, ``toolCal
 ``messageId``, ``status``, ``kind``, ``locations[].path``, usage numbers...) are kept, redacted
 like any other value. Requests and responses (the ``session/prompt`` prompt, which the user
 wrote, included) are redacted structurally only.
+
+The fast path. Most frames of a turn are ``session/update`` deltas whose update holds only
+routing strings and stream fields; the stream fields become the marker whatever they hold, so
+the redaction of such a frame is decided by its routing strings alone.
+:func:`session_update_shape` names that decision (a hashable key), which lets the journal
+redact and encode each distinct shape once instead of once per delta.
 """
 
 from __future__ import annotations
@@ -15,13 +21,37 @@ from __future__ import annotations
 from typing import Any, Final
 
 from baton.journal.redaction.secret_values import SecretValues
-from baton.journal.redaction.structural import redact_json, redact_json_with_stream
+from baton.journal.redaction.structural import STREAM_FIELDS, redact_json, redact_json_with_stream
 
 #: The notification whose free-form fields are masked in the journal.
 SESSION_UPDATE_METHOD: Final = "session/update"
 
 #: Where the stream content of a ``session/update`` sits.
 _UPDATE_PATH: Final = ("params", "update")
+
+#: Longest total of the strings a shape may hold (keys and routing values). Bounds the memory
+#: a cache of shapes holds per entry (a frame with huge routing strings is simply redacted the
+#: slow way, uncached); real routing strings are ids of a few dozen characters.
+MAX_SHAPE_CHARS: Final = 1024
+
+
+class _Token:
+    """A structural token of a shape; never equal to any string a message holds."""
+
+    __slots__ = ("_name",)
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __repr__(self) -> str:
+        return f"<{self._name}>"
+
+
+#: Where ``params`` sits among the message's keys, and ``update`` among the params' keys.
+_PARAMS: Final = _Token("params")
+_UPDATE: Final = _Token("update")
+#: A stream field's value (any value but null): its redaction is the marker, whatever it is.
+_STREAM: Final = _Token("stream")
 
 
 def redact_frame_message(
@@ -37,3 +67,61 @@ def redact_frame_message(
         redacted = redact_json(message, secrets)
     assert isinstance(redacted, dict)  # the redaction of an object is an object
     return redacted
+
+
+def session_update_shape(message: dict[str, Any]) -> tuple[object, ...] | None:
+    """The key that decides the redaction of a simple ``session/update``, or None.
+
+    A message is simple when it is a ``session/update`` whose every value is a string except
+    ``params``, whose ``params`` values are strings except ``update``, and whose ``update``
+    values are strings or non-null stream fields (:data:`STREAM_FIELDS`), holding at most
+    :data:`MAX_SHAPE_CHARS` characters of keys and strings. The shape lists every key and
+    string in order, with a stream field's value replaced by a token, so two messages with the
+    same shape have equal :func:`redact_frame_message` results (for the same ``secrets``).
+    Anything else (numbers, nested objects, ``_meta``, a ``null`` stream field, an ``id``
+    that is not a string...) returns None, and the caller redacts it in full.
+    """
+    if message.get("method") != SESSION_UPDATE_METHOD:
+        return None
+    params = message.get("params")
+    if type(params) is not dict:
+        return None
+    update = params.get("update")
+    if type(update) is not dict:
+        return None
+    shape: list[object] = []
+    chars = 0
+    for key, value in message.items():
+        if key == "params":
+            shape.append(_PARAMS)
+        elif type(value) is str:
+            shape.append(key)
+            shape.append(value)
+            chars += len(key) + len(value)
+        else:
+            return None
+    for key, value in params.items():
+        if key == "update":
+            shape.append(_UPDATE)
+        elif type(value) is str:
+            shape.append(key)
+            shape.append(value)
+            chars += len(key) + len(value)
+        else:
+            return None
+    for key, value in update.items():
+        if key in STREAM_FIELDS:
+            if value is None:
+                return None
+            shape.append(key)
+            shape.append(_STREAM)
+            chars += len(key)
+        elif type(value) is str:
+            shape.append(key)
+            shape.append(value)
+            chars += len(key) + len(value)
+        else:
+            return None
+    if chars > MAX_SHAPE_CHARS:
+        return None
+    return tuple(shape)

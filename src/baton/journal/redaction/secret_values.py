@@ -100,6 +100,12 @@ class SecretValues:
         """True when some value contains whitespace (a stream must then re-check on any input)."""
         return self._has_whitespace
 
+    def occurs_in(self, text: str) -> bool:
+        """True when some value occurs in ``text`` (so :meth:`mask` would change it)."""
+        if len(text) < self._shortest:
+            return False
+        return any(value in text for value in self._values)
+
     def mask(self, text: str) -> str:
         """Replace every character covered by an occurrence of any value with one marker per
         contiguous covered span."""

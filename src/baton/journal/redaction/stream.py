@@ -32,6 +32,7 @@ from baton.journal.redaction.secret_values import SecretValues
 from baton.journal.redaction.text import (
     Span,
     credential_spans,
+    may_hold_credential,
     partial_shape_start,
     redact_text,
     trailing_run_start,
@@ -104,6 +105,15 @@ class StreamRedactor:
             delta = self._skip_masked(delta)
         if not delta:
             return ""
+        if (
+            not self._carry
+            and self._wake is None
+            and delta[-1] in _ASCII_WHITESPACE
+            and self._is_plain(delta)
+        ):
+            # The common delta: nothing held, ends a word, holds nothing any rule could act
+            # on. The full path would cut at its end and publish it unchanged (see _is_plain).
+            return delta
         buffer = self._carry + delta
         if len(buffer) < self._next_scan or not self._may_release(delta):
             self._carry = buffer
@@ -137,6 +147,17 @@ class StreamRedactor:
         if partial is not None:
             return text[:partial] + UNRESOLVED_SECRET_MARKER
         return text
+
+    def _is_plain(self, delta: str) -> bool:
+        """True when ``delta``, arriving with nothing held and ending with ASCII whitespace, is
+        published whole and unchanged by the full path: no credential span (so the cut stays
+        at its end, and no wake characters are needed), no pattern rule and no exact secret
+        (a secret without whitespace cannot straddle, or be pending at, an end that is
+        whitespace; one with whitespace always takes the full path)."""
+        if may_hold_credential(delta):
+            return False
+        secrets = self._secrets
+        return secrets is None or not (secrets.has_whitespace or secrets.occurs_in(delta))
 
     def _may_release(self, delta: str) -> bool:
         """False when ``delta`` cannot let any held text go (the cheap path for most deltas)."""

@@ -94,6 +94,13 @@ _TRAILING_RUN_RE: Final = re.compile(r"\S*")
 
 _PENDING_KEY_RE: Final = re.compile(_KEY + r"(?:\\?[\"'])?\Z")
 
+# Whatever a pattern rule or a credential construct needs in order to start: the separators of
+# assignments, headers and URLs, ``@``, the auth words and the key-shape prefixes (one scan).
+_ANY_HINT_RE: Final = re.compile(
+    r"[:=@]|[Bb][Ee][Aa][Rr][Ee][Rr]|[Bb][Aa][Ss][Ii][Cc]"
+    r"|sk-|gh[pousr]_|github_pat_|AIza|A[KS]IA|xox[baprs]-|eyJ"
+)
+
 _LINE_CLOSERS: Final = "\r\n"
 
 
@@ -255,11 +262,30 @@ def credential_spans(text: str) -> list[Span]:
     if ":" in text or "=" in text:
         spans.extend(Span(a.key_start, a.end, a.closers) for a in _assignments(text))
     if text.endswith((" ", "\t")):
-        stripped = text.rstrip(" \t")
-        pending = _PENDING_KEY_RE.search(stripped, max(0, len(stripped) - _PENDING_KEY_WINDOW))
-        if pending is not None and is_credential_name(pending.group("key")):
-            spans.append(Span(pending.start(), len(text)))
+        pending = _pending_key_start(text)
+        if pending is not None:
+            spans.append(Span(pending, len(text)))
     return spans
+
+
+def _pending_key_start(text: str) -> int | None:
+    """Where a credential name that ends ``text`` (followed only by spaces, its separator still
+    to come) starts, or None."""
+    stripped = text.rstrip(" \t")
+    pending = _PENDING_KEY_RE.search(stripped, max(0, len(stripped) - _PENDING_KEY_WINDOW))
+    if pending is not None and is_credential_name(pending.group("key")):
+        return pending.start()
+    return None
+
+
+def may_hold_credential(text: str) -> bool:
+    """False only when no pattern rule applies to ``text`` and no credential construct can
+    start in it: then ``redact_text(text)`` is ``text`` (exact secrets aside) and
+    ``credential_spans(text)`` is empty. One scan for the characters and words every rule
+    needs, plus the pending-key check when ``text`` ends with a space or a tab."""
+    if _ANY_HINT_RE.search(text) is not None:
+        return True
+    return text.endswith((" ", "\t")) and _pending_key_start(text) is not None
 
 
 def partial_shape_start(text: str) -> int | None:
