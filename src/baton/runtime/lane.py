@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -367,17 +367,23 @@ class Lane:
 
     # --- sessions --------------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def opening(self) -> AsyncIterator[None]:
-        """Around session/new or an attach: updates for a session id not known yet are kept
-        (bounded) until the answer names it, instead of counting as foreign traffic."""
+    def begin_setup(self) -> None:
+        """Before session/new or an attach: until :meth:`end_setup`, updates for a session id
+        not known yet are kept (bounded) instead of counting as foreign traffic. The window
+        must reach :meth:`adopt`: the answer and the agent's next updates are read together,
+        before the caller resumes."""
         self._setups_in_flight += 1
-        try:
-            yield
-        finally:
-            self._setups_in_flight -= 1
-            if self._setups_in_flight == 0:
-                self._early.clear()
+
+    def end_setup(self) -> None:
+        """After the session was adopted (or the setup failed)."""
+        self._setups_in_flight -= 1
+        if self._setups_in_flight == 0:
+            self._early.clear()
+
+    async def deliver_early(self, updates: list[tuple[Message, object]]) -> None:
+        """Route updates that arrived before their session was adopted, in arrival order."""
+        for message, ref in updates:
+            await self._route_update(self.generation, message, ref)
 
     def adopt(self, session: LaneSession) -> list[tuple[Message, object]]:
         """Register an opened session; return updates that arrived before its id was known."""

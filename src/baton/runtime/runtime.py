@@ -384,6 +384,28 @@ class Runtime:
         emit: Callable[[RunEvent], None],
         on_turn: Callable[[Turn], None] | None,
     ) -> RunResult:
+        setup = _SetupWindow(lane)
+        try:
+            return await self._run_on_lane_inner(
+                setup, run_id, request, spec, lane, cwd, tools, policy, clock, emit, on_turn
+            )
+        finally:
+            setup.close()
+
+    async def _run_on_lane_inner(
+        self,
+        setup: _SetupWindow,
+        run_id: str,
+        request: RunRequest,
+        spec: LaunchSpec,
+        lane: Lane,
+        cwd: str,
+        tools: Any,
+        policy: Any,
+        clock: BudgetClock | None,
+        emit: Callable[[RunEvent], None],
+        on_turn: Callable[[Turn], None] | None,
+    ) -> RunResult:
         assert self.recorder is not None
         redact = lane.redact
         # Start (or reuse) the lane and open a session: nothing is ambiguous yet.
@@ -399,20 +421,20 @@ class Runtime:
                 request.effort,
                 clock,
             )
-            async with lane.opening():
-                connection = client.connection
-                attach_method: str | None = None
-                if request.attach_session is not None:
-                    attached = await client.attach_session(
-                        request.attach_session, cwd, mcp_servers=tools
-                    )
-                    opened = NewSessionResult(attached.session_id, attached.state)
-                    attach_method = attached.method
-                elif clock is not None:
-                    opened = await client.new_session_within(clock, cwd, mcp_servers=tools)
-                else:
-                    opened = await client.new_session(cwd, mcp_servers=tools)
-                ref = connection.last_response_ref
+            setup.open()
+            connection = client.connection
+            attach_method: str | None = None
+            if request.attach_session is not None:
+                attached = await client.attach_session(
+                    request.attach_session, cwd, mcp_servers=tools
+                )
+                opened = NewSessionResult(attached.session_id, attached.state)
+                attach_method = attached.method
+            elif clock is not None:
+                opened = await client.new_session_within(clock, cwd, mcp_servers=tools)
+            else:
+                opened = await client.new_session(cwd, mcp_servers=tools)
+            ref = connection.last_response_ref
         except AgentLaunchFailed as exc:
             return await self._fail(run_id, "FAILED", exc.code, redact(exc.message), exit_code=5)
         except IncompatibleProtocolVersion as exc:
@@ -461,6 +483,7 @@ class Runtime:
             tracker=ToolCallTracker(opened.session_id),
         )
         early = lane.adopt(session)
+        setup.close()
         if attach_method == "session/load":
             # The load's replayed history: kept apart from the run's live output.
             session.replayed = [
@@ -468,6 +491,10 @@ class Runtime:
                 for m, _ref in early
                 if isinstance(m.get("params"), dict) and isinstance(m["params"].get("update"), dict)
             ]
+        else:
+            # Updates read together with the answer (before its session was known): the
+            # session's, recorded as such.
+            await lane.deliver_early(early)
         emit(
             RunEvent(
                 "session",
@@ -675,6 +702,24 @@ class Runtime:
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
+
+
+class _SetupWindow:
+    """The lane's setup window of one run, closed exactly once (after adopt, or on failure)."""
+
+    def __init__(self, lane: Lane) -> None:
+        self._lane = lane
+        self._open = False
+
+    def open(self) -> None:
+        if not self._open:
+            self._lane.begin_setup()
+            self._open = True
+
+    def close(self) -> None:
+        if self._open:
+            self._open = False
+            self._lane.end_setup()
 
 
 def data_dir_path(value: str | None, environ: Mapping[str, str]) -> Path:
