@@ -190,6 +190,11 @@ ANTHROPIC_GROUP: Final = group(
         "CLAUDE_CODE_SKIP_VERTEX_AUTH",
         "CLOUD_ML_REGION",
         "DISABLE_PROMPT_CACHING",
+        # Quieter, offline-friendly Claude Code (no telemetry, no self-update, no extra
+        # traffic): switches that only take things away.
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+        "DISABLE_TELEMETRY",
+        "DISABLE_AUTOUPDATER",
     ),
     (
         "ANTHROPIC_API_KEY",

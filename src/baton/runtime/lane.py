@@ -426,7 +426,10 @@ class Lane:
         self, generation: int, state: str, *, failure: bool = False, reason: str | None = None
     ) -> ShutdownResult | None:
         process, connection, server_id = self.process, self.connection, self.server_id
+        if process is None and connection is None:
+            return None  # already stopped: keep the state it was recorded with (LOST stays)
         self.process = self.connection = self.client = None
+        self.server_id = None
         self.grok_catalog = None
         self.cursor_models.clear("shutdown" if state == "EXITED" else "process_lost")
         if generation == self.generation:
@@ -466,6 +469,9 @@ class Lane:
 
     async def shutdown(self) -> None:
         """Orderly shutdown: active runs are lost (ambiguous), the child is stopped."""
+        # A quarantine in flight owns the old generation's process: let its ladder finish
+        # (an adapter that ignores stdin EOF would otherwise outlive Baton).
+        await self._settled.wait()
         if any(s.active is not None for s in self.sessions.values()):
             await self.quarantine("Baton shut down with a prompt outstanding")
             return

@@ -355,9 +355,13 @@ class Turn:
         self, prompt: Sequence[dict[str, Any]], profile_mapped: bool
     ) -> TurnOutcome:
         connection = self.client.connection
-        request_id = await self.client.send_prompt(
-            self.session.provider_id, prompt, profile_mapped=profile_mapped
-        )
+        try:
+            request_id = await self.client.send_prompt(
+                self.session.provider_id, prompt, profile_mapped=profile_mapped
+            )
+        except TransportClosed as exc:
+            # The prompt was journaled and may have reached the agent: ambiguous.
+            return await self._lost_outcome(exc)
         # Updates read after the prompt's answer belong to the session, not to this run.
         connection.on_answer(request_id, self._answered)
         try:
