@@ -231,3 +231,26 @@ def test_sigkill_of_baton_mid_turn_is_found_by_the_next_process(tmp_path: Path) 
     [record] = [r for r in runs if r["id"] == run_id]
     assert record["status"] == "FAILED"
     assert record["error_code"] == "MARKED_FAILED_BY_USER"
+
+
+async def test_shutdown_waits_for_a_quarantine_in_flight(tmp_path: Path) -> None:
+    """An adapter that ignores stdin EOF must not outlive Baton when a quarantine races the
+    runtime's shutdown."""
+    from baton.runtime.process import group_alive
+
+    rt = Runtime(data_dir=tmp_path / "data")
+    await rt.open()
+    request = RunRequest(
+        prompt="echo hi", agent_command=[*AGENT, "--eof", "ignore"], cwd=str(tmp_path)
+    )
+    result = await rt.run(request)
+    assert result.status == "COMPLETED"
+    [lane] = rt.lanes.values()
+    assert lane.process is not None
+    pgid = lane.process.pid
+    quarantine = asyncio.ensure_future(lane.quarantine("raced by shutdown"))
+    await asyncio.sleep(0)
+    await rt.close()
+    await quarantine
+    assert not group_alive(pgid)
+    assert rt.store is None
