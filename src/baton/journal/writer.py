@@ -79,6 +79,7 @@ from baton.journal.records import (
     UtcStamps,
     decode_record,
     format_timestamp,
+    make_ref,
     metadata_for,
     record_location,
     segment_name,
@@ -256,9 +257,13 @@ class ServerJournal:
         self._secrets = secrets
         self._limits = limits
         self._clock = clock
-        self._stamp: Callable[[], str] = (
-            UtcStamps().now if clock is utc_now else lambda: format_timestamp(clock())
+        # recordedAt as a JSON string; the default clock has a fast path.
+        self._stamp: Callable[[], bytes] = (
+            UtcStamps().now_json
+            if clock is utc_now
+            else lambda: orjson.dumps(format_timestamp(clock()))
         )
+        self._max_record_bytes = limits.max_record_bytes
         self._heads = self._heads_for(recovered.segment)
         # Record bodies of simple session/update shapes (see session_update_shape), oldest
         # first; at most MAX_CACHED_RECORD_BODIES.
@@ -447,8 +452,8 @@ class ServerJournal:
         sequence = self._next_sequence
         recorded_at = self._stamp()
         line = self._heads[direction].line(sequence, recorded_at, body)
-        if len(line) > self._limits.max_record_bytes:
-            raise JournalEntryTooLarge(self._limits.max_record_bytes, len(line))
+        if len(line) > self._max_record_bytes:
+            raise JournalEntryTooLarge(self._max_record_bytes, len(line))
         if (
             self._segment_size > 0
             and self._segment_size + len(line) + 1 > self._limits.max_segment_bytes
@@ -465,13 +470,12 @@ class ServerJournal:
             self._buffered += size
         self._next_sequence = sequence + 1
         self._written_sequence = sequence
-        self._segment_size += size
-        self._sizes[self._segment] = self._segment_size
+        self._segment_size += size  # (``_sizes`` gets the current segment's when it retires)
         self._total += size
         self._unsynced += size
         if self._total > self._limits.max_total_bytes:
             self._prune()
-        ref = JournalRef(self._server, self._segment, sequence, offset, size - 1, body.digest)
+        ref = make_ref(self._server, self._segment, sequence, offset, size - 1, body.digest)
         if outbound:
             return ref, True
         if self._buffered >= WRITE_BUFFER_BYTES:
@@ -532,6 +536,7 @@ class ServerJournal:
         except OSError as exc:
             raise self._fail("starting a segment", exc) from exc
         self._retired.append(self._fd)
+        self._sizes[self._segment] = self._segment_size
         self._fd = fd
         self._segment = number
         self._segment_size = 0

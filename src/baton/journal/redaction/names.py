@@ -93,6 +93,31 @@ PAIR_NAME_KEYS: Final = frozenset(
 PAIR_VALUE_KEYS: Final = frozenset({"value", "currentvalue"})
 
 
+#: The last two characters of every normalized credential name and suffix: a name whose
+#: normalized form ends otherwise cannot be credential-like (a cheap necessary check).
+CREDENTIAL_ENDINGS: Final = frozenset(n[-2:] for n in (*CREDENTIAL_NAMES, *CREDENTIAL_SUFFIXES))
+
+#: Characters removed from the end of a text before :func:`may_end_with_credential_name`
+#: looks at its last two: spaces and tabs, quotes and backslashes that may close a key.
+_TRAILING_NON_NAME: Final = " \t\"'\\"
+
+#: The separators :func:`normalize_name` removes that can sit inside a key.
+_KEY_SEPARATORS: Final = "-_."
+
+
+def may_end_with_credential_name(text: str) -> bool:
+    """False only when no credential-like name can end ``text`` (before trailing spaces,
+    quotes and backslashes): the last two characters a normalized name ending there would have
+    are no credential name's. True means "maybe" (the caller decides exactly)."""
+    end = text.rstrip(_TRAILING_NON_NAME).rstrip(_KEY_SEPARATORS)
+    if len(end) < 2:
+        return False  # every credential name is longer than one character
+    previous = end[-2]
+    if previous in _KEY_SEPARATORS:
+        return True  # separators inside the name: only normalizing all of it can tell
+    return (previous + end[-1]).lower()[-2:] in CREDENTIAL_ENDINGS
+
+
 def normalize_name(name: str) -> str:
     """Return ``name`` lower-cased without ``-``, ``_``, ``.`` and spaces."""
     return name.lower().translate(_SEPARATORS)

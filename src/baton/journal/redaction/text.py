@@ -28,7 +28,11 @@ from dataclasses import dataclass
 from typing import Final
 
 from baton.journal.redaction.markers import REDACTED
-from baton.journal.redaction.names import is_credential_name, is_header_credential_name
+from baton.journal.redaction.names import (
+    is_credential_name,
+    is_header_credential_name,
+    may_end_with_credential_name,
+)
 from baton.journal.redaction.secret_values import SecretValues
 
 #: Longest key a ``key=value`` rule considers. Bounds the work of one attempt (a longer run of
@@ -96,9 +100,10 @@ _PENDING_KEY_RE: Final = re.compile(_KEY + r"(?:\\?[\"'])?\Z")
 
 # Whatever a pattern rule or a credential construct needs in order to start: the separators of
 # assignments, headers and URLs, ``@``, the auth words and the key-shape prefixes (one scan).
+# (Alternatives factored by their first character: the scan is about twice as fast.)
 _ANY_HINT_RE: Final = re.compile(
-    r"[:=@]|[Bb][Ee][Aa][Rr][Ee][Rr]|[Bb][Aa][Ss][Ii][Cc]"
-    r"|sk-|gh[pousr]_|github_pat_|AIza|A[KS]IA|xox[baprs]-|eyJ"
+    r"[:=@]|[Bb](?:[Ee][Aa][Rr][Ee][Rr]|[Aa][Ss][Ii][Cc])"
+    r"|sk-|gh[pousr]_|github_pat_|A(?:Iza|[KS]IA)|xox[baprs]-|eyJ"
 )
 
 _LINE_CLOSERS: Final = "\r\n"
@@ -285,7 +290,11 @@ def may_hold_credential(text: str) -> bool:
     needs, plus the pending-key check when ``text`` ends with a space or a tab."""
     if _ANY_HINT_RE.search(text) is not None:
         return True
-    return text.endswith((" ", "\t")) and _pending_key_start(text) is not None
+    return (
+        text.endswith((" ", "\t"))
+        and may_end_with_credential_name(text)
+        and _pending_key_start(text) is not None
+    )
 
 
 def partial_shape_start(text: str) -> int | None:
