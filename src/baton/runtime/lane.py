@@ -38,6 +38,7 @@ from baton.runtime.permissions.engine import Resolution, refuse
 from baton.runtime.permissions.records import NO_ACTIVE_PROMPT, STALE_GENERATION, UNKNOWN_SESSION
 from baton.runtime.process import FAILURE_SIGTERM_GRACE_SECONDS, AgentProcess, ShutdownResult
 from baton.runtime.recorder import Recorder
+from baton.runtime.review_lane import SandboxNotApplied, check_sandbox_applied
 from baton.store import new_id
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import InitializeResult
@@ -240,6 +241,12 @@ class Lane:
             await self._stop_generation(generation, "FAILED", failure=True)
             raise
         initializing = False
+        if self.spec.read_only:
+            try:
+                check_sandbox_applied(process.stderr_tail())
+            except SandboxNotApplied:
+                await self._stop_generation(generation, "FAILED", failure=True)
+                raise
         self.recorder.server_ready(server_id)
         self.startup_notifications = startup
         try:

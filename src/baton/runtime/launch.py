@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from baton.errors import ConfigurationError
 from baton.runtime.environment import BASE_GROUP, filter_environment, sensitive_values
 from baton.runtime.profiles import ALL_POLICIES, Profile
+from baton.runtime.review_lane import REVIEW_LANE, review_argv
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
 
 #: The profile id recorded for an ad-hoc ``--agent-command`` agent.
@@ -41,6 +42,8 @@ class LaunchSpec:
     terminal_failure_text: str | None = None
     extensions: frozenset[str] = field(default_factory=frozenset)
     profile: Profile | None = None
+    #: A read-only review lane (grok): edit, delete, move and MCP tools are never allowed.
+    read_only: bool = False
 
     @property
     def executable(self) -> str:
@@ -61,11 +64,19 @@ class LaunchSpec:
 def from_profile(
     profile: Profile, executable: str, parent_env: Mapping[str, str], *, lane: str = "default"
 ) -> LaunchSpec:
-    """The launch of a discovered profile: its argv, its exact environment contract."""
+    """The launch of a discovered profile: its argv, its exact environment contract. The
+    ``review`` lane exists only for profiles with a read-only sandbox (grok)."""
     env = filter_environment(profile.environment.keys, parent_env, exclude=(profile.override_env,))
+    read_only = lane == REVIEW_LANE
+    argv = (
+        (executable, *review_argv(profile.id))
+        if read_only
+        else tuple(profile.launch_command(executable))
+    )
     return LaunchSpec(
         profile_id=profile.id,
-        argv=tuple(profile.launch_command(executable)),
+        argv=argv,
+        read_only=read_only,
         env=env,
         secrets=tuple(sensitive_values(profile, parent_env)),
         lane=lane,

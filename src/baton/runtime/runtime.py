@@ -51,6 +51,7 @@ from baton.runtime.permissions.policies import (
 from baton.runtime.profiles import BUILTIN_PROFILES, Profile
 from baton.runtime.reconcile import reconcile
 from baton.runtime.recorder import Recorder
+from baton.runtime.review_lane import DEFAULT_LANE, check_review_root
 from baton.runtime.settings import RequestedSettings, SessionMutationAmbiguous, apply_settings
 from baton.runtime.streaming import StreamMemory
 from baton.runtime.tools_file import load_tool_declarations
@@ -97,6 +98,8 @@ class RunRequest:
     timeout: float | None = None
     attachments: Sequence[str] = ()
     execution: ExecutionSettings = field(default_factory=ExecutionSettings)
+    #: The process lane: ``default``, or ``review`` (grok's read-only sandboxed process).
+    lane: str = "default"
     #: Attach this provider session (resume, else load) instead of creating one.
     attach_session: str | None = None
     #: With ``attach_session``: attach to look, send no prompt (`baton recover --attach`).
@@ -219,6 +222,8 @@ class Runtime:
         """The launch spec of the request's agent (discovery for a profile)."""
         if (request.agent is None) == (request.agent_command is None):
             raise ConfigurationError("name exactly one of --agent and --agent-command")
+        if request.lane != DEFAULT_LANE and request.agent_command is not None:
+            raise ConfigurationError("--lane review needs a profile with a read-only sandbox")
         if request.agent_command is not None:
             return from_command(
                 request.agent_command,
@@ -241,7 +246,7 @@ class Runtime:
             raise AgentNotInstalled(
                 f"no usable {profile.id} executable ({reasons}); run `baton doctor {profile.id}`"
             )
-        spec = from_profile(profile, result.selected, self.environ)
+        spec = from_profile(profile, result.selected, self.environ, lane=request.lane)
         self._fingerprints[spec.identity] = result.fingerprint
         return spec
 
@@ -329,6 +334,10 @@ class Runtime:
         if not os.path.isdir(cwd):
             raise ConfigurationError(f"--cwd {cwd} is not a directory")
         tools = load_tool_declarations(request.tools_file, self.environ)
+        if spec.read_only:
+            check_review_root(cwd, self.environ)
+            if len(tools):
+                raise ConfigurationError("the read-only review lane takes no MCP servers (--tools)")
         lane = await self.lane_for(spec, emit)
         prompt_text = lane.redact(request.prompt)
         run_id = self.recorder.create_run(
@@ -582,7 +591,9 @@ class Runtime:
             policy=policy,
             allow_remembered=spec.allow_remembered_permissions,
             context=LocalContext(
-                worktree=cwd, network_allowed=request.execution.network == "enabled"
+                worktree=cwd,
+                network_allowed=request.execution.network == "enabled",
+                read_only=spec.read_only,
             ),
         )
         turn = Turn(

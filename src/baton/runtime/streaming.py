@@ -100,7 +100,12 @@ class TextPart:
     def _store(self, text: str) -> None:
         if not text:
             return
-        self.size += len(text)
+        size = len(text)
+        self.size += size
+        if self._current_len + size < STREAM_TEXT_SEGMENT_BYTES:
+            self._current.append(text)  # the common delta: fits in the open segment
+            self._current_len += size
+            return
         while text:
             room = STREAM_TEXT_SEGMENT_BYTES - self._current_len
             piece, text = text[:room], text[room:]
@@ -178,6 +183,9 @@ class RunBuffer:
     def __post_init__(self) -> None:
         self._parts: OrderedDict[str, TextPart] = OrderedDict()
         self._pending: list[OutputGroup] = []
+        # Text appended to the last pending group since it was opened, joined when it is
+        # published (appending to its ``text`` would copy the whole group on every delta).
+        self._tail: list[str] = []
         self._pending_bytes = 0
         self._last_flush = self.now()
 
@@ -192,10 +200,12 @@ class RunBuffer:
             part = self._open_part(key, kind)
         before = part.size
         safe = part.append(text)
-        self.memory.used += part.size - before
+        memory = self.memory
+        memory.used += part.size - before
         self.stats.deltas += 1
         self._publish(kind, key, safe)
-        self.memory.make_room()
+        if memory.used > memory.limit:
+            memory.make_room()
 
     def _open_part(self, key: str, kind: str) -> TextPart:
         # A new part after a different one ends nothing: messageIds may interleave. Parts end at
@@ -208,12 +218,14 @@ class RunBuffer:
         return part
 
     def _publish(self, kind: str, key: str, text: str) -> None:
-        last = self._pending[-1] if self._pending else None
-        if last is not None and last.part == key:
-            last.text += text
-            last.events += 1
+        pending = self._pending
+        if pending and pending[-1].part == key:
+            pending[-1].events += 1
+            if text:
+                self._tail.append(text)
         else:
-            self._pending.append(OutputGroup(kind, key, text, 1))
+            self._seal_tail()
+            pending.append(OutputGroup(kind, key, text, 1))
         self._pending_bytes += len(text)
         if (
             self._pending_bytes >= STREAM_OUTPUT_FLUSH_BYTES
@@ -237,11 +249,19 @@ class RunBuffer:
         if self._pending and self.now() - self._last_flush >= STREAM_OUTPUT_FLUSH_SECONDS:
             self.flush_output()
 
+    def _seal_tail(self) -> None:
+        """Join the text appended to the last pending group into its ``text``."""
+        if self._tail:
+            last = self._pending[-1]
+            last.text = last.text + "".join(self._tail)
+            self._tail = []
+
     def flush_output(self) -> None:
         """Publish every pending output group now."""
         self._last_flush = self.now()
         if not self._pending:
             return
+        self._seal_tail()
         groups = [group for group in self._pending if group.text]
         self._pending = []
         self._pending_bytes = 0

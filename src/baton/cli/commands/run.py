@@ -74,6 +74,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="let an --agent-command agent use auto-edits and full (recorded on the run)",
     )
+    parser.add_argument(
+        "--lane",
+        choices=("default", "review"),
+        default="default",
+        help="the process lane: review is grok's read-only sandboxed process (edits refused)",
+    )
     parser.add_argument("--mode", metavar="ID", help="the session mode (exact id)")
     parser.add_argument("--model", metavar="ID", help="the model (exact advertised id)")
     parser.add_argument(
@@ -262,6 +268,7 @@ def run(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         attachments=tuple(args.attach),
         execution=ExecutionSettings(args.workspace, args.network, args.reviewer),
+        lane=args.lane,
     )
     # A prompt read from stdin leaves no terminal to ask on: nobody can answer.
     asker = terminal_asker(sys.stdin, sys.stderr) if args.prompt != "-" else NoUserAsker()

@@ -109,11 +109,17 @@ class StreamRedactor:
             not self._carry
             and self._wake is None
             and delta[-1] in _ASCII_WHITESPACE
-            and self._is_plain(delta)
+            and not may_hold_credential(delta)
         ):
             # The common delta: nothing held, ends a word, holds nothing any rule could act
-            # on. The full path would cut at its end and publish it unchanged (see _is_plain).
-            return delta
+            # on. Unless an exact secret is involved, the full path would cut at its end and
+            # publish it unchanged: no credential span (so the cut stays at the end, and no
+            # wake characters are needed), no pattern rule; and a secret without whitespace
+            # cannot straddle, or be pending at, an end that is whitespace (a secret with
+            # whitespace always takes the full path).
+            secrets = self._secrets
+            if secrets is None or not (secrets.has_whitespace or secrets.occurs_in(delta)):
+                return delta
         buffer = self._carry + delta
         if len(buffer) < self._next_scan or not self._may_release(delta):
             self._carry = buffer
@@ -147,17 +153,6 @@ class StreamRedactor:
         if partial is not None:
             return text[:partial] + UNRESOLVED_SECRET_MARKER
         return text
-
-    def _is_plain(self, delta: str) -> bool:
-        """True when ``delta``, arriving with nothing held and ending with ASCII whitespace, is
-        published whole and unchanged by the full path: no credential span (so the cut stays
-        at its end, and no wake characters are needed), no pattern rule and no exact secret
-        (a secret without whitespace cannot straddle, or be pending at, an end that is
-        whitespace; one with whitespace always takes the full path)."""
-        if may_hold_credential(delta):
-            return False
-        secrets = self._secrets
-        return secrets is None or not (secrets.has_whitespace or secrets.occurs_in(delta))
 
     def _may_release(self, delta: str) -> bool:
         """False when ``delta`` cannot let any held text go (the cheap path for most deltas)."""

@@ -100,7 +100,10 @@ _PENDING_KEY_RE: Final = re.compile(_KEY + r"(?:\\?[\"'])?\Z")
 
 # Whatever a pattern rule or a credential construct needs in order to start: the separators of
 # assignments, headers and URLs, ``@``, the auth words and the key-shape prefixes (one scan).
-# (Alternatives factored by their first character: the scan is about twice as fast.)
+# (Alternatives factored by their first character: the scan is about twice as fast.) Every
+# hint holds one of the characters of ``_HINT_CHAR_RE``, whose one-class scan is faster still,
+# so most prose never reaches the alternation.
+_HINT_CHAR_RE: Final = re.compile(r"[:=@\-_AJBb]")
 _ANY_HINT_RE: Final = re.compile(
     r"[:=@]|[Bb](?:[Ee][Aa][Rr][Ee][Rr]|[Aa][Ss][Ii][Cc])"
     r"|sk-|gh[pousr]_|github_pat_|A(?:Iza|[KS]IA)|xox[baprs]-|eyJ"
@@ -288,7 +291,7 @@ def may_hold_credential(text: str) -> bool:
     start in it: then ``redact_text(text)`` is ``text`` (exact secrets aside) and
     ``credential_spans(text)`` is empty. One scan for the characters and words every rule
     needs, plus the pending-key check when ``text`` ends with a space or a tab."""
-    if _ANY_HINT_RE.search(text) is not None:
+    if _HINT_CHAR_RE.search(text) is not None and _ANY_HINT_RE.search(text) is not None:
         return True
     return (
         text.endswith((" ", "\t"))

@@ -43,6 +43,8 @@ from baton.wire.toolcalls import (
 
 #: Kinds whose paths are checked against the worktree.
 FILE_KINDS: Final = frozenset({"edit", "delete", "move", "read"})
+#: Kinds a read-only lane never allows.
+MUTATION_KINDS: Final = frozenset({"edit", "delete", "move"})
 #: File kinds that change the tree (auto-edits may choose for these).
 MUTATING_KINDS: Final = frozenset({"edit", "delete", "move"})
 #: Kinds whose command is checked.
@@ -66,6 +68,7 @@ UNPARSEABLE_COMMAND: Final = "unparseable_command"
 NETWORK_DISABLED: Final = "network_disabled"
 LOCAL_FILE_FETCH: Final = "local_file_fetch"
 KIND_NOT_ALLOWABLE: Final = "kind_not_allowable"
+READ_ONLY_LANE: Final = "read_only_lane"
 
 #: Every reason code :func:`evaluate` can return.
 REASON_CODES: Final = (
@@ -84,6 +87,7 @@ REASON_CODES: Final = (
     NETWORK_DISABLED,
     LOCAL_FILE_FETCH,
     KIND_NOT_ALLOWABLE,
+    READ_ONLY_LANE,
 )
 
 #: Characters of agent text (a path, a command) quoted in a decision's detail.
@@ -97,6 +101,8 @@ class LocalContext:
 
     worktree: str
     network_allowed: bool
+    #: A read-only lane: file mutations can only be declined or cancelled.
+    read_only: bool = False
 
     def __post_init__(self) -> None:
         # Resolved once, with symlinks followed, so every comparison is between real paths.
@@ -196,6 +202,10 @@ def _check_fetch(tool_call: Mapping[str, Any], context: LocalContext) -> LocalDe
 def evaluate(tool_call: Mapping[str, Any], context: LocalContext) -> LocalDecision:
     """The local decision for a correlated tool call. Never raises on agent input."""
     kind = tool_kind(tool_call)
+    if context.read_only and kind in MUTATION_KINDS:
+        return _block(
+            READ_ONLY_LANE, f"a {_quote(kind)} tool call on a read-only lane can only be declined"
+        )
     if kind in FILE_KINDS:
         return _check_paths(tool_call, kind, context)
     if kind in COMMAND_KINDS:
