@@ -209,7 +209,7 @@ def test_sigkill_of_baton_mid_turn_is_found_by_the_next_process(tmp_path: Path) 
         run_id = event["runId"]
         if event["type"] == "text":
             break
-    assert run_id is not None
+    assert run_id is not None, (tmp_path / "baton.stderr").read_text()
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
 
