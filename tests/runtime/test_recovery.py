@@ -196,7 +196,7 @@ def test_sigkill_of_baton_mid_turn_is_found_by_the_next_process(tmp_path: Path) 
             "echo started; wait_for_cancel 50",
         ],
         stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
+        stderr=(tmp_path / "baton.stderr").open("wb"),
     )
     assert proc.stdout is not None
     deadline = time.monotonic() + 30
