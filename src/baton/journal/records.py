@@ -19,10 +19,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, cast
 
 import orjson
@@ -274,11 +273,13 @@ class RecordBody:
     ``,"raw":`` to the closing brace), with the raw text's SHA-256.
 
     The writer joins it to a :class:`RecordHead`'s bytes; many records of a flood share one
-    body, so it is computed once per distinct message.
+    body, so it is computed once per distinct message. ``end`` is ``tail`` with the line's
+    newline.
     """
 
     tail: bytes
     digest: str
+    end: bytes
 
     @classmethod
     def of(cls, raw: bytes, metadata: RecordMetadata) -> RecordBody:
@@ -295,7 +296,12 @@ class RecordBody:
                 b'"}',
             )
         )
-        return cls(tail, digest)
+        return cls(tail, digest, tail + b"\n")
+
+
+#: Length of a ``recordedAt`` value as a JSON string: ``"2025-01-02T03:04:05.123456Z"``
+#: (years are always four digits).
+STAMP_JSON_BYTES: Final = 29
 
 
 class RecordHead:
@@ -303,10 +309,11 @@ class RecordHead:
     sequence number; :meth:`line` completes one.
 
     ``head.line(sequence, orjson.dumps(recorded_at), body)`` is byte for byte
-    ``encode_record(server, segment, sequence, direction, recorded_at, raw, metadata)[0]``.
+    ``encode_record(server, segment, sequence, direction, recorded_at, raw, metadata)[0]``,
+    and :meth:`length` is its length.
     """
 
-    __slots__ = ("_middle", "_prefix")
+    __slots__ = ("_digits", "_fixed", "_low", "_middle", "_next", "_prefix")
 
     def __init__(self, server: str, segment: int, direction: Direction) -> None:
         self._prefix = b"".join(
@@ -319,19 +326,46 @@ class RecordHead:
             )
         )
         self._middle = b',"direction":' + orjson.dumps(direction) + b',"recordedAt":'
+        self._fixed = len(self._prefix) + len(self._middle) + STAMP_JSON_BYTES
+        # Sequences in [_low, _next) have _digits digits (sequences only grow: one check).
+        self._low = self._next = 0
+        self._digits = 0
 
     def line(self, sequence: int, recorded_at_json: bytes, body: RecordBody) -> bytes:
         """The record line (without its newline); ``recorded_at_json`` is the ``recordedAt``
         value as a JSON string (quotes included)."""
         return b"".join((self._prefix, b"%d" % sequence, self._middle, recorded_at_json, body.tail))
 
+    def line_end(self, sequence: int, recorded_at_json: bytes, body: RecordBody) -> bytes:
+        """:meth:`line` with its newline."""
+        return b"".join((self._prefix, b"%d" % sequence, self._middle, recorded_at_json, body.end))
+
+    def length(self, sequence: int, body: RecordBody) -> int:
+        """The length of :meth:`line` for ``sequence`` and ``body`` (without encoding it)."""
+        if not self._low <= sequence < self._next:
+            self._digits = len(str(sequence))
+            self._low = 10 ** (self._digits - 1)
+            self._next = self._low * 10
+        return self._fixed + self._digits + len(body.tail)
+
+
+#: The Unix epoch, in UTC.
+_EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
+_ONE_MICROSECOND: Final = timedelta(microseconds=1)
+
+
+def micros_since_epoch(moment: datetime) -> int:
+    """``moment`` as whole microseconds since the Unix epoch (a naive one is local time, as
+    for :func:`format_timestamp`)."""
+    return (moment.astimezone(UTC) - _EPOCH) // _ONE_MICROSECOND
+
 
 class UtcStamps:
-    """``recordedAt`` for the current time, fast, as a JSON string: the date and time up to
-    the second is formatted once per second, the microseconds per call.
+    """``recordedAt`` values as JSON strings, fast: the date and time up to the second is
+    formatted once per second, the microseconds per call.
 
-    ``orjson.loads(stamps.now_json())`` equals ``format_timestamp(datetime.now(UTC))`` up to
-    the rounding of the last microsecond (this truncates the clock's nanoseconds).
+    ``orjson.loads(stamps.json(micros_since_epoch(moment)))`` equals
+    ``format_timestamp(moment)``.
     """
 
     __slots__ = ("_next", "_prefix", "_start")
@@ -341,9 +375,8 @@ class UtcStamps:
         self._next = 0  # ... and at the start of the next one
         self._prefix = b""
 
-    def now_json(self) -> bytes:
-        """The current time as a ``recordedAt`` JSON string."""
-        micros = time.time_ns() // 1000
+    def json(self, micros: int) -> bytes:
+        """The ``recordedAt`` JSON string of ``micros`` microseconds since the epoch."""
         if not self._start <= micros < self._next:
             second = micros // 1_000_000
             moment = datetime.fromtimestamp(second, UTC)

@@ -47,6 +47,7 @@ import asyncio
 import contextlib
 import itertools
 import os
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -78,9 +79,9 @@ from baton.journal.records import (
     RecordMetadata,
     UtcStamps,
     decode_record,
-    format_timestamp,
     make_ref,
     metadata_for,
+    micros_since_epoch,
     record_location,
     segment_name,
     validate_server_id,
@@ -248,36 +249,44 @@ class ServerJournal:
         self._dir_fd = dir_fd
         self._fd = recovered.fd
         self._segment = recovered.segment
-        self._segment_size = recovered.segment_size
         self._sizes = dict(recovered.sizes)
-        self._total = sum(self._sizes.values())
+        # Byte accounting, all as positions in the stream of bytes appended since opening:
+        # the current segment starts at ``_segment_base`` (its size is ``_appended`` minus
+        # that), the file holds everything up to ``_written`` (the rest is in ``_pending``),
+        # and syncs have covered everything up to ``_synced``. ``_retired_bytes`` is the size
+        # of every other segment on disk.
+        self._appended = 0
+        self._segment_base = -recovered.segment_size
+        self._written = 0
+        self._synced = 0
+        self._retired_bytes = sum(self._sizes.values()) - recovered.segment_size
         self._next_sequence = recovered.next_sequence
         self._written_sequence = recovered.next_sequence - 1
         self._synced_sequence = recovered.next_sequence - 1
         self._secrets = secrets
         self._limits = limits
         self._clock = clock
-        # recordedAt as a JSON string; the default clock has a fast path.
-        self._stamp: Callable[[], bytes] = (
-            UtcStamps().now_json
-            if clock is utc_now
-            else lambda: orjson.dumps(format_timestamp(clock()))
-        )
+        self._stamps = UtcStamps()
         self._max_record_bytes = limits.max_record_bytes
         self._heads = self._heads_for(recovered.segment)
         # Record bodies of simple session/update shapes (see session_update_shape), oldest
         # first; at most MAX_CACHED_RECORD_BODIES.
         self._bodies: dict[tuple[object, ...], RecordBody] = {}
-        # Record lines appended but not yet written to the current segment file.
-        self._buffer: list[bytes] = []
-        self._buffered = 0
+        # Inbound records appended but not yet written: (sequence, recordedAt in microseconds
+        # since the epoch, body); their lines are encoded when they are written.
+        self._pending: list[tuple[int, int, RecordBody]] = []
+        # The appended position from which an inbound append must look at the bounds (write
+        # the buffer, prune, start or wait for a sync); see _inbound_bounds.
+        self._check_at = 0
+        # Where the sync in flight will bring ``_synced`` (meaningful while one is).
+        self._sync_target = 0
         self._on_close = on_close
         self._loop = asyncio.get_running_loop()
         self._retired: list[int] = []
         self._dir_dirty = False
-        self._unsynced = 0
         self._first_unsynced_at = 0.0
         self._dirty = asyncio.Event()
+        self._armed = False  # mirrors _dirty.is_set() (checked on every inbound append)
         self._sync: asyncio.Future[None] | None = None
         self._failure: JournalSyncFailed | None = None
         self._closing = False
@@ -360,8 +369,8 @@ class ServerJournal:
 
     @property
     def total_bytes(self) -> int:
-        """Bytes of all this server's segments on disk."""
-        return self._total
+        """Bytes of all this server's segments (records in the write buffer included)."""
+        return self._retired_bytes + self._appended - self._segment_base
 
     @property
     def closed(self) -> bool:
@@ -435,59 +444,101 @@ class ServerJournal:
         return body
 
     def _record(self, direction: Direction, body: RecordBody) -> tuple[JournalRef, bool]:
-        """Give ``body`` its sequence number and buffer its line; return its reference and
-        whether the caller must wait for its sync.
+        """Give ``body`` its sequence number and buffer (inbound) or write (outbound) its line;
+        return its reference and whether the caller must wait for its sync.
 
         Never yields, so appends are serialized in call order without a lock: each one's
-        sequence number, offset and buffered line are settled before the next can start.
+        sequence number, offset and line are settled before the next can start.
         """
         # Not _check_usable: an append that passed it before close() began still records
         # (close syncs it); only a failure that happened meanwhile stops it.
-        self._raise_if_failed()
-        outbound = direction == "outbound"
-        if outbound:
-            # Written at once (the caller waits for its sync anyway), after what was buffered
-            # before it; a failed write then uses no sequence number, as for an oversized one.
-            self._write_buffer()
+        if self._failure is not None:
+            self._raise_if_failed()
+        if direction == "outbound":
+            return self._record_outbound(body)
         sequence = self._next_sequence
-        recorded_at = self._stamp()
-        line = self._heads[direction].line(sequence, recorded_at, body)
-        if len(line) > self._max_record_bytes:
-            raise JournalEntryTooLarge(self._max_record_bytes, len(line))
-        if (
-            self._segment_size > 0
-            and self._segment_size + len(line) + 1 > self._limits.max_segment_bytes
-        ):
+        micros = self._now_micros()
+        length = self._heads["inbound"].length(sequence, body)
+        if length > self._max_record_bytes:
+            raise JournalEntryTooLarge(self._max_record_bytes, length)
+        offset = self._appended - self._segment_base
+        if offset > 0 and offset + length + 1 > self._limits.max_segment_bytes:
             self._rotate()
-            line = self._heads[direction].line(sequence, recorded_at, body)
-        offset = self._segment_size
-        size = len(line) + 1
-        if outbound:
-            self._write_at(offset, line + b"\n")
-        else:
-            self._buffer.append(line)
-            self._buffer.append(b"\n")
-            self._buffered += size
+            offset = 0
+            length = self._heads["inbound"].length(sequence, body)
+        self._pending.append((sequence, micros, body))
+        appended = self._appended = self._appended + length + 1
         self._next_sequence = sequence + 1
         self._written_sequence = sequence
-        self._segment_size += size  # (``_sizes`` gets the current segment's when it retires)
-        self._total += size
-        self._unsynced += size
-        if self._total > self._limits.max_total_bytes:
+        ref = make_ref(self._server, self._segment, sequence, offset, length, body.digest)
+        if not self._armed:
+            self._arm_timer()
+        if appended >= self._check_at:
+            return ref, self._inbound_bounds()
+        return ref, False
+
+    def _record_outbound(self, body: RecordBody) -> tuple[JournalRef, bool]:
+        # Written at once (the caller waits for its sync anyway), after what was buffered
+        # before it; a failed write then uses no sequence number, as for an oversized one.
+        self._write_buffer()
+        sequence = self._next_sequence
+        head = self._heads["outbound"]
+        stamp = self._stamps.json(self._now_micros())
+        line = head.line(sequence, stamp, body)
+        if len(line) > self._max_record_bytes:
+            raise JournalEntryTooLarge(self._max_record_bytes, len(line))
+        offset = self._appended - self._segment_base
+        if offset > 0 and offset + len(line) + 1 > self._limits.max_segment_bytes:
+            self._rotate()
+            offset = 0
+            line = self._heads["outbound"].line(sequence, stamp, body)
+        self._write_at(offset, line + b"\n")
+        self._appended += len(line) + 1
+        self._written = self._appended
+        self._next_sequence = sequence + 1
+        self._written_sequence = sequence
+        if self.total_bytes > self._limits.max_total_bytes:
             self._prune()
-        ref = make_ref(self._server, self._segment, sequence, offset, size - 1, body.digest)
-        if outbound:
-            return ref, True
-        if self._buffered >= WRITE_BUFFER_BYTES:
+        return make_ref(self._server, self._segment, sequence, offset, len(line), body.digest), True
+
+    def _now_micros(self) -> int:
+        """The record time, in microseconds since the epoch (UTC)."""
+        if self._clock is utc_now:
+            return time.time_ns() // 1000
+        return micros_since_epoch(self._clock())
+
+    def _arm_timer(self) -> None:
+        # The background task syncs within the interval of the first unsynced append.
+        self._armed = True
+        self._first_unsynced_at = self._loop.time()
+        self._dirty.set()
+
+    def _inbound_bounds(self) -> bool:
+        """The bounds an inbound append may have reached: write the buffer past
+        WRITE_BUFFER_BYTES, prune past the disk budget, start a sync past the batch size (without
+        waiting for it: in a flood the loop may not yield to the background task until much
+        more is pending). True when the caller must wait for the sync (past the unsynced bound).
+        Also works out from which appended position it is needed next."""
+        limits = self._limits
+        if self._appended - self._written >= WRITE_BUFFER_BYTES:
             self._write_buffer()
-        if not self._dirty.is_set():
-            self._first_unsynced_at = self._loop.time()
-            self._dirty.set()
-        if self._unsynced >= self._limits.sync_batch_bytes:
-            # Start the batch's sync here, without waiting for it: in a flood the loop may not
-            # yield to the background task until much more is pending.
+        if self.total_bytes > limits.max_total_bytes:
+            self._prune()
+        unsynced = self._appended - self._synced
+        if unsynced >= limits.sync_batch_bytes:
             self._kick_sync()
-        return ref, self._unsynced >= self._limits.max_unsynced_bytes
+        must_wait = unsynced >= limits.max_unsynced_bytes
+        next_checks = [
+            self._written + WRITE_BUFFER_BYTES,
+            self._synced + limits.max_unsynced_bytes,
+            # the first position at which the total is over the budget
+            limits.max_total_bytes - self._retired_bytes + self._segment_base + 1,
+        ]
+        if self._sync is None:
+            next_checks.append(self._synced + limits.sync_batch_bytes)
+        # (A sync in flight resets _check_at when it completes, so the next batch starts then.)
+        self._check_at = min(next_checks)
+        return must_wait
 
     def write_pending(self) -> None:
         """Write the records appended so far to the segment file (without syncing them), so
@@ -498,13 +549,21 @@ class ServerJournal:
         self._write_buffer()
 
     def _write_buffer(self) -> None:
-        """Write the buffered lines to the current segment in one go; a failure is sticky."""
-        if not self._buffer:
+        """Encode and write the pending inbound lines in one go; a failure is sticky."""
+        pending = self._pending
+        if not pending:
             return
-        data = b"".join(self._buffer)
-        self._buffer.clear()
-        self._buffered = 0
-        self._write_at(self._segment_size - len(data), data)
+        head = self._heads["inbound"]
+        stamps = self._stamps
+        data = b"".join(
+            [
+                head.line_end(sequence, stamps.json(micros), body)
+                for sequence, micros, body in pending
+            ]
+        )
+        pending.clear()
+        self._write_at(self._written - self._segment_base, data)
+        self._written = self._appended
 
     def _write_at(self, offset: int, data: bytes) -> None:
         """Append ``data``, which starts at ``offset`` of the current segment; a failure
@@ -536,16 +595,19 @@ class ServerJournal:
         except OSError as exc:
             raise self._fail("starting a segment", exc) from exc
         self._retired.append(self._fd)
-        self._sizes[self._segment] = self._segment_size
+        size = self._appended - self._segment_base
+        self._sizes[self._segment] = size
+        self._retired_bytes += size
         self._fd = fd
         self._segment = number
-        self._segment_size = 0
+        self._segment_base = self._appended
         self._sizes[number] = 0
         self._heads = self._heads_for(number)
         self._dir_dirty = True
+        self._check_at = 0  # the prune position moved
 
     def _prune(self) -> None:
-        while self._total > self._limits.max_total_bytes:
+        while self.total_bytes > self._limits.max_total_bytes:
             oldest = min(self._sizes)
             if oldest == self._segment:
                 return
@@ -555,7 +617,7 @@ class ServerJournal:
                 pass
             except OSError as exc:
                 raise self._fail("pruning a segment", exc) from exc
-            self._total -= self._sizes.pop(oldest)
+            self._retired_bytes -= self._sizes.pop(oldest)
 
     # --- syncing ---------------------------------------------------------------------------
 
@@ -593,7 +655,7 @@ class ServerJournal:
         # it would spin forever without letting the bookkeeping run.
         self._write_buffer()  # a sync covers what is in the file: write the buffer first
         target = self._written_sequence
-        pending = self._unsynced
+        target_bytes = self._sync_target = self._appended
         retired = list(self._retired)
         dir_fd = self._dir_fd if self._dir_dirty else None
         self._dir_dirty = False
@@ -616,7 +678,8 @@ class ServerJournal:
                 with contextlib.suppress(OSError):
                     os.close(fd)
             self._synced_sequence = max(self._synced_sequence, target)
-            self._unsynced -= pending
+            self._synced = max(self._synced, target_bytes)
+            self._check_at = 0  # the next inbound append works out the bounds again
             settled.set_result(None)
 
         future.add_done_callback(finished)
@@ -631,6 +694,7 @@ class ServerJournal:
                 if delay > 0:
                     await asyncio.sleep(delay)
                 self._dirty.clear()
+                self._armed = False
                 await self._sync_through(self._written_sequence)
 
     def _fail(self, doing: str, exc: OSError) -> JournalSyncFailed:
