@@ -21,7 +21,7 @@ from baton.journal import Journal, JournalLimits, SecretValues
 from baton.journal.limits import MAX_CACHED_RECORD_BODIES
 from baton.journal.records import metadata_for
 from baton.journal.redaction import STREAM_FIELDS, redact_frame_message
-from baton.journal.redaction.frames import MAX_SHAPE_CHARS, session_update_shape
+from baton.journal.redaction.frames import MAX_SHAPE_CHARS, session_update_shape, shape_chars
 
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "adapters"
 #: Limits whose background sync never fires during a test.
@@ -114,11 +114,34 @@ def test_only_session_updates_have_a_shape(frame: dict[str, Any]) -> None:
         {"jsonrpc": "2.0", "method": "session/update", "params": {"update": "bare text"}},
         {"jsonrpc": "2.0", "method": "session/update", "params": ["positional"]},
         {"jsonrpc": "2.0", "method": "other", "params": {"update": {"content": "c"}}},
-        _update({"sessionUpdate": "x", "messageId": "m" * (MAX_SHAPE_CHARS + 1)}),
+        {**_update({"sessionUpdate": "x"}), "jsonrpc": 2},
+        {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": 1, "update": {}}},
     ],
 )
 def test_anything_not_simple_has_no_shape(message: dict[str, Any]) -> None:
     assert session_update_shape(message) is None
+
+
+def test_the_usual_envelope_and_a_walked_one_never_share_a_shape() -> None:
+    usual = _update({"sessionUpdate": "x"})
+    walked = {**usual, "extra": "y"}
+    reordered = {"method": usual["method"], "jsonrpc": "2.0", "params": usual["params"]}
+    shapes = [session_update_shape(m) for m in (usual, walked, reordered)]
+    assert None not in shapes and len(set(shapes)) == 3
+    # Every key and string counts: jsonrpc method params 2.0 sessionId update sess-1
+    # sessionUpdate x.
+    assert shapes[0] is not None and shape_chars(shapes[0]) == 7 + 6 + 6 + 3 + 9 + 6 + 6 + 13 + 1
+
+
+async def test_shapes_over_the_size_bound_are_not_cached(journal: Journal) -> None:
+    server = await journal.open_server("srv-1", limits=NO_TIMER)
+    huge = _update({"sessionUpdate": "x", "messageId": "m" * (MAX_SHAPE_CHARS + 1)})
+    shape = session_update_shape(huge)
+    assert shape is not None and shape_chars(shape) > MAX_SHAPE_CHARS
+    ref = await server.append("inbound", huge, input_bytes=2000)
+    assert server._bodies == {}  # redacted in full, not kept
+    await server.close()
+    assert journal.read(ref).message() == redact_frame_message(huge)
 
 
 def test_a_shape_token_never_equals_a_string() -> None:

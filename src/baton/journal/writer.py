@@ -87,7 +87,7 @@ from baton.journal.records import (
     validate_server_id,
 )
 from baton.journal.redaction import MALFORMED_FRAME_MARKER, SecretValues, redact_frame_message
-from baton.journal.redaction.frames import session_update_shape
+from baton.journal.redaction.frames import MAX_SHAPE_CHARS, session_update_shape, shape_chars
 
 Clock = Callable[[], datetime]
 
@@ -268,6 +268,7 @@ class ServerJournal:
         self._clock = clock
         self._stamps = UtcStamps()
         self._max_record_bytes = limits.max_record_bytes
+        self._max_entry_bytes = limits.max_entry_bytes
         self._heads = self._heads_for(recovered.segment)
         # Record bodies of simple session/update shapes (see session_update_shape), oldest
         # first; at most MAX_CACHED_RECORD_BODIES.
@@ -399,10 +400,16 @@ class ServerJournal:
         number is used. ``violation`` names the protocol violation the frame is, if any.
         Outbound records are synced before this returns; inbound ones within the batch bounds.
         """
-        self._check_usable()
-        if input_bytes > self._limits.max_entry_bytes:
-            raise JournalEntryTooLarge(self._limits.max_entry_bytes, input_bytes)
-        ref, must_wait = self._record(direction, self._body(message, violation))
+        if self._failure is not None or self._closing:
+            self._check_usable()
+        if input_bytes > self._max_entry_bytes:
+            raise JournalEntryTooLarge(self._max_entry_bytes, input_bytes)
+        # A simple session/update's body depends only on its shape (the hot path: a hit).
+        shape = session_update_shape(message) if violation is None else None
+        body = self._bodies.get(shape) if shape is not None else None
+        if body is None:
+            body = self._body(message, violation, shape)
+        ref, must_wait = self._record(direction, body)
         if must_wait:
             await self._sync_through(ref.sequence)
         return ref
@@ -423,21 +430,19 @@ class ServerJournal:
             await self._sync_through(ref.sequence)
         return ref
 
-    def _body(self, message: dict[str, Any], violation: str | None) -> RecordBody:
-        """The redacted, encoded body of ``message``'s record. A simple session/update's body
-        depends only on its shape, so it is computed once per shape and then reused."""
-        shape = session_update_shape(message) if violation is None else None
-        if shape is not None:
-            cached = self._bodies.get(shape)
-            if cached is not None:
-                return cached
+    def _body(
+        self, message: dict[str, Any], violation: str | None, shape: tuple[object, ...] | None
+    ) -> RecordBody:
+        """The redacted, encoded body of ``message``'s record, kept under ``shape`` (the
+        message's :func:`session_update_shape`, if it has one) for the next message of that
+        shape."""
         redacted = redact_frame_message(message, self._secrets)
         try:
             raw = orjson.dumps(redacted)
         except orjson.JSONEncodeError as exc:
             raise UsageError(f"a journaled message must be JSON: {exc}") from exc
         body = RecordBody.of(raw, metadata_for(redacted, violation))
-        if shape is not None:
+        if shape is not None and shape_chars(shape) <= MAX_SHAPE_CHARS:
             if len(self._bodies) >= MAX_CACHED_RECORD_BODIES:
                 del self._bodies[next(iter(self._bodies))]
             self._bodies[shape] = body

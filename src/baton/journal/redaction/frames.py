@@ -29,9 +29,10 @@ SESSION_UPDATE_METHOD: Final = "session/update"
 #: Where the stream content of a ``session/update`` sits.
 _UPDATE_PATH: Final = ("params", "update")
 
-#: Longest total of the strings a shape may hold (keys and routing values). Bounds the memory
-#: a cache of shapes holds per entry (a frame with huge routing strings is simply redacted the
-#: slow way, uncached); real routing strings are ids of a few dozen characters.
+#: Longest total of the strings (keys and routing values, :func:`shape_chars`) of a shape that
+#: is worth caching. Bounds the memory a cache of shapes holds per entry (a frame with huge
+#: routing strings is simply redacted the slow way, uncached); real routing strings are ids of
+#: a few dozen characters.
 MAX_SHAPE_CHARS: Final = 1024
 
 
@@ -74,54 +75,71 @@ def session_update_shape(message: dict[str, Any]) -> tuple[object, ...] | None:
 
     A message is simple when it is a ``session/update`` whose every value is a string except
     ``params``, whose ``params`` values are strings except ``update``, and whose ``update``
-    values are strings or non-null stream fields (:data:`STREAM_FIELDS`), holding at most
-    :data:`MAX_SHAPE_CHARS` characters of keys and strings. The shape lists every key and
-    string in order, with a stream field's value replaced by a token, so two messages with the
-    same shape have equal :func:`redact_frame_message` results (for the same ``secrets``).
-    Anything else (numbers, nested objects, ``_meta``, a ``null`` stream field, an ``id``
-    that is not a string...) returns None, and the caller redacts it in full.
+    values are strings or non-null stream fields (:data:`STREAM_FIELDS`). The shape lists every
+    key and string in order, with a stream field's value replaced by a token, so two messages
+    with the same shape have equal :func:`redact_frame_message` results (for the same
+    ``secrets``). Anything else (numbers, nested objects, ``_meta``, a ``null`` stream field,
+    an ``id`` that is not a string...) returns None, and the caller redacts it in full.
+
+    The usual envelope (exactly ``jsonrpc``, ``method``, ``params`` around exactly
+    ``sessionId``, ``update``) is keyed by its key tuples and two strings instead of a walk;
+    its keys never equal a walked shape's (they start with a tuple, not a string). Callers
+    that keep shapes bound their size themselves (see :func:`shape_chars`).
     """
-    if message.get("method") != SESSION_UPDATE_METHOD:
-        return None
     params = message.get("params")
-    if type(params) is not dict:
+    if type(params) is not dict or message.get("method") != SESSION_UPDATE_METHOD:
         return None
     update = params.get("update")
     if type(update) is not dict:
         return None
-    shape: list[object] = []
-    chars = 0
-    for key, value in message.items():
-        if key == "params":
-            shape.append(_PARAMS)
-        elif type(value) is str:
-            shape.append(key)
-            shape.append(value)
-            chars += len(key) + len(value)
+    shape: list[object]
+    if len(message) == 3 and len(params) == 2:
+        # method and params are there; so exactly jsonrpc, method, params (in some order)
+        # when jsonrpc is, and exactly sessionId and update when sessionId is.
+        jsonrpc = message.get("jsonrpc")
+        session = params.get("sessionId")
+        if type(jsonrpc) is str and type(session) is str:
+            shape = [tuple(message), jsonrpc, tuple(params), session]
         else:
-            return None
-    for key, value in params.items():
-        if key == "update":
-            shape.append(_UPDATE)
-        elif type(value) is str:
-            shape.append(key)
-            shape.append(value)
-            chars += len(key) + len(value)
-        else:
-            return None
+            return None  # a non-string jsonrpc or sessionId, or another key
+    else:
+        shape = []
+        for key, value in message.items():
+            if key == "params":
+                shape.append(_PARAMS)
+            elif type(value) is str:
+                shape.append(key)
+                shape.append(value)
+            else:
+                return None
+        for key, value in params.items():
+            if key == "update":
+                shape.append(_UPDATE)
+            elif type(value) is str:
+                shape.append(key)
+                shape.append(value)
+            else:
+                return None
     for key, value in update.items():
         if key in STREAM_FIELDS:
             if value is None:
                 return None
             shape.append(key)
             shape.append(_STREAM)
-            chars += len(key)
         elif type(value) is str:
             shape.append(key)
             shape.append(value)
-            chars += len(key) + len(value)
         else:
             return None
-    if chars > MAX_SHAPE_CHARS:
-        return None
     return tuple(shape)
+
+
+def shape_chars(shape: tuple[object, ...]) -> int:
+    """Characters of keys and strings a shape holds (what keeping it costs)."""
+    total = 0
+    for item in shape:
+        if type(item) is str:
+            total += len(item)
+        elif type(item) is tuple:
+            total += sum(len(key) for key in item)
+    return total
