@@ -12,11 +12,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from baton.journal.redaction import SecretValues, StreamRedactor, redact_text
 from baton.journal.redaction import stream as stream_module
+from baton.journal.redaction.names import (
+    CREDENTIAL_NAMES,
+    CREDENTIAL_SUFFIXES,
+    is_credential_name,
+    may_end_with_credential_name,
+)
 from baton.journal.redaction.text import credential_spans, may_hold_credential
 
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "adapters"
@@ -176,3 +182,25 @@ def test_generated_deltas_match_the_full_path(name: str, deltas: list[str]) -> N
         fast, full = _both_paths(deltas, secrets, monkeypatch)
     assert fast == full
     assert "".join(fast) == "".join(full)
+
+
+names = st.sampled_from(sorted(CREDENTIAL_NAMES | set(CREDENTIAL_SUFFIXES)))
+
+
+@st.composite
+def spelled_names(draw: st.DrawFn) -> str:
+    """A credential name as a key may spell it: any case, separators anywhere, a prefix."""
+    name = draw(names)
+    prefix = draw(st.sampled_from(["", "x_", "my-", "OPENAI_", "--", "a.b."]))
+    chars = [c.upper() if draw(st.booleans()) else c for c in name]
+    spelled = "".join(c + draw(st.sampled_from(["", "", "-", "_", "."])) for c in chars)
+    return prefix + spelled
+
+
+@settings(max_examples=500, deadline=None)
+@given(spelled_names(), st.sampled_from(["", '"', "'", '\\"']), st.sampled_from(["", " ", " \t "]))
+def test_the_cheap_ending_check_never_misses_a_credential_name(
+    key: str, quote: str, spaces: str
+) -> None:
+    assume(is_credential_name(key))  # a prefix turns a whole-name rule ("jwt") into no match
+    assert may_end_with_credential_name(f"some text {key}{quote}{spaces}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final, Literal, cast
@@ -273,13 +273,14 @@ class RecordBody:
     ``,"raw":`` to the closing brace), with the raw text's SHA-256.
 
     The writer joins it to a :class:`RecordHead`'s bytes; many records of a flood share one
-    body, so it is computed once per distinct message. ``end`` is ``tail`` with the line's
-    newline.
+    body, so it is computed once per distinct message. ``stamped_end`` is ``tail`` after the
+    end of a ``recordedAt`` value (``Z"``) and with the line's newline (see
+    :meth:`RecordHead.lines`).
     """
 
     tail: bytes
     digest: str
-    end: bytes
+    stamped_end: bytes
 
     @classmethod
     def of(cls, raw: bytes, metadata: RecordMetadata) -> RecordBody:
@@ -296,7 +297,7 @@ class RecordBody:
                 b'"}',
             )
         )
-        return cls(tail, digest, tail + b"\n")
+        return cls(tail, digest, b'Z"' + tail + b"\n")
 
 
 #: Length of a ``recordedAt`` value as a JSON string: ``"2025-01-02T03:04:05.123456Z"``
@@ -336,9 +337,22 @@ class RecordHead:
         value as a JSON string (quotes included)."""
         return b"".join((self._prefix, b"%d" % sequence, self._middle, recorded_at_json, body.tail))
 
-    def line_end(self, sequence: int, recorded_at_json: bytes, body: RecordBody) -> bytes:
-        """:meth:`line` with its newline."""
-        return b"".join((self._prefix, b"%d" % sequence, self._middle, recorded_at_json, body.end))
+    def lines(self, records: Iterable[tuple[int, int, RecordBody]], stamps: UtcStamps) -> bytes:
+        """The lines, newlines included, of ``(sequence, microseconds since the epoch, body)``
+        records: one bytes format per record (the date and time up to the second joins the
+        fixed middle once per second)."""
+        prefix = self._prefix
+        out: list[bytes] = []
+        add = out.append
+        start = end = 0
+        middle = b""
+        for sequence, micros, body in records:
+            if not start <= micros < end:
+                start, second = stamps.second(micros)
+                end = start + 1_000_000
+                middle = self._middle + second
+            add(b"%s%d%s%06d%s" % (prefix, sequence, middle, micros - start, body.stamped_end))
+        return b"".join(out)
 
     def length(self, sequence: int, body: RecordBody) -> int:
         """The length of :meth:`line` for ``sequence`` and ``body`` (without encoding it)."""
@@ -377,14 +391,20 @@ class UtcStamps:
 
     def json(self, micros: int) -> bytes:
         """The ``recordedAt`` JSON string of ``micros`` microseconds since the epoch."""
+        start, second = self.second(micros)
+        return b'%s%06dZ"' % (second, micros - start)
+
+    def second(self, micros: int) -> tuple[int, bytes]:
+        """The start of the second holding ``micros`` (in microseconds since the epoch) and
+        the beginning of its ``recordedAt`` JSON string, up to the decimal point
+        (``"2025-01-02T03:04:05.``)."""
         if not self._start <= micros < self._next:
             second = micros // 1_000_000
             moment = datetime.fromtimestamp(second, UTC)
-            # '"2025-01-02T03:04:05.' : the formatted second without ``000000Z``.
             self._prefix = b'"' + format_timestamp(moment)[:-7].encode("ascii")
             self._start = second * 1_000_000
             self._next = self._start + 1_000_000
-        return b'%s%06dZ"' % (self._prefix, micros - self._start)
+        return self._start, self._prefix
 
 
 #: The slot setters of :class:`JournalRef`, in field order (see :func:`make_ref`).

@@ -558,14 +558,7 @@ class ServerJournal:
         pending = self._pending
         if not pending:
             return
-        head = self._heads["inbound"]
-        stamps = self._stamps
-        data = b"".join(
-            [
-                head.line_end(sequence, stamps.json(micros), body)
-                for sequence, micros, body in pending
-            ]
-        )
+        data = self._heads["inbound"].lines(pending, self._stamps)
         pending.clear()
         self._write_at(self._written - self._segment_base, data)
         self._written = self._appended
