@@ -64,7 +64,11 @@ _KV_HEAD_RE: Final = re.compile(_KEY + r"(?![\w.\-])(?P<close>\\?[\"'])?[ \t]*(?
 _ESCAPED_QUOTED_RE: Final = re.compile(r'\\"(?P<inner>(?:[^"\\\r\n]|\\(?!")[^\r\n])*)(?:\\")?')
 _DOUBLE_QUOTED_RE: Final = re.compile(r'"(?P<inner>(?:[^"\\\r\n]|\\[^\r\n])*)"?')
 _SINGLE_QUOTED_RE: Final = re.compile(r"'(?P<inner>[^'\r\n]*)'?")
-_BARE_RE: Final = re.compile(r"[^\s,;&\"'}\])>]*")
+# A bare value ends at whitespace or ``, ; & " ' } ] ) >``, except that a redaction marker
+# inside it is taken whole: stopping at a marker's ``]`` would leave the marker's end behind,
+# which a second pass (or another rule, such as URL userinfo around it) would redact
+# differently; redaction must be idempotent.
+_BARE_RE: Final = re.compile(r"(?:\[REDACTED(?: [A-Z]+)*\]|[^\s,;&\"'}\])>])*")
 _LINE_REST_RE: Final = re.compile(r"[^\r\n]*")
 _QUOTED_LINE_REST_RE: Final = re.compile(r'(?:[^"\\\r\n]|\\[^\r\n])*')
 _MARKER_RE: Final = re.compile(r"\[REDACTED(?: [A-Z]+)*\]")
