@@ -90,10 +90,13 @@ class TextPart:
         self.events = 0
         self.redactor = StreamRedactor(secrets)
 
-    def append(self, delta: str) -> str:
-        """Add a delta; return the text that is safe to publish now."""
-        self.events += 1
-        safe = self.redactor.feed(delta)
+    def feed(self, raw: str) -> str:
+        """Redact and keep a batch of raw deltas (in order); return the text safe to publish.
+
+        Feeding deltas in batches is equivalent to feeding them one by one (the redactor's
+        output is the redaction of the whole text either way) and costs one scan per batch.
+        """
+        safe = self.redactor.feed(raw)
         self._store(safe)
         return safe
 
@@ -198,12 +201,12 @@ class RunBuffer:
         part = self._parts.get(key)
         if part is None:
             part = self._open_part(key, kind)
-        before = part.size
-        safe = part.append(text)
+        part.events += 1
         memory = self.memory
-        memory.used += part.size - before
+        # Raw text waits in its output group; it is redacted when the group is published.
+        memory.used += len(text)
         self.stats.deltas += 1
-        self._publish(kind, key, safe)
+        self._publish(kind, key, text)
         if memory.used > memory.limit:
             memory.make_room()
 
@@ -257,27 +260,39 @@ class RunBuffer:
             self._tail = []
 
     def flush_output(self) -> None:
-        """Publish every pending output group now."""
+        """Redact and publish every pending output group now, in order."""
         self._last_flush = self.now()
         if not self._pending:
             return
         self._seal_tail()
-        groups = [group for group in self._pending if group.text]
+        pending = self._pending
         self._pending = []
         self._pending_bytes = 0
+        memory = self.memory
+        groups = []
+        for group in pending:
+            raw = group.text
+            part = self._parts.get(group.part)
+            if part is not None:
+                before = part.size
+                group.text = part.feed(raw)
+                memory.used += part.size - before - len(raw)
+            # (a group of a part already materialized carries the part's resolved tail)
+            if group.text:
+                groups.append(group)
         if groups:
             self.stats.output_flushes += 1
             self.output(groups)
 
     def materialize_part(self, key: str, *, evicted: bool = False) -> None:
         """Finish one part and write its item (a bound needs room, or the turn ended)."""
-        part = self._parts.pop(key, None)
-        if part is None:
+        if key not in self._parts:
             return
+        self.flush_output()  # the part's pending raw text is redacted and published first
+        part = self._parts.pop(key)
         tail, whole = part.finish()
         if tail:
-            self._publish(part.kind, key, tail)
-        self.flush_output()
+            self.output([OutputGroup(part.kind, key, tail, 0)])
         self.memory.forget(self, key, part.size)
         if evicted:
             self.stats.evictions += 1
