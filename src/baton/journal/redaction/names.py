@@ -97,6 +97,14 @@ PAIR_VALUE_KEYS: Final = frozenset({"value", "currentvalue"})
 #: normalized form ends otherwise cannot be credential-like (a cheap necessary check).
 CREDENTIAL_ENDINGS: Final = frozenset(n[-2:] for n in (*CREDENTIAL_NAMES, *CREDENTIAL_SUFFIXES))
 
+#: :data:`CREDENTIAL_ENDINGS` in every ASCII letter case, to check a pair without lowering it.
+_CASED_ENDINGS: Final = frozenset(
+    a + b
+    for ending in CREDENTIAL_ENDINGS
+    for a in {ending[0], ending[0].upper()}
+    for b in {ending[1], ending[1].upper()}
+)
+
 #: Characters removed from the end of a text before :func:`may_end_with_credential_name`
 #: looks at its last two: spaces and tabs, quotes and backslashes that may close a key.
 _TRAILING_NON_NAME: Final = " \t\"'\\"
@@ -110,12 +118,16 @@ def may_end_with_credential_name(text: str) -> bool:
     quotes and backslashes): the last two characters a normalized name ending there would have
     are no credential name's. True means "maybe" (the caller decides exactly)."""
     end = text.rstrip(_TRAILING_NON_NAME).rstrip(_KEY_SEPARATORS)
-    if len(end) < 2:
+    pair = end[-2:]
+    if pair in _CASED_ENDINGS:
+        return True
+    if len(pair) < 2:
         return False  # every credential name is longer than one character
-    previous = end[-2]
-    if previous in _KEY_SEPARATORS:
-        return True  # separators inside the name: only normalizing all of it can tell
-    return (previous + end[-1]).lower()[-2:] in CREDENTIAL_ENDINGS
+    if not pair.isascii():
+        # Lower-casing may map a non-ASCII character to ASCII (the Kelvin sign to "k"), or
+        # to more than one character: decide on the lowered pair, as normalization would.
+        return pair[0] in _KEY_SEPARATORS or pair.lower()[-2:] in CREDENTIAL_ENDINGS
+    return pair[0] in _KEY_SEPARATORS  # separators inside the name: only all of it can tell
 
 
 def normalize_name(name: str) -> str:
