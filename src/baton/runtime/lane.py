@@ -34,7 +34,7 @@ from baton.journal.redaction import SecretValues, redact_text
 from baton.journal.writer import ServerJournal
 from baton.runtime import extensions
 from baton.runtime.launch import LaunchSpec
-from baton.runtime.permissions.correlation import ToolCallTracker
+from baton.runtime.permissions.correlation import TOOL_CALL_UPDATES, ToolCallTracker
 from baton.runtime.permissions.engine import Resolution, refuse
 from baton.runtime.permissions.records import NO_ACTIVE_PROMPT, STALE_GENERATION, UNKNOWN_SESSION
 from baton.runtime.process import FAILURE_SIGTERM_GRACE_SECONDS, AgentProcess, ShutdownResult
@@ -291,8 +291,12 @@ class Lane:
             self.fenced_messages += 1
             return
         params = message.get("params")
-        provider_id, session = self._session_for(params)
+        # The hot path (one call per streamed delta): the lookups of _session_for, inlined.
+        provider_id = params.get("sessionId") if type(params) is dict else None
+        session = self.sessions.get(provider_id) if type(provider_id) is str else None
         if session is None:
+            if type(provider_id) is not str:
+                provider_id = None
             if provider_id is not None and provider_id in self.inactive:
                 return  # a delayed update from a known inactive session: ignored
             if provider_id is not None and self._setups_in_flight:
@@ -304,9 +308,10 @@ class Lane:
             return
         assert isinstance(params, dict)
         update = params.get("update")
-        if not isinstance(update, dict):
+        if type(update) is not dict:
             return
-        session.tracker.observe(update)
+        if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
+            session.tracker.observe(update)
         if session.replaying:
             if len(session.replayed) < MAX_REPLAYED_UPDATES:
                 session.replayed.append(update)

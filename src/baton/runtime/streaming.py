@@ -39,6 +39,9 @@ MAX_LIVE_PARTS_PER_RUN: Final = 8
 #: Buffered text across the whole runtime before the oldest part anywhere is materialized.
 MAX_BUFFERED_STREAM_BYTES: Final = 4 * 1024 * 1024
 
+#: Part keys one buffer remembers (a key is only formatted again past this).
+MAX_CACHED_PART_KEYS: Final = 1024
+
 #: session/update kinds that carry streamed text, and the item kind each becomes.
 TEXT_UPDATES: Final = {
     "agent_message_chunk": "text",
@@ -191,13 +194,19 @@ class RunBuffer:
         self._tail: list[str] = []
         self._pending_bytes = 0
         self._last_flush = self.now()
+        # Part keys by (kind, messageId): built once, not formatted again on every delta.
+        self._keys: dict[tuple[str, str | None], str] = {}
 
     # --- text ------------------------------------------------------------------------------
 
     def add_text(self, update_kind: str, text: str, message_id: str | None = None) -> None:
         """Append one text delta of ``update_kind`` (a key of :data:`TEXT_UPDATES`)."""
         kind = TEXT_UPDATES[update_kind]
-        key = f"{kind}:{message_id}" if message_id else f"{self.run_id}:{kind}"
+        key = self._keys.get((kind, message_id))
+        if key is None:
+            key = f"{kind}:{message_id}" if message_id else f"{self.run_id}:{kind}"
+            if len(self._keys) < MAX_CACHED_PART_KEYS:
+                self._keys[(kind, message_id)] = key
         part = self._parts.get(key)
         if part is None:
             part = self._open_part(key, kind)

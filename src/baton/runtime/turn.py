@@ -32,7 +32,7 @@ from baton.runtime.permissions.ask import Asker
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
 from baton.runtime.permissions.records import TURN_CANCELLED
 from baton.runtime.recorder import Recorder
-from baton.runtime.streaming import Item, OutputGroup, RunBuffer, StreamMemory
+from baton.runtime.streaming import TEXT_UPDATES, Item, OutputGroup, RunBuffer, StreamMemory
 from baton.store import NewItem
 from baton.wire.budget import BudgetClock
 from baton.wire.session_state import parse_config_options
@@ -162,14 +162,14 @@ class Turn:
         if self.lane.generation != self.generation or self._lost is not None:
             return
         kind = update.get("sessionUpdate")
-        if kind in ("agent_message_chunk", "agent_thought_chunk", "user_message_chunk"):
+        if kind in TEXT_UPDATES:
             content = update.get("content")
-            if isinstance(content, dict) and content.get("type") == "text":
+            if type(content) is dict and content.get("type") == "text":
                 text = content.get("text")
-                if isinstance(text, str):
+                if type(text) is str:
                     message_id = update.get("messageId")
                     self.buffer.add_text(
-                        kind, text, message_id if isinstance(message_id, str) else None
+                        kind, text, message_id if type(message_id) is str else None
                     )
             return
         if kind in ("tool_call", "tool_call_update"):
