@@ -43,6 +43,8 @@ $(VENV)/.bench: $(VENV)/.dev
 
 bench: $(VENV)/.bench
 	$(BIN)/python bench/flood.py
+	$(BIN)/python bench/run_flood.py
+	$(BIN)/python bench/journal.py
 
 # Qualification against real ACP adapters (tests/qualification; report: docs/qualification.md).
 # Installs the pinned adapters into BATON_QUALIFY_CACHE (npm --prefix dirs and a Python 3.12+
