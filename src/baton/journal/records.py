@@ -354,6 +354,11 @@ class RecordHead:
             add(b"%s%d%s%06d%s" % (prefix, sequence, middle, micros - start, body.stamped_end))
         return b"".join(out)
 
+    @property
+    def fixed(self) -> int:
+        """The length of every line of this head besides its sequence digits and body."""
+        return self._fixed
+
     def length(self, sequence: int, body: RecordBody) -> int:
         """The length of :meth:`line` for ``sequence`` and ``body`` (without encoding it)."""
         if not self._low <= sequence < self._next:
@@ -407,8 +412,9 @@ class UtcStamps:
         return self._start, self._prefix
 
 
-#: The slot setters of :class:`JournalRef`, in field order (see :func:`make_ref`).
-_REF_SETTERS: Final = tuple(
+#: The slot setters of :class:`JournalRef`, in field order: :func:`make_ref` and the writer's
+#: inbound hot path build refs with them (a frozen dataclass's own init is 2x slower).
+REF_SLOT_SETTERS: Final = tuple(
     JournalRef.__dict__[name].__set__
     for name in ("server", "segment", "sequence", "byte_offset", "byte_length", "sha256")
 )
@@ -421,7 +427,7 @@ def make_ref(
     record, and a frozen dataclass's ``__init__`` goes through ``object.__setattr__`` per
     field. The result is an ordinary, equal, immutable JournalRef."""
     ref = object.__new__(JournalRef)
-    set_server, set_segment, set_sequence, set_offset, set_length, set_sha = _REF_SETTERS
+    set_server, set_segment, set_sequence, set_offset, set_length, set_sha = REF_SLOT_SETTERS
     set_server(ref, server)
     set_segment(ref, segment)
     set_sequence(ref, sequence)

@@ -72,6 +72,7 @@ from baton.journal.limits import (
 from baton.journal.reader import list_segments
 from baton.journal.records import (
     MAX_METADATA_TEXT_CHARS,
+    REF_SLOT_SETTERS,
     Direction,
     JournalRef,
     RecordBody,
@@ -90,6 +91,8 @@ from baton.journal.redaction import MALFORMED_FRAME_MARKER, SecretValues, redact
 from baton.journal.redaction.frames import MAX_SHAPE_CHARS, session_update_shape, shape_chars
 
 Clock = Callable[[], datetime]
+
+_new_ref = object.__new__
 
 #: Bytes read per step when scanning a segment backwards for its last complete line.
 TAIL_SCAN_CHUNK_BYTES: Final = 64 * 1024
@@ -260,7 +263,7 @@ class ServerJournal:
         self._written = 0
         self._synced = 0
         self._retired_bytes = sum(self._sizes.values()) - recovered.segment_size
-        self._next_sequence = recovered.next_sequence
+        # The next record's sequence number is always _written_sequence + 1.
         self._written_sequence = recovered.next_sequence - 1
         self._synced_sequence = recovered.next_sequence - 1
         self._secrets = secrets
@@ -269,7 +272,13 @@ class ServerJournal:
         self._stamps = UtcStamps()
         self._max_record_bytes = limits.max_record_bytes
         self._max_entry_bytes = limits.max_entry_bytes
+        # (a line's length plus its newline may reach, not exceed, the segment bound)
+        self._max_segment_bytes = limits.max_segment_bytes
         self._heads = self._heads_for(recovered.segment)
+        self._inbound_fixed = self._heads["inbound"].fixed
+        # Sequences below _digits_next have _digits digits (sequences only grow).
+        self._digits = 0
+        self._digits_next = 0
         # Record bodies of simple session/update shapes (see session_update_shape), oldest
         # first; at most MAX_CACHED_RECORD_BODIES.
         self._bodies: dict[tuple[object, ...], RecordBody] = {}
@@ -461,21 +470,32 @@ class ServerJournal:
             self._raise_if_failed()
         if direction == "outbound":
             return self._record_outbound(body)
-        sequence = self._next_sequence
-        micros = self._now_micros()
-        length = self._heads["inbound"].length(sequence, body)
+        # The inbound hot path (once per frame of a flood): locals, no helper calls.
+        sequence = self._written_sequence + 1
+        micros = time.time_ns() // 1000 if self._clock is utc_now else self._clock_micros()
+        if sequence >= self._digits_next:
+            self._digits = len(str(sequence))
+            self._digits_next = 10**self._digits
+        length = self._inbound_fixed + self._digits + len(body.tail)
         if length > self._max_record_bytes:
             raise JournalEntryTooLarge(self._max_record_bytes, length)
-        offset = self._appended - self._segment_base
-        if offset > 0 and offset + length + 1 > self._limits.max_segment_bytes:
+        appended = self._appended
+        offset = appended - self._segment_base
+        if offset > 0 and offset + length >= self._max_segment_bytes:
             self._rotate()
             offset = 0
-            length = self._heads["inbound"].length(sequence, body)
+            length = self._inbound_fixed + self._digits + len(body.tail)  # (segment digits)
         self._pending.append((sequence, micros, body))
-        appended = self._appended = self._appended + length + 1
-        self._next_sequence = sequence + 1
+        appended = self._appended = appended + length + 1
         self._written_sequence = sequence
-        ref = make_ref(self._server, self._segment, sequence, offset, length, body.digest)
+        ref = _new_ref(JournalRef)
+        set_server, set_segment, set_sequence, set_offset, set_length, set_sha = REF_SLOT_SETTERS
+        set_server(ref, self._server)
+        set_segment(ref, self._segment)
+        set_sequence(ref, sequence)
+        set_offset(ref, offset)
+        set_length(ref, length)
+        set_sha(ref, body.digest)
         if not self._armed:
             self._arm_timer()
         if appended >= self._check_at:
@@ -486,7 +506,7 @@ class ServerJournal:
         # Written at once (the caller waits for its sync anyway), after what was buffered
         # before it; a failed write then uses no sequence number, as for an oversized one.
         self._write_buffer()
-        sequence = self._next_sequence
+        sequence = self._written_sequence + 1
         head = self._heads["outbound"]
         stamp = self._stamps.json(self._now_micros())
         line = head.line(sequence, stamp, body)
@@ -500,7 +520,6 @@ class ServerJournal:
         self._write_at(offset, line + b"\n")
         self._appended += len(line) + 1
         self._written = self._appended
-        self._next_sequence = sequence + 1
         self._written_sequence = sequence
         if self.total_bytes > self._limits.max_total_bytes:
             self._prune()
@@ -510,6 +529,9 @@ class ServerJournal:
         """The record time, in microseconds since the epoch (UTC)."""
         if self._clock is utc_now:
             return time.time_ns() // 1000
+        return self._clock_micros()
+
+    def _clock_micros(self) -> int:
         return micros_since_epoch(self._clock())
 
     def _arm_timer(self) -> None:
@@ -601,6 +623,7 @@ class ServerJournal:
         self._segment_base = self._appended
         self._sizes[number] = 0
         self._heads = self._heads_for(number)
+        self._inbound_fixed = self._heads["inbound"].fixed
         self._dir_dirty = True
         self._check_at = 0  # the prune position moved
 
