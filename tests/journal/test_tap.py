@@ -149,3 +149,97 @@ async def test_an_outbound_frame_is_not_written_when_the_journal_fails(journal: 
     baton_out.close()
     assert await agent_in.read(1 << 16) == b""
     await connection.close()
+
+
+def _delta(n: int, session: str = "sess-1") -> dict[str, Any]:
+    return {
+        "jsonrpc": "2.0",
+        "method": "session/update",
+        "params": {
+            "sessionId": session,
+            "update": {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": f"delta {n} "},
+            },
+        },
+    }
+
+
+async def test_nowait_records_only_cached_simple_updates(journal: Journal) -> None:
+    server = await journal.open_server("srv-1", limits=JournalLimits(sync_interval_seconds=3600))
+    # The first delta of a shape is not cached yet: nothing is recorded, the caller awaits.
+    assert server.append_inbound_nowait(_delta(0), input_bytes=100) is None
+    assert server.last_sequence == 0
+    first = await server.append("inbound", _delta(0), input_bytes=100)
+    ref = server.append_inbound_nowait(_delta(1), input_bytes=100)
+    assert ref is not None and ref.sequence == first.sequence + 1
+    # Not simple, or too large for the entry bound: the awaited path decides.
+    assert server.append_inbound_nowait({**_delta(2), "id": 5}, input_bytes=100) is None
+    assert server.append_inbound_nowait(_delta(2), input_bytes=10**9) is None
+    assert server.last_sequence == ref.sequence
+    await server.close()
+    assert server.append_inbound_nowait(_delta(3), input_bytes=100) is None  # closed
+    records = list(journal.records("srv-1"))
+    assert [r.sequence for r in records] == [1, 2]
+    assert records[1] == journal.read(ref)
+
+
+async def test_nowait_never_passes_the_unsynced_bound(journal: Journal) -> None:
+    limits = JournalLimits(sync_interval_seconds=3600, sync_batch_bytes=600, max_unsynced_bytes=600)
+    server = await journal.open_server("srv-1", limits=limits)
+    await server.append("inbound", _delta(0), input_bytes=100)  # about 480 bytes, now cached
+    # Another line would reach 600 unsynced bytes: only the awaited path may wait for the sync.
+    assert server.append_inbound_nowait(_delta(1), input_bytes=100) is None
+    ref = await server.append("inbound", _delta(1), input_bytes=100)
+    assert server.synced_sequence >= ref.sequence
+    await server.close()
+
+
+async def test_the_connection_journals_deltas_without_awaiting_and_falls_back(
+    journal: Journal,
+) -> None:
+    server = await journal.open_server("srv-1", limits=JournalLimits(sync_interval_seconds=3600))
+    baton_in, agent_out = memory_pipe()
+    _agent_in, baton_out = memory_pipe()
+    connection = Connection(baton_in, baton_out, tap=JournalTap(server))
+    seen: list[int] = []
+    done = asyncio.Event()
+
+    async def on_update(message: dict[str, Any], ref: object) -> None:
+        assert isinstance(ref, JournalRef)
+        assert journal.read(ref).message()["params"]["sessionId"] == "sess-1"  # before dispatch
+        seen.append(ref.sequence)
+        if len(seen) == 50:
+            done.set()
+
+    connection.on_notification("session/update", on_update)
+    connection.start()
+    agent_out.write(b"".join(orjson.dumps(_delta(n)) + b"\n" for n in range(50)))
+    await asyncio.wait_for(done.wait(), WAIT)
+    await connection.close()
+    await server.close()
+    assert seen == list(range(1, 51))  # the first awaited (uncached), the rest without
+
+
+async def test_a_failing_nowait_tap_closes_the_connection() -> None:
+    class FailingTap:
+        def record_nowait(self, raw: bytes, message: object) -> object:
+            raise OSError("disk gone")
+
+        async def record(self, frame: object) -> object:
+            raise AssertionError("not reached")
+
+    baton_in, agent_out = memory_pipe()
+    _agent_in, baton_out = memory_pipe()
+    connection = Connection(baton_in, baton_out, tap=FailingTap())
+    dispatched: list[object] = []
+
+    async def on_update(message: dict[str, Any], ref: object) -> None:
+        dispatched.append(message)
+
+    connection.on_notification("session/update", on_update)
+    connection.start()
+    agent_out.write(orjson.dumps(_delta(0)) + b"\n")
+    reason = await asyncio.wait_for(connection.wait_closed(), WAIT)
+    assert isinstance(reason, TapFailed)
+    assert dispatched == []  # no unrecorded frame got through

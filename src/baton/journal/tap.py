@@ -14,6 +14,7 @@ from baton.connection.tap import TapFrame
 from baton.errors import InternalError
 from baton.journal.records import JournalRef
 from baton.journal.writer import ServerJournal
+from baton.wire.jsonrpc import Message
 
 
 class JournalTap:
@@ -26,6 +27,13 @@ class JournalTap:
 
     def __init__(self, journal: ServerJournal) -> None:
         self.journal = journal
+
+    def record_nowait(self, raw: bytes, message: Message) -> JournalRef | None:
+        """Journal a valid inbound message without a coroutine when the journal can (see
+        :meth:`ServerJournal.append_inbound_nowait`): the common delta of a flood. None means
+        nothing was recorded; the connection then awaits :meth:`record`."""
+        size = len(raw) - 1 if raw.endswith(b"\n") else len(raw)
+        return self.journal.append_inbound_nowait(message, input_bytes=size)
 
     def record(self, frame: TapFrame) -> Coroutine[Any, Any, JournalRef]:
         """Journal ``frame``; the awaitable returns its reference.

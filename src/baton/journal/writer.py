@@ -94,6 +94,10 @@ Clock = Callable[[], datetime]
 
 _new_ref = object.__new__
 
+#: Bytes :meth:`ServerJournal.append_inbound_nowait` adds to a line's known length when it
+#: checks the unsynced bound: more than the sequence digits (at most 20) a line may still need.
+_NOWAIT_SLACK_BYTES: Final = 32
+
 #: Bytes read per step when scanning a segment backwards for its last complete line.
 TAIL_SCAN_CHUNK_BYTES: Final = 64 * 1024
 
@@ -421,6 +425,29 @@ class ServerJournal:
         ref, must_wait = self._record(direction, body)
         if must_wait:
             await self._sync_through(ref.sequence)
+        return ref
+
+    def append_inbound_nowait(
+        self, message: dict[str, Any], *, input_bytes: int
+    ) -> JournalRef | None:
+        """:meth:`append` of an inbound message, without a coroutine, when nothing about it
+        needs awaiting: the message is a simple session/update whose record body is cached
+        and its record will not reach the unsynced bound. Returns its reference then; returns
+        None, having recorded nothing, otherwise (also when the journal failed or is closing,
+        or the entry is too large), and the caller awaits :meth:`append` instead. Raises what
+        :meth:`append` raises for a failure while recording (a failed buffer write)."""
+        if self._failure is not None or self._closing or input_bytes > self._max_entry_bytes:
+            return None
+        shape = session_update_shape(message)
+        body = self._bodies.get(shape) if shape is not None else None
+        if body is None:
+            return None
+        # Room for the line (with slack for a sequence or segment number that grows a digit)
+        # below the unsynced bound, so the record cannot make its caller wait.
+        room = self._inbound_fixed + len(body.tail) + _NOWAIT_SLACK_BYTES
+        if self._appended + room - self._synced >= self._limits.max_unsynced_bytes:
+            return None
+        ref, _must_wait = self._record("inbound", body)
         return ref
 
     async def append_skipped(self, direction: Direction, reason: str, length: int) -> JournalRef:
