@@ -131,6 +131,11 @@ class Connection:
         self._frames = FrameReader(reader, max_frame_bytes, read_chunk)
         self._max_frame_bytes = max_frame_bytes
         self._tap = tap
+        # Optional: journals a valid inbound notification without a coroutine, or returns
+        # None having recorded nothing (then ``record`` is awaited). See baton.connection.tap.
+        self._tap_nowait: Callable[[bytes, Message], object] | None = getattr(
+            tap, "record_nowait", None
+        )
         self._request_limit = request_limit
         self._on_violation = on_violation
         self._next_id = 1
@@ -429,7 +434,12 @@ class Connection:
                 # Fast path: a notification (the bulk of every turn).
                 if type(method) is str and "id" not in message:
                     valid += 1
-                    ref = await self._record(line, message) if tap is not None else None
+                    ref = None
+                    if tap is not None:
+                        if self._tap_nowait is not None:
+                            ref = self._record_nowait(line, message)
+                        if ref is None:
+                            ref = await self._record(line, message)
                     handler = handlers.get(method)
                     if handler is not None:
                         await handler(message, ref)
@@ -460,6 +470,13 @@ class Connection:
         else:
             self._dispatch_request(message, ref)
         return True
+
+    def _record_nowait(self, line: bytes, message: Message) -> object:
+        assert self._tap_nowait is not None
+        try:
+            return self._tap_nowait(line, message)
+        except Exception as exc:
+            raise TapFailed(f"the durability tap failed on an inbound frame: {exc}") from exc
 
     async def _record(
         self, line: bytes, message: Message, violation: Violation | None = None

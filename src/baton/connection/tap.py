@@ -4,6 +4,11 @@ The connection awaits ``tap.record`` for each inbound frame *before* it is dispa
 lines included, as a marker) and for each outbound frame *before* it is written. Whatever the tap
 returns (a journal reference, in practice) is handed to the handler that receives the message.
 If the tap raises, the connection closes: no unrecorded message gets through.
+
+A tap may also offer ``record_nowait(raw, message) -> object | None`` for valid inbound
+notifications: it records the frame synchronously and returns the reference, or returns None
+having recorded nothing, and the connection then awaits ``record`` as usual. It saves the
+coroutines of the awaited path on the bulk of a turn (the journal's tap implements it).
 """
 
 from __future__ import annotations
