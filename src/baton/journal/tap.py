@@ -32,8 +32,9 @@ class JournalTap:
         """Journal a valid inbound message without a coroutine when the journal can (see
         :meth:`ServerJournal.append_inbound_nowait`): the common delta of a flood. None means
         nothing was recorded; the connection then awaits :meth:`record`."""
-        size = len(raw) - 1 if raw.endswith(b"\n") else len(raw)
-        return self.journal.append_inbound_nowait(message, input_bytes=size)
+        return self.journal.append_inbound_nowait(
+            message, input_bytes=len(raw) - 1 if raw.endswith(b"\n") else len(raw)
+        )
 
     def record(self, frame: TapFrame) -> Coroutine[Any, Any, JournalRef]:
         """Journal ``frame``; the awaitable returns its reference.

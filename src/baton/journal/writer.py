@@ -447,8 +447,7 @@ class ServerJournal:
         room = self._inbound_fixed + len(body.tail) + _NOWAIT_SLACK_BYTES
         if self._appended + room - self._synced >= self._limits.max_unsynced_bytes:
             return None
-        ref, _must_wait = self._record("inbound", body)
-        return ref
+        return self._record_inbound(body)
 
     async def append_skipped(self, direction: Direction, reason: str, length: int) -> JournalRef:
         """Append the marker of a skipped (unparseable) frame: Baton's ``reason`` and the
@@ -497,7 +496,12 @@ class ServerJournal:
             self._raise_if_failed()
         if direction == "outbound":
             return self._record_outbound(body)
-        # The inbound hot path (once per frame of a flood): locals, no helper calls.
+        ref = self._record_inbound(body)
+        return ref, self._appended - self._synced >= self._limits.max_unsynced_bytes
+
+    def _record_inbound(self, body: RecordBody) -> JournalRef:
+        """The inbound part of :meth:`_record` (once per frame of a flood: locals, no helper
+        calls); the bounds it reaches are handled by :meth:`_inbound_bounds`."""
         sequence = self._written_sequence + 1
         micros = time.time_ns() // 1000 if self._clock is utc_now else self._clock_micros()
         if sequence >= self._digits_next:
@@ -526,8 +530,8 @@ class ServerJournal:
         if not self._armed:
             self._arm_timer()
         if appended >= self._check_at:
-            return ref, self._inbound_bounds()
-        return ref, False
+            self._inbound_bounds()
+        return ref
 
     def _record_outbound(self, body: RecordBody) -> tuple[JournalRef, bool]:
         # Written at once (the caller waits for its sync anyway), after what was buffered
@@ -567,24 +571,21 @@ class ServerJournal:
         self._first_unsynced_at = self._loop.time()
         self._dirty.set()
 
-    def _inbound_bounds(self) -> bool:
+    def _inbound_bounds(self) -> None:
         """The bounds an inbound append may have reached: write the buffer past
         WRITE_BUFFER_BYTES, prune past the disk budget, start a sync past the batch size (without
         waiting for it: in a flood the loop may not yield to the background task until much
-        more is pending). True when the caller must wait for the sync (past the unsynced bound).
-        Also works out from which appended position it is needed next."""
+        more is pending). Also works out from which appended position it is needed next (the
+        unsynced bound, where the caller must wait, is checked by :meth:`_record`)."""
         limits = self._limits
         if self._appended - self._written >= WRITE_BUFFER_BYTES:
             self._write_buffer()
         if self.total_bytes > limits.max_total_bytes:
             self._prune()
-        unsynced = self._appended - self._synced
-        if unsynced >= limits.sync_batch_bytes:
+        if self._appended - self._synced >= limits.sync_batch_bytes:
             self._kick_sync()
-        must_wait = unsynced >= limits.max_unsynced_bytes
         next_checks = [
             self._written + WRITE_BUFFER_BYTES,
-            self._synced + limits.max_unsynced_bytes,
             # the first position at which the total is over the budget
             limits.max_total_bytes - self._retired_bytes + self._segment_base + 1,
         ]
@@ -592,7 +593,6 @@ class ServerJournal:
             next_checks.append(self._synced + limits.sync_batch_bytes)
         # (A sync in flight resets _check_at when it completes, so the next batch starts then.)
         self._check_at = min(next_checks)
-        return must_wait
 
     def write_pending(self) -> None:
         """Write the records appended so far to the segment file (without syncing them), so
