@@ -79,6 +79,6 @@ def test_lengths_follow_the_sequence_digits() -> None:
     head = RecordHead("srv-1", 0, "inbound")
     body = RecordBody.of(b"{}", RecordMetadata("notification"))
     stamp = UtcStamps().json(0)
-    # Up, down and across powers of ten: the digit cache must follow.
+    # Up, down and across powers of ten.
     for sequence in (1, 9, 10, 99, 100, 5, 10**12, 7):
         assert head.length(sequence, body) == len(head.line(sequence, stamp, body))

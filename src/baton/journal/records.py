@@ -314,7 +314,7 @@ class RecordHead:
     and :meth:`length` is its length.
     """
 
-    __slots__ = ("_digits", "_fixed", "_low", "_middle", "_next", "_prefix")
+    __slots__ = ("_fixed", "_middle", "_prefix")
 
     def __init__(self, server: str, segment: int, direction: Direction) -> None:
         self._prefix = b"".join(
@@ -328,9 +328,6 @@ class RecordHead:
         )
         self._middle = b',"direction":' + orjson.dumps(direction) + b',"recordedAt":'
         self._fixed = len(self._prefix) + len(self._middle) + STAMP_JSON_BYTES
-        # Sequences in [_low, _next) have _digits digits (sequences only grow: one check).
-        self._low = self._next = 0
-        self._digits = 0
 
     def line(self, sequence: int, recorded_at_json: bytes, body: RecordBody) -> bytes:
         """The record line (without its newline); ``recorded_at_json`` is the ``recordedAt``
@@ -360,12 +357,10 @@ class RecordHead:
         return self._fixed
 
     def length(self, sequence: int, body: RecordBody) -> int:
-        """The length of :meth:`line` for ``sequence`` and ``body`` (without encoding it)."""
-        if not self._low <= sequence < self._next:
-            self._digits = len(str(sequence))
-            self._low = 10 ** (self._digits - 1)
-            self._next = self._low * 10
-        return self._fixed + self._digits + len(body.tail)
+        """The length of :meth:`line` for ``sequence`` and ``body``, without encoding it:
+        :attr:`fixed`, the sequence's digits and the body's tail (the writer's hot path does
+        this arithmetic inline)."""
+        return self._fixed + len(str(sequence)) + len(body.tail)
 
 
 #: The Unix epoch, in UTC.
