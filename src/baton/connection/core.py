@@ -53,6 +53,7 @@ MAX_KEPT_VIOLATIONS: Final = 64
 MAX_CONCURRENT_INBOUND_REQUESTS: Final = 64
 
 NotificationHandler = Callable[[Message, object], Awaitable[None]]
+SyncNotificationHandler = Callable[[Message, object], Awaitable[None] | None]
 ViolationHandler = Callable[[ProtocolViolation], None]
 
 # Which client capability Baton would need to serve an agent-to-client method; used to say why
@@ -144,6 +145,7 @@ class Connection:
         self._inbound: dict[RequestId, asyncio.Task[None]] = {}
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, NotificationHandler] = {}
+        self._sync_notification_handlers: dict[str, SyncNotificationHandler] = {}
         self._fallback: NotificationHandler | None = None
         self._write_lock = asyncio.Lock()
         self._read_task: asyncio.Task[None] | None = None
@@ -173,6 +175,12 @@ class Connection:
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
         """Handle notifications for ``method``; called with the message and the tap's ref."""
         self._notification_handlers[method] = handler
+
+    def on_notification_sync(self, method: str, handler: SyncNotificationHandler) -> None:
+        """Handle notifications for ``method`` with a plain function (the hot path of a
+        streaming turn: no coroutine per message). It may return an awaitable for work that
+        must wait (recording, a quarantine); the read loop awaits it before the next frame."""
+        self._sync_notification_handlers[method] = handler
 
     def on_any_notification(self, handler: NotificationHandler) -> None:
         """Catch-all for notifications without a handler (never a violation)."""
@@ -411,6 +419,7 @@ class Connection:
         decode_error = orjson.JSONDecodeError
         tap = self._tap
         handlers = self._notification_handlers
+        sync_handlers = self._sync_notification_handlers
         touched = False
         valid = 0
         try:
@@ -440,6 +449,13 @@ class Connection:
                             ref = self._record_nowait(line, message)
                         if ref is None:
                             ref = await self._record(line, message)
+                    direct = sync_handlers.get(method)
+                    if direct is not None:
+                        # A plain call; it returns an awaitable only for its rare slow cases.
+                        slow = direct(message, ref)
+                        if slow is not None:
+                            await slow
+                        continue
                     handler = handlers.get(method)
                     if handler is not None:
                         await handler(message, ref)

@@ -63,7 +63,7 @@ MAX_REPLAYED_UPDATES: Final = 4096
 class TurnHandler(Protocol):
     """What a lane hands a session's active run: its updates and permission requests."""
 
-    async def on_update(self, update: dict[str, Any], ref: object) -> None: ...
+    def on_update(self, update: dict[str, Any], ref: object) -> None: ...
 
     async def on_permission(self, request: InboundRequest) -> Resolution: ...
 
@@ -187,8 +187,8 @@ class Lane:
         startup: list[tuple[Message, object]] = []
         initializing = True
 
-        # Bound directly, not wrapped in another coroutine: one fewer per update in a flood.
-        on_update = functools.partial(self._route_update, generation)
+        # A plain call per update (no coroutine in a flood); slow cases return an awaitable.
+        on_update = functools.partial(self._route_update_direct, generation)
 
         async def on_other(message: Message, ref: object) -> None:
             if generation != self.generation:
@@ -224,7 +224,7 @@ class Lane:
             request_limit=self.request_limit,
             on_violation=on_violation,
         )
-        connection.on_notification("session/update", on_update)
+        connection.on_notification_sync("session/update", on_update)
         connection.on_any_notification(on_other)
         connection.on_request("session/request_permission", on_permission)
         connection.start()
@@ -286,6 +286,29 @@ class Lane:
             return None, None
         return provider_id, self.sessions.get(provider_id)
 
+    def _route_update_direct(
+        self, generation: int, message: Message, ref: object
+    ) -> Awaitable[None] | None:
+        """The hot path of :meth:`_route_update`: an update of an owned session with an active
+        run (or fenced) is handled in a plain call; anything else is returned as a coroutine
+        of the full routing for the read loop to await."""
+        if generation != self.generation:
+            self.fenced_messages += 1
+            return None
+        params = message.get("params")
+        provider_id = params.get("sessionId") if type(params) is dict else None
+        session = self.sessions.get(provider_id) if type(provider_id) is str else None
+        if session is None or session.replaying or session.active is None:
+            return self._route_update(generation, message, ref)
+        assert isinstance(params, dict)
+        update = params.get("update")
+        if type(update) is not dict:
+            return None
+        if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
+            session.tracker.observe(update)
+        session.active.on_update(update, ref)
+        return None
+
     async def _route_update(self, generation: int, message: Message, ref: object) -> None:
         if generation != self.generation:
             self.fenced_messages += 1
@@ -317,7 +340,7 @@ class Lane:
                 session.replayed.append(update)
             return
         if session.active is not None:
-            await session.active.on_update(update, ref)
+            session.active.on_update(update, ref)
             return
         # Between prompts, or after the prompt's answer: the session's, not the next run's.
         session.late_updates.append(update)

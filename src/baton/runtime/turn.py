@@ -157,8 +157,9 @@ class Turn:
 
     _finishing = False
 
-    async def on_update(self, update: dict[str, Any], ref: object) -> None:
-        """One session/update of this session while the turn is active."""
+    def on_update(self, update: dict[str, Any], ref: object) -> None:
+        """One session/update of this session while the turn is active (a plain call: it never
+        waits, so a streaming turn costs no coroutine per delta)."""
         if self.lane.generation != self.generation or self._lost is not None:
             return
         kind = update.get("sessionUpdate")
