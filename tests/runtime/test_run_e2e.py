@@ -336,3 +336,47 @@ async def test_the_session_controls_are_projected_with_a_revision(
     assert by_id["config:effort"]["value"] == "high"
     assert by_id["config:thinking"]["type"] == "BOOLEAN"
     assert "ultra" in [choice["value"] for choice in by_id["config:effort"]["choices"]]
+
+
+async def test_a_kept_sessions_controls_can_be_changed_with_their_revision(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    from baton.errors import ControlChoiceNotAdvertised, ControlRevisionStale, ControlUnknown
+
+    result, _ = await run(runtime, "echo hi", tmp_path, keep_session=True)
+    assert result.session_id is not None
+    controls = runtime.controls(result.session_id)
+    with pytest.raises(ControlChoiceNotAdvertised):
+        await runtime.apply_control(
+            result.session_id, "config:effort", "galactic", controls.revision
+        )
+    with pytest.raises(ControlUnknown):
+        await runtime.apply_control(result.session_id, "config:nope", "x", controls.revision)
+    changed = await runtime.apply_control(
+        result.session_id, "config:effort", "ultra", controls.revision
+    )
+    by_id = {c.id: c for c in changed.controls}
+    assert by_id["config:effort"].value == "ultra"
+    assert changed.revision != controls.revision
+    with pytest.raises(ControlRevisionStale):
+        await runtime.apply_control(result.session_id, "config:thinking", True, controls.revision)
+    toggled = await runtime.apply_control(
+        result.session_id, "config:thinking", True, changed.revision
+    )
+    assert {c.id: c for c in toggled.controls}["config:thinking"].value is True
+    assert runtime.store is not None
+    kinds = [o.kind for o in runtime.store.list_observations(session_id=result.session_id)]
+    assert kinds.count("BATON_RESOLUTION") >= 2
+
+
+async def test_controls_are_refused_while_a_run_is_active(runtime: Runtime, tmp_path: Path) -> None:
+    from baton.errors import ControlBusy
+
+    first, _ = await run(runtime, "echo hi", tmp_path, keep_session=True)
+    assert first.session_id is not None
+    [lane] = runtime.lanes.values()
+    session = next(s for s in lane.sessions.values() if s.session_id == first.session_id)
+    session.last_status = "RECOVERY_REQUIRED"
+    controls = runtime.controls(first.session_id)
+    with pytest.raises(ControlBusy):
+        await runtime.apply_control(first.session_id, "config:effort", "ultra", controls.revision)

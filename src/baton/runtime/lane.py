@@ -83,6 +83,8 @@ class LaneSession:
     replaying: bool = False
     replayed: list[dict[str, Any]] = field(default_factory=list)
     late_updates: list[dict[str, Any]] = field(default_factory=list)
+    #: The status of the session's last run (a kept session's controls check it).
+    last_status: str | None = None
 
 
 class LaneFenced(BatonError):

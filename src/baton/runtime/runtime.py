@@ -32,7 +32,13 @@ from baton.errors import (
 )
 from baton.journal import Journal
 from baton.runtime import extensions
-from baton.runtime.controls import project_controls
+from baton.runtime.controls import (
+    ControlSet,
+    confirm_mutation,
+    project_controls,
+    refuse_while,
+    resolve_control,
+)
 from baton.runtime.discovery import DiscoveryCache
 from baton.runtime.events import RunEvent
 from baton.runtime.lane import Lane, LaneFenced, LaneSession
@@ -104,6 +110,9 @@ class RunRequest:
     attach_session: str | None = None
     #: With ``attach_session``: attach to look, send no prompt (`baton recover --attach`).
     inspect_only: bool = False
+    #: Keep the provider session attached after the run (its controls can then be read and
+    #: changed with :meth:`Runtime.controls` and :meth:`Runtime.apply_control`).
+    keep_session: bool = False
 
 
 @dataclass
@@ -625,7 +634,7 @@ class Runtime:
         await self._record_outcome(
             run_id, outcome, connection.skipped_frames, connection.violation_count
         )
-        await self._release(lane, client, session, outcome)
+        await self._release(lane, client, session, outcome, keep=request.keep_session)
         return result
 
     def _attachments(
@@ -681,12 +690,20 @@ class Runtime:
             )
 
     async def _release(
-        self, lane: Lane, client: Any, session: LaneSession, outcome: TurnOutcome
+        self,
+        lane: Lane,
+        client: Any,
+        session: LaneSession,
+        outcome: TurnOutcome,
+        keep: bool = False,
     ) -> None:
         """Close the provider session when advertised and nothing about it is ambiguous; never
-        start a process only to close."""
+        start a process only to close. ``keep`` leaves an unambiguous session attached."""
         if outcome.status in ("RECOVERY_REQUIRED", "LOST") or not lane.running:
             lane.release(session.provider_id)
+            return
+        if keep:
+            session.last_status = outcome.status
             return
         if client.capabilities.session_close:
             with contextlib.suppress(BatonError):
@@ -695,6 +712,72 @@ class Runtime:
         assert self.recorder is not None
         with contextlib.suppress(BatonError):
             self.recorder.session_state(session.session_id, "CLOSED")
+
+    # --- session controls ------------------------------------------------------------------
+
+    def _kept(self, session_id: str) -> tuple[Lane, LaneSession]:
+        for lane in self.lanes.values():
+            for session in lane.sessions.values():
+                if session.session_id == session_id:
+                    return lane, session
+        raise ConfigurationError(
+            f"session {session_id!r} is not attached here (run with keep_session=True)"
+        )
+
+    def controls(self, session_id: str) -> ControlSet:
+        """The safe BOOLEAN and SELECT controls of a kept session, with their revision."""
+        lane, session = self._kept(session_id)
+        assert lane.client is not None
+        state = lane.client.session_state(session.provider_id)
+        return project_controls(
+            session.provider_id,
+            state,
+            grok_models=lane.grok_catalog,
+            secrets=lane.secrets,
+            session_id=session_id,
+        )
+
+    async def apply_control(
+        self, session_id: str, control_id: object, value: object, revision: object
+    ) -> ControlSet:
+        """Apply ``{controlId, value, revision}`` to a kept session and return the new controls.
+
+        Refused (nothing sent, a caller-fault error with a stable code) while a run is active or
+        recovery-required, for a stale revision, an unknown or immutable control, a wrong type
+        or a choice the provider did not advertise. An answer that does not confirm the change
+        makes it ambiguous: the lane is quarantined and SessionMutationAmbiguous raised.
+        """
+        lane, session = self._kept(session_id)
+        refuse_while(
+            "RUNNING" if session.active is not None else session.last_status, str(control_id)
+        )
+        controls = self.controls(session_id)
+        mutation = resolve_control(controls, control_id, value, revision)
+        if mutation.already_current:
+            return controls
+        client = lane.client
+        assert client is not None and self.recorder is not None
+        try:
+            result = await client.connection.request(mutation.method, dict(mutation.params))
+            confirmed = confirm_mutation(
+                mutation,
+                client.session_state(session.provider_id),
+                result,
+                grok_models=lane.grok_catalog,
+            )
+        except (SessionMutationAmbiguous, BudgetExpired, TransportClosed) as exc:
+            await lane.quarantine(f"a control change has an unknown outcome: {exc.code}")
+            if isinstance(exc, SessionMutationAmbiguous):
+                raise
+            raise SessionMutationAmbiguous(f"{mutation.method}: {exc.code}") from exc
+        client.update_session_state(session.provider_id, confirmed.state)
+        if confirmed.grok_models is not None:
+            lane.grok_catalog = confirmed.grok_models
+        session.state = confirmed.state
+        await self.recorder.session_resolved(
+            session_id, None, confirmed.state, client.connection.last_response_ref
+        )
+        return self.controls(session_id)
 
     async def events(self, request: RunRequest) -> AsyncIterator[RunEvent]:
         """Run ``request`` and yield its events as they happen; the last is ``result``."""
