@@ -380,3 +380,28 @@ async def test_controls_are_refused_while_a_run_is_active(runtime: Runtime, tmp_
     controls = runtime.controls(first.session_id)
     with pytest.raises(ControlBusy):
         await runtime.apply_control(first.session_id, "config:effort", "ultra", controls.revision)
+
+
+async def test_pending_output_is_published_while_the_agent_is_silent(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    """Text is published at the 75 ms boundary even when no further delta arrives (an agent
+    that says something and then works silently)."""
+    turns: list[Turn] = []
+    deltas_seen_when_published: list[int] = []
+
+    def on_event(event: RunEvent) -> None:
+        if event.type == "text" and "working" in event.data["text"]:
+            deltas_seen_when_published.append(turns[0].buffer.stats.deltas)
+
+    # The second echo lands within the same 75 ms as the first: only the boundary (not a
+    # later delta) can publish it before the pause ends.
+    request = RunRequest(
+        prompt="echo first ; echo working on it ; slow 1.5; echo done",
+        agent_command=AGENT,
+        cwd=str(tmp_path),
+    )
+    result = await runtime.run(request, on_event=on_event, on_turn=turns.append)
+    assert result.status == "COMPLETED"
+    # Published during the pause: before the third delta ("done") arrived.
+    assert deltas_seen_when_published == [2]

@@ -32,7 +32,14 @@ from baton.runtime.permissions.ask import Asker
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
 from baton.runtime.permissions.records import TURN_CANCELLED
 from baton.runtime.recorder import Recorder
-from baton.runtime.streaming import TEXT_UPDATES, Item, OutputGroup, RunBuffer, StreamMemory
+from baton.runtime.streaming import (
+    STREAM_OUTPUT_FLUSH_SECONDS,
+    TEXT_UPDATES,
+    Item,
+    OutputGroup,
+    RunBuffer,
+    StreamMemory,
+)
 from baton.store import NewItem
 from baton.wire.budget import BudgetClock
 from baton.wire.session_state import parse_config_options
@@ -307,6 +314,13 @@ class Turn:
 
     # --- loss and interruption -------------------------------------------------------------
 
+    async def _tick(self) -> None:
+        """Publish pending output at the time boundary even when no further delta arrives
+        (an agent that streams a line and then works silently)."""
+        while True:
+            await asyncio.sleep(STREAM_OUTPUT_FLUSH_SECONDS)
+            self.buffer.flush_due()
+
     def _answered(self) -> None:
         if self.session.active is self:
             self.session.active = None
@@ -334,9 +348,11 @@ class Turn:
         came from a profile-owned attachment mapping (see AcpClient.send_prompt)."""
         self.session.active = self
         outcome: TurnOutcome
+        ticker = asyncio.ensure_future(self._tick())
         try:
             outcome = await self._submit_and_wait(prompt, profile_mapped)
         finally:
+            ticker.cancel()
             self.session.active = None
         self._finish_items(outcome)
         outcome.tool_calls = len(self.tool_calls)
