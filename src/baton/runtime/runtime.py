@@ -372,9 +372,13 @@ class Runtime:
                 },
             )
         )
-        result = await self._run_on_lane(
-            run_id, request, spec, lane, cwd, tools, policy, clock, emit, on_turn
-        )
+        setup = _SetupWindow(lane)
+        try:
+            result = await self._run_on_lane(
+                setup, run_id, request, spec, lane, cwd, tools, policy, clock, emit, on_turn
+            )
+        finally:
+            setup.close()
         result.duration_ms = int((time.monotonic() - started) * 1000)
         emit(result.to_event())
         return result
@@ -390,27 +394,6 @@ class Runtime:
         return RunResult(run_id, status, None, exit_code, error_code=code, message=message)
 
     async def _run_on_lane(
-        self,
-        run_id: str,
-        request: RunRequest,
-        spec: LaunchSpec,
-        lane: Lane,
-        cwd: str,
-        tools: Any,
-        policy: Any,
-        clock: BudgetClock | None,
-        emit: Callable[[RunEvent], None],
-        on_turn: Callable[[Turn], None] | None,
-    ) -> RunResult:
-        setup = _SetupWindow(lane)
-        try:
-            return await self._run_on_lane_inner(
-                setup, run_id, request, spec, lane, cwd, tools, policy, clock, emit, on_turn
-            )
-        finally:
-            setup.close()
-
-    async def _run_on_lane_inner(
         self,
         setup: _SetupWindow,
         run_id: str,
