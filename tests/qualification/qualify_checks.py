@@ -12,7 +12,17 @@ import time
 from pathlib import Path
 from typing import Any, Final
 
-from qualify_drivers import Baton, Outcome, Rig, executable, secret_files, store_rows, survivors
+from qualify_drivers import (
+    EXIT_BUDGET,
+    EXIT_INTERRUPTED,
+    Baton,
+    Outcome,
+    Rig,
+    executable,
+    secret_files,
+    store_rows,
+    survivors,
+)
 from qualify_installs import Pin
 
 #: How long the stdin-EOF control waits for an adapter that would exit on EOF (seconds).
@@ -52,6 +62,36 @@ def interrupted(outcome: Outcome, exit_code: int) -> dict[str, Any]:
     assert result["status"] == "INTERRUPTED", outcome.describe()
     assert result["stopReason"] == "cancelled", outcome.describe()
     return result
+
+
+#: The mock's marker for a turn that streams ticks for 40 s (long enough that only a cancel
+#: ends it within the step).
+SLOW_STREAM_PROMPT: Final = "[[slow:40]]"
+
+
+def ticking(event: dict[str, Any]) -> bool:
+    """True once the slow turn's ticks are streaming (the moment to interrupt it)."""
+    return event.get("type") == "text" and "tick" in str(event.get("text"))
+
+
+def cancel_with_sigint(baton: Baton, pin: Pin) -> None:
+    """SIGINT to baton mid-stream: the turn ends cancelled, exit 130, no bound named."""
+    outcome = baton.run_interrupted(SLOW_STREAM_PROMPT, ticking)
+    result = interrupted(outcome, EXIT_INTERRUPTED)
+    assert outcome.seconds < 40, "the cancel did not end the stream"
+    assert result["bound"] is None
+    aftermath(baton, pin)
+
+
+def cancel_with_budget(baton: Baton, pin: Pin, timeout: str) -> None:
+    """A ``--timeout`` bound mid-stream: the turn ends cancelled, exit 3, the bound named."""
+    outcome = baton.run(SLOW_STREAM_PROMPT, "--timeout", timeout)
+    result = interrupted(outcome, EXIT_BUDGET)
+    assert result["bound"] is not None and result["errorCode"] == "BUDGET_EXPIRED", (
+        outcome.describe()
+    )
+    assert "tick" in outcome.text()
+    aftermath(baton, pin)
 
 
 def interactions(baton: Baton, run_id: str) -> list[dict[str, Any]]:

@@ -14,6 +14,7 @@ say whether Baton left a consistent journal, no credential on disk and no agent 
 
 from __future__ import annotations
 
+import abc
 import json
 import os
 import re
@@ -177,7 +178,7 @@ def base_environment(rig: Rig) -> dict[str, str]:
     return env
 
 
-class AdapterSpec:
+class AdapterSpec(abc.ABC):
     """How one adapter is set up for a run; subclasses fill in :meth:`prepare`."""
 
     pin: Pin
@@ -197,9 +198,9 @@ class AdapterSpec:
         self.prepare(rig)
         return rig
 
+    @abc.abstractmethod
     def prepare(self, rig: Rig) -> None:
         """Write the adapter's config and add its variables to ``rig.env``."""
-        raise NotImplementedError
 
 
 class ClaudeSpec(AdapterSpec):

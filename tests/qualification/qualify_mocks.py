@@ -31,6 +31,7 @@ last response the mock answers :data:`DONE_TEXT`. A request whose conversation c
 
 from __future__ import annotations
 
+import abc
 import json
 import re
 import threading
@@ -128,7 +129,7 @@ class LoggedRequest:
         return auth[7:] if auth.lower().startswith("bearer ") else None
 
 
-class MockServer:
+class MockServer(abc.ABC):
     """A threaded HTTP server on 127.0.0.1:0; subclasses speak one provider API."""
 
     name = "mock"
@@ -185,18 +186,18 @@ class MockServer:
 
     # --- what a subclass provides ----------------------------------------------------------
 
+    @abc.abstractmethod
     def model_path(self, path: str) -> bool:
         """True when ``path`` is this API's model endpoint."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def locate(self, body: Any) -> tuple[list[Response], int] | None:
         """The script of the conversation in ``body`` and the index of the response due now,
         or None when the conversation has no marker."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def stream(self, out: _Stream, response: Response, credential: str | None) -> None:
         """Write ``response`` as this API's events."""
-        raise NotImplementedError
 
     # --- the handler -----------------------------------------------------------------------
 

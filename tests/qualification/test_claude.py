@@ -9,17 +9,16 @@ import pytest
 from qualify_checks import (
     aftermath,
     allow_once_name,
+    cancel_with_budget,
+    cancel_with_sigint,
     cancelled_by_default,
     completed,
     ignores_stdin_eof,
     interactions,
-    interrupted,
     server_states,
 )
 from qualify_drivers import (
     EXIT_AUTH,
-    EXIT_BUDGET,
-    EXIT_INTERRUPTED,
     secret_files,
     survivors,
     updates_after_response,
@@ -124,30 +123,16 @@ def test_tool_turn_default_policy_cancelled(make_rig: Any) -> None:
     aftermath(baton, CLAUDE)
 
 
-def _ticking(event: dict[str, Any]) -> bool:
-    return event.get("type") == "text" and "tick" in str(event.get("text"))
-
-
 @pytest.mark.qualify(PROFILE, "cancel mid-stream with SIGINT (cancelled, exit 130)")
 def test_cancel_with_sigint(make_rig: Any) -> None:
     _rig, baton, _mock = make_rig(PROFILE)
-    outcome = baton.run_interrupted("[[slow:40]]", _ticking)
-    result = interrupted(outcome, EXIT_INTERRUPTED)
-    assert outcome.seconds < 40, "the cancel did not end the stream"
-    assert result["bound"] is None
-    aftermath(baton, CLAUDE)
+    cancel_with_sigint(baton, CLAUDE)
 
 
 @pytest.mark.qualify(PROFILE, "cancel mid-stream by --timeout (cancelled, exit 3)")
 def test_cancel_with_budget(make_rig: Any) -> None:
     _rig, baton, _mock = make_rig(PROFILE)
-    outcome = baton.run("[[slow:40]]", "--timeout", "8")
-    result = interrupted(outcome, EXIT_BUDGET)
-    assert result["bound"] is not None and result["errorCode"] == "BUDGET_EXPIRED", (
-        outcome.describe()
-    )
-    assert "tick" in outcome.text()
-    aftermath(baton, CLAUDE)
+    cancel_with_budget(baton, CLAUDE, "8")
 
 
 @pytest.mark.qualify(

@@ -7,6 +7,8 @@ from typing import Any
 import pytest
 from qualify_checks import (
     aftermath,
+    cancel_with_budget,
+    cancel_with_sigint,
     cancelled_by_default,
     completed,
     ignores_stdin_eof,
@@ -18,7 +20,6 @@ from qualify_checks import (
 from qualify_drivers import (
     CODEX_KEY_ENV,
     EXIT_AUTH,
-    EXIT_BUDGET,
     EXIT_INTERRUPTED,
     Rig,
     codex_config,
@@ -151,30 +152,16 @@ def test_quirk_permission_before_tool_call(make_rig: Any) -> None:
     aftermath(baton, CODEX)
 
 
-def _ticking(event: dict[str, Any]) -> bool:
-    return event.get("type") == "text" and "tick" in str(event.get("text"))
-
-
 @pytest.mark.qualify(PROFILE, "cancel mid-stream with SIGINT (cancelled, exit 130)")
 def test_cancel_with_sigint(make_rig: Any) -> None:
     _rig, baton, _mock = make_rig(PROFILE)
-    outcome = baton.run_interrupted("[[slow:40]]", _ticking)
-    result = interrupted(outcome, EXIT_INTERRUPTED)
-    assert outcome.seconds < 40, "the cancel did not end the stream"
-    assert result["bound"] is None
-    aftermath(baton, CODEX)
+    cancel_with_sigint(baton, CODEX)
 
 
 @pytest.mark.qualify(PROFILE, "cancel mid-stream by --timeout (cancelled, exit 3)")
 def test_cancel_with_budget(make_rig: Any) -> None:
     _rig, baton, _mock = make_rig(PROFILE)
-    outcome = baton.run("[[slow:40]]", "--timeout", "6")
-    result = interrupted(outcome, EXIT_BUDGET)
-    assert result["bound"] is not None and result["errorCode"] == "BUDGET_EXPIRED", (
-        outcome.describe()
-    )
-    assert "tick" in outcome.text()
-    aftermath(baton, CODEX)
+    cancel_with_budget(baton, CODEX, "6")
 
 
 @pytest.mark.qualify(PROFILE, "quirk: updates after the prompt response")
