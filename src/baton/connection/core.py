@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -53,7 +53,16 @@ MAX_KEPT_VIOLATIONS: Final = 64
 MAX_CONCURRENT_INBOUND_REQUESTS: Final = 64
 
 NotificationHandler = Callable[[Message, object], Awaitable[None]]
-SyncNotificationHandler = Callable[[Message, object], Awaitable[None] | None]
+#: A batch handler: ``handler(messages, refs, start)`` handles ``messages[start:]`` in order
+#: (``refs[i]`` is the tap's reference of ``messages[i]``) in a plain call. It returns None
+#: when it handled them all, or ``(index, awaitable)`` when message ``index`` needs work that
+#: must wait: the read loop awaits that, then calls again from ``index + 1``.
+BatchNotificationHandler = Callable[
+    [list[Message], Sequence[object], int], tuple[int, Awaitable[None]] | None
+]
+
+#: What a line that is not JSON decodes to (``None`` is JSON's null).
+_UNDECODABLE: Final = object()
 ViolationHandler = Callable[[ProtocolViolation], None]
 
 # Which client capability Baton would need to serve an agent-to-client method; used to say why
@@ -137,6 +146,11 @@ class Connection:
         self._tap_nowait: Callable[[bytes, Message], object] | None = getattr(
             tap, "record_nowait", None
         )
+        # Optional too: journals consecutive valid inbound notifications at once, all or
+        # nothing, returning their references (or None: then one by one).
+        self._tap_batch: Callable[[list[bytes], list[Message]], Sequence[object] | None] | None = (
+            getattr(tap, "record_batch_nowait", None)
+        )
         self._request_limit = request_limit
         self._on_violation = on_violation
         self._next_id = 1
@@ -145,7 +159,7 @@ class Connection:
         self._inbound: dict[RequestId, asyncio.Task[None]] = {}
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, NotificationHandler] = {}
-        self._sync_notification_handlers: dict[str, SyncNotificationHandler] = {}
+        self._batch_notification_handlers: dict[str, BatchNotificationHandler] = {}
         self._fallback: NotificationHandler | None = None
         self._write_lock = asyncio.Lock()
         self._read_task: asyncio.Task[None] | None = None
@@ -176,11 +190,11 @@ class Connection:
         """Handle notifications for ``method``; called with the message and the tap's ref."""
         self._notification_handlers[method] = handler
 
-    def on_notification_sync(self, method: str, handler: SyncNotificationHandler) -> None:
-        """Handle notifications for ``method`` with a plain function (the hot path of a
-        streaming turn: no coroutine per message). It may return an awaitable for work that
-        must wait (recording, a quarantine); the read loop awaits it before the next frame."""
-        self._sync_notification_handlers[method] = handler
+    def on_notifications(self, method: str, handler: BatchNotificationHandler) -> None:
+        """Handle notifications for ``method`` in batches with a plain function (see
+        :data:`BatchNotificationHandler`): the hot path of a streaming turn, no coroutine per
+        message. Each batch is consecutive frames of one read, journaled before the call."""
+        self._batch_notification_handlers[method] = handler
 
     def on_any_notification(self, handler: NotificationHandler) -> None:
         """Catch-all for notifications without a handler (never a violation)."""
@@ -415,12 +429,15 @@ class Connection:
         self._shutdown(reason)
 
     async def _handle_lines(self, lines: list[bytes]) -> None:
+        """Handle one read's lines in order. Consecutive notifications of a method with a batch
+        handler (the deltas of a streamed turn) are journaled together and handed over
+        together; every other frame is handled on its own, after the run before it."""
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
-        tap = self._tap
-        handlers = self._notification_handlers
-        sync_handlers = self._sync_notification_handlers
-        touched = False
+        batch_handlers = self._batch_notification_handlers
+        run: list[Message] = []
+        run_raws: list[bytes] = []
+        run_method = ""
         valid = 0
         try:
             for line in lines:
@@ -429,45 +446,94 @@ class Connection:
                 try:
                     message = loads(line)
                 except decode_error:
-                    await self._skip(line, "invalid_json")
-                    continue
-                if type(message) is not dict or message.get("jsonrpc") != "2.0":
-                    await self._skip(
-                        line, "not_an_object" if type(message) is not dict else "not_jsonrpc_2"
-                    )
-                    continue
-                if not touched:
-                    self.last_frame_at = self._loop.time()
-                    touched = True
-                method = message.get("method")
-                # Fast path: a notification (the bulk of every turn).
-                if type(method) is str and "id" not in message:
-                    valid += 1
-                    ref = None
-                    if tap is not None:
-                        if self._tap_nowait is not None:
-                            ref = self._record_nowait(line, message)
-                        if ref is None:
-                            ref = await self._record(line, message)
-                    direct = sync_handlers.get(method)
-                    if direct is not None:
-                        # A plain call; it returns an awaitable only for its rare slow cases.
-                        slow = direct(message, ref)
-                        if slow is not None:
-                            await slow
+                    message = _UNDECODABLE
+                if type(message) is dict and message.get("jsonrpc") == "2.0":
+                    method = message.get("method")
+                    if type(method) is str and "id" not in message and method in batch_handlers:
+                        if method != run_method and run:
+                            valid += len(run)
+                            await self._handle_run(run_method, run_raws, run)
+                            run, run_raws = [], []
+                        run_method = method
+                        run.append(message)
+                        run_raws.append(line)
                         continue
-                    handler = handlers.get(method)
-                    if handler is not None:
-                        await handler(message, ref)
-                    elif method == "$/cancel_request":
-                        self._cancel_inbound(message)
-                    elif self._fallback is not None:
-                        await self._fallback(message, ref)
-                    continue
-                if await self._handle_other(line, message):
+                if run:
+                    valid += len(run)
+                    await self._handle_run(run_method, run_raws, run)
+                    run, run_raws = [], []
+                if await self._handle_frame(line, message):
                     valid += 1
+            if run:
+                valid += len(run)
+                await self._handle_run(run_method, run_raws, run)
         finally:
             self.frames_in += valid
+
+    async def _handle_run(self, method: str, raws: list[bytes], messages: list[Message]) -> None:
+        """Journal, then dispatch, consecutive notifications of ``method`` (which has a batch
+        handler): all at once when the tap can (no coroutine and no reference object per
+        message), else one by one, each recorded before it is dispatched."""
+        self.last_frame_at = self._loop.time()
+        handler = self._batch_notification_handlers[method]
+        if self._tap is None:
+            await self._dispatch_run(handler, messages, [None] * len(messages))
+            return
+        if self._tap_batch is not None:
+            try:
+                refs = self._tap_batch(raws, messages)
+            except Exception as exc:
+                raise TapFailed(f"the durability tap failed on inbound frames: {exc}") from exc
+            if refs is not None:
+                await self._dispatch_run(handler, messages, refs)
+                return
+        for raw, message in zip(raws, messages, strict=True):
+            ref = self._record_nowait(raw, message) if self._tap_nowait is not None else None
+            if ref is None:
+                ref = await self._record(raw, message)
+            await self._dispatch_run(handler, [message], (ref,))
+
+    @staticmethod
+    async def _dispatch_run(
+        handler: BatchNotificationHandler, messages: list[Message], refs: Sequence[object]
+    ) -> None:
+        start = 0
+        while start < len(messages):
+            slow = handler(messages, refs, start)
+            if slow is None:
+                return
+            index, awaitable = slow
+            await awaitable
+            start = index + 1
+
+    async def _handle_frame(self, line: bytes, message: object) -> bool:
+        """Handle one frame outside a batch run. True if it was a valid frame."""
+        if message is _UNDECODABLE:
+            await self._skip(line, "invalid_json")
+            return False
+        if type(message) is not dict or message.get("jsonrpc") != "2.0":
+            await self._skip(
+                line, "not_an_object" if type(message) is not dict else "not_jsonrpc_2"
+            )
+            return False
+        self.last_frame_at = self._loop.time()
+        method = message.get("method")
+        if type(method) is str and "id" not in message:
+            ref = None
+            if self._tap is not None:
+                if self._tap_nowait is not None:
+                    ref = self._record_nowait(line, message)
+                if ref is None:
+                    ref = await self._record(line, message)
+            handler = self._notification_handlers.get(method)
+            if handler is not None:
+                await handler(message, ref)
+            elif method == "$/cancel_request":
+                self._cancel_inbound(message)
+            elif self._fallback is not None:
+                await self._fallback(message, ref)
+            return True
+        return await self._handle_other(line, message)
 
     async def _handle_other(self, line: bytes, message: Message) -> bool:
         """Requests, responses, violations and non-envelopes. True if it was a valid frame."""

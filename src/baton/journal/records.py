@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final, Literal, cast
+from itertools import accumulate, groupby
+from typing import Any, Final, Literal, cast, overload
 
 import orjson
 
@@ -300,6 +301,14 @@ class RecordBody:
         return cls(tail, digest, b'Z"' + tail + b"\n")
 
 
+#: What a server journal's write buffer holds until it writes: ``(sequence, microseconds since
+#: the epoch, body)`` for one record, or ``(first sequence, microseconds, bodies)`` for a batch
+#: of consecutive records read together (one time for all of them: they arrived in one read).
+PendingRecords = tuple[int, int, RecordBody | list[RecordBody]]
+
+#: A sequence number's digits, as bytes (``_DECIMAL % 12 == b"12"``).
+_DECIMAL: Final = b"%d"
+
 #: Length of a ``recordedAt`` value as a JSON string: ``"2025-01-02T03:04:05.123456Z"``
 #: (years are always four digits).
 STAMP_JSON_BYTES: Final = 29
@@ -334,10 +343,11 @@ class RecordHead:
         value as a JSON string (quotes included)."""
         return b"".join((self._prefix, b"%d" % sequence, self._middle, recorded_at_json, body.tail))
 
-    def lines(self, records: Iterable[tuple[int, int, RecordBody]], stamps: UtcStamps) -> bytes:
-        """The lines, newlines included, of ``(sequence, microseconds since the epoch, body)``
-        records: one bytes format per record (the date and time up to the second joins the
-        fixed middle once per second)."""
+    def lines(self, records: Iterable[PendingRecords], stamps: UtcStamps) -> bytes:
+        """The lines, newlines included, of pending records (:data:`PendingRecords`): one
+        bytes format per single record (the date and time up to the second joins the fixed
+        middle once per second), and for a batch one join per run of records that share a
+        body (they differ only in their sequence numbers)."""
         prefix = self._prefix
         out: list[bytes] = []
         add = out.append
@@ -348,7 +358,19 @@ class RecordHead:
                 start, second = stamps.second(micros)
                 end = start + 1_000_000
                 middle = self._middle + second
-            add(b"%s%d%s%06d%s" % (prefix, sequence, middle, micros - start, body.stamped_end))
+            if isinstance(body, RecordBody):
+                add(b"%s%d%s%06d%s" % (prefix, sequence, middle, micros - start, body.stamped_end))
+                continue
+            stamp = b"%06d" % (micros - start)
+            index = 0
+            for _, run in groupby(body, key=id):
+                count = len(list(run))
+                after = middle + stamp + body[index].stamped_end
+                add(prefix)
+                add((after + prefix).join(map(_DECIMAL.__mod__, range(sequence, sequence + count))))
+                add(after)
+                sequence += count
+                index += count
         return b"".join(out)
 
     @property
@@ -430,6 +452,79 @@ def make_ref(
     set_length(ref, byte_length)
     set_sha(ref, sha256)
     return ref
+
+
+class InboundRefs(Sequence[JournalRef]):
+    """The references of a batch of consecutive records of one segment (one per message, in
+    order), made when asked for: the handlers of a streamed turn rarely look at a delta's
+    reference, so a batch costs no object per record. ``refs[i]`` equals the
+    :class:`JournalRef` a single append of message ``i`` would have returned.
+
+    ``line_fixed`` is the length of each line besides its body's tail (the same for the whole
+    batch: its sequence numbers have equally many digits).
+    """
+
+    __slots__ = (
+        "_bodies",
+        "_first_offset",
+        "_first_sequence",
+        "_fixed",
+        "_offsets",
+        "_segment",
+        "_server",
+    )
+
+    def __init__(
+        self,
+        server: str,
+        segment: int,
+        first_sequence: int,
+        first_offset: int,
+        line_fixed: int,
+        bodies: list[RecordBody],
+    ) -> None:
+        self._server = server
+        self._segment = segment
+        self._first_sequence = first_sequence
+        self._first_offset = first_offset
+        self._fixed = line_fixed
+        self._bodies = bodies
+        self._offsets: list[int] | None = None
+
+    def __len__(self) -> int:
+        return len(self._bodies)
+
+    @overload
+    def __getitem__(self, index: int) -> JournalRef: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[JournalRef]: ...
+
+    def __getitem__(self, index: int | slice) -> JournalRef | list[JournalRef]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        bodies = self._bodies
+        if index < 0:
+            index += len(bodies)
+        if not 0 <= index < len(bodies):
+            raise IndexError("journal reference index out of range")
+        offsets = self._offsets
+        if offsets is None:
+            step = self._fixed + 1  # the line's fixed part and its newline
+            offsets = self._offsets = list(
+                accumulate(
+                    (step + len(body.tail) for body in bodies[:-1]), initial=self._first_offset
+                )
+            )
+        body = bodies[index]
+        return make_ref(
+            self._server,
+            self._segment,
+            self._first_sequence + index,
+            offsets[index],
+            self._fixed + len(body.tail),
+            body.digest,
+        )
 
 
 def decode_record(line: bytes, where: str) -> JournalRecord:

@@ -12,7 +12,7 @@ from typing import Any
 
 from baton.connection.tap import TapFrame
 from baton.errors import InternalError
-from baton.journal.records import JournalRef
+from baton.journal.records import InboundRefs, JournalRef
 from baton.journal.writer import ServerJournal
 from baton.wire.jsonrpc import Message
 
@@ -35,6 +35,13 @@ class JournalTap:
         return self.journal.append_inbound_nowait(
             message, input_bytes=len(raw) - 1 if raw.endswith(b"\n") else len(raw)
         )
+
+    def record_batch_nowait(self, raws: list[bytes], messages: list[Message]) -> InboundRefs | None:
+        """Journal consecutive valid inbound messages (``messages[i]`` parsed from
+        ``raws[i]``) without a coroutine, all or nothing (see
+        :meth:`ServerJournal.append_inbound_batch_nowait`). None means nothing was recorded;
+        the connection then journals them one by one."""
+        return self.journal.append_inbound_batch_nowait(messages, max(map(len, raws)))
 
     def record(self, frame: TapFrame) -> Coroutine[Any, Any, JournalRef]:
         """Journal ``frame``; the awaitable returns its reference.

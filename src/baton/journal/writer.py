@@ -50,6 +50,7 @@ import os
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Final
 
@@ -74,7 +75,9 @@ from baton.journal.records import (
     MAX_METADATA_TEXT_CHARS,
     REF_SLOT_SETTERS,
     Direction,
+    InboundRefs,
     JournalRef,
+    PendingRecords,
     RecordBody,
     RecordHead,
     RecordMetadata,
@@ -88,11 +91,17 @@ from baton.journal.records import (
     validate_server_id,
 )
 from baton.journal.redaction import MALFORMED_FRAME_MARKER, SecretValues, redact_frame_message
-from baton.journal.redaction.frames import MAX_SHAPE_CHARS, session_update_shape, shape_chars
+from baton.journal.redaction.frames import (
+    MAX_SHAPE_CHARS,
+    session_update_shape,
+    shape_chars,
+    values_by_shape,
+)
 
 Clock = Callable[[], datetime]
 
 _new_ref = object.__new__
+_TAIL: Final = attrgetter("tail")
 
 #: Bytes :meth:`ServerJournal.append_inbound_nowait` adds to a line's known length when it
 #: checks the unsynced bound: more than the sequence digits (at most 20) a line may still need.
@@ -288,7 +297,8 @@ class ServerJournal:
         self._bodies: dict[tuple[object, ...], RecordBody] = {}
         # Inbound records appended but not yet written: (sequence, recordedAt in microseconds
         # since the epoch, body); their lines are encoded when they are written.
-        self._pending: list[tuple[int, int, RecordBody]] = []
+        # (a batch of consecutive records is one entry; see PendingRecords)
+        self._pending: list[PendingRecords] = []
         # The appended position from which an inbound append must look at the bounds (write
         # the buffer, prune, start or wait for a sync); see _inbound_bounds.
         self._check_at = 0
@@ -448,6 +458,55 @@ class ServerJournal:
         if self._appended + room - self._synced >= self._limits.max_unsynced_bytes:
             return None
         return self._record_inbound(body)
+
+    def append_inbound_batch_nowait(
+        self, messages: list[dict[str, Any]], largest_frame: int
+    ) -> InboundRefs | None:
+        """:meth:`append_inbound_nowait` of consecutive inbound messages read together, all or
+        nothing: every message is a simple session/update whose body is cached, and together
+        they reach neither the unsynced bound nor the segment's end (nor a sequence number
+        with one more digit). Returns their references then (one per message, in order,
+        made when asked for); otherwise returns None having recorded nothing, and the caller
+        journals them one by one. ``largest_frame`` is the size of the longest of their frames
+        as read (an upper bound is fine: over the entry bound, nothing is recorded here).
+
+        The records share one ``recordedAt`` (the messages arrived in one read)."""
+        count = len(messages)
+        if (
+            self._failure is not None
+            or self._closing
+            or largest_frame > self._max_entry_bytes
+            or not count
+        ):
+            return None
+        bodies = values_by_shape(messages, self._bodies.get)
+        if bodies is None:
+            return None
+        first = self._written_sequence + 1
+        if not self._digits or first + count > self._digits_next:
+            return None  # a digit more somewhere in the batch: one by one (once per power of 10)
+        fixed = self._inbound_fixed + self._digits
+        tail_lengths = list(map(len, map(_TAIL, bodies)))
+        longest = fixed + max(tail_lengths)
+        total = count * (fixed + 1) + sum(tail_lengths)
+        appended = self._appended
+        offset = appended - self._segment_base
+        if (
+            longest > self._max_record_bytes
+            or offset + total >= self._max_segment_bytes
+            or appended + total + _NOWAIT_SLACK_BYTES - self._synced
+            >= self._limits.max_unsynced_bytes
+        ):
+            return None
+        micros = time.time_ns() // 1000 if self._clock is utc_now else self._clock_micros()
+        self._pending.append((first, micros, bodies))
+        appended = self._appended = appended + total
+        self._written_sequence = first + count - 1
+        if not self._armed:
+            self._arm_timer()
+        if appended >= self._check_at:
+            self._inbound_bounds()
+        return InboundRefs(self._server, self._segment, first, offset, fixed, bodies)
 
     async def append_skipped(self, direction: Direction, reason: str, length: int) -> JournalRef:
         """Append the marker of a skipped (unparseable) frame: Baton's ``reason`` and the

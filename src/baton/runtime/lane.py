@@ -17,7 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Protocol
 
@@ -63,7 +63,8 @@ MAX_REPLAYED_UPDATES: Final = 4096
 class TurnHandler(Protocol):
     """What a lane hands a session's active run: its updates and permission requests."""
 
-    def on_update(self, update: dict[str, Any], ref: object) -> None: ...
+    def on_updates(self, updates: list[dict[str, Any]]) -> None:
+        """Consecutive updates of the session, in order (a plain call; it never waits)."""
 
     async def on_permission(self, request: InboundRequest) -> Resolution: ...
 
@@ -189,8 +190,9 @@ class Lane:
         startup: list[tuple[Message, object]] = []
         initializing = True
 
-        # A plain call per update (no coroutine in a flood); slow cases return an awaitable.
-        on_update = functools.partial(self._route_update_direct, generation)
+        # A plain call per batch of updates (no coroutine in a flood); slow cases return an
+        # awaitable.
+        on_updates = functools.partial(self._route_updates, generation)
 
         async def on_other(message: Message, ref: object) -> None:
             if generation != self.generation:
@@ -226,7 +228,7 @@ class Lane:
             request_limit=self.request_limit,
             on_violation=on_violation,
         )
-        connection.on_notification_sync("session/update", on_update)
+        connection.on_notifications("session/update", on_updates)
         connection.on_any_notification(on_other)
         connection.on_request("session/request_permission", on_permission)
         connection.start()
@@ -288,27 +290,44 @@ class Lane:
             return None, None
         return provider_id, self.sessions.get(provider_id)
 
-    def _route_update_direct(
-        self, generation: int, message: Message, ref: object
-    ) -> Awaitable[None] | None:
-        """The hot path of :meth:`_route_update`: an update of an owned session with an active
-        run (or fenced) is handled in a plain call; anything else is returned as a coroutine
-        of the full routing for the read loop to await."""
+    def _route_updates(
+        self, generation: int, messages: list[Message], refs: Sequence[object], start: int
+    ) -> tuple[int, Awaitable[None]] | None:
+        """The hot path of :meth:`_route_update`, for a batch (see
+        :data:`~baton.connection.core.BatchNotificationHandler`): updates of owned sessions
+        with an active run are handed to their turns in order, consecutive ones of one session
+        together (a tool-call update after the tracker saw it, and before it sees the next);
+        a fenced batch is counted. Anything else stops the batch there with the full routing
+        as the awaitable."""
         if generation != self.generation:
-            self.fenced_messages += 1
+            self.fenced_messages += len(messages) - start
             return None
-        params = message.get("params")
-        provider_id = params.get("sessionId") if type(params) is dict else None
-        session = self.sessions.get(provider_id) if type(provider_id) is str else None
-        if session is None or session.replaying or session.active is None:
-            return self._route_update(generation, message, ref)
-        assert isinstance(params, dict)
-        update = params.get("update")
-        if type(update) is not dict:
-            return None
-        if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
-            session.tracker.observe(update)
-        session.active.on_update(update, ref)
+        sessions = self.sessions
+        owner: LaneSession | None = None
+        updates: list[dict[str, Any]] = []
+        for index in range(start, len(messages)):
+            message = messages[index]
+            params = message.get("params")
+            provider_id = params.get("sessionId") if type(params) is dict else None
+            session = sessions.get(provider_id) if type(provider_id) is str else None
+            if session is None or session.replaying or session.active is None:
+                if updates:
+                    _hand_over(owner, updates)
+                return index, self._route_update(generation, message, refs[index])
+            update = params.get("update")  # type: ignore[union-attr]
+            if type(update) is not dict:
+                continue
+            tool_call = update.get("sessionUpdate") in TOOL_CALL_UPDATES
+            if session is not owner or tool_call:
+                if updates:
+                    _hand_over(owner, updates)
+                    updates = []
+                owner = session
+                if tool_call:
+                    session.tracker.observe(update)
+            updates.append(update)
+        if updates:
+            _hand_over(owner, updates)
         return None
 
     async def _route_update(self, generation: int, message: Message, ref: object) -> None:
@@ -342,7 +361,7 @@ class Lane:
                 session.replayed.append(update)
             return
         if session.active is not None:
-            session.active.on_update(update, ref)
+            session.active.on_updates([update])
             return
         # Between prompts, or after the prompt's answer: the session's, not the next run's.
         session.late_updates.append(update)
@@ -526,6 +545,12 @@ class Lane:
     def stderr_tail(self) -> str:
         """The current child's redacted stderr tail (empty without a child)."""
         return self.process.stderr_tail() if self.process is not None else ""
+
+
+def _hand_over(session: LaneSession | None, updates: list[dict[str, Any]]) -> None:
+    """Give a session's active turn its consecutive updates (the lane checked it has one)."""
+    assert session is not None and session.active is not None
+    session.active.on_updates(updates)
 
 
 class _LaneTap(JournalTap):

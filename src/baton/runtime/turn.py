@@ -164,22 +164,43 @@ class Turn:
 
     _finishing = False
 
-    def on_update(self, update: dict[str, Any], ref: object) -> None:
-        """One session/update of this session while the turn is active (a plain call: it never
-        waits, so a streaming turn costs no coroutine per delta)."""
+    def on_updates(self, updates: list[dict[str, Any]]) -> None:
+        """Consecutive session/updates of this session while the turn is active (a plain call:
+        it never waits, so a streaming turn costs no coroutine per delta). Consecutive text
+        deltas of one part go to the buffer together."""
         if self.lane.generation != self.generation or self._lost is not None:
             return
-        kind = update.get("sessionUpdate")
-        if kind in TEXT_UPDATES:
-            content = update.get("content")
-            if type(content) is dict and content.get("type") == "text":
-                text = content.get("text")
-                if type(text) is str:
-                    message_id = update.get("messageId")
-                    self.buffer.add_text(
-                        kind, text, message_id if type(message_id) is str else None
-                    )
-            return
+        add_texts = self.buffer.add_texts
+        texts: list[str] = []
+        text_kind = ""
+        text_message: str | None = None
+        for update in updates:
+            kind = update.get("sessionUpdate")
+            if kind in TEXT_UPDATES:
+                content = update.get("content")
+                if type(content) is dict and content.get("type") == "text":
+                    text = content.get("text")
+                    if type(text) is str:
+                        message_id = update.get("messageId")
+                        if type(message_id) is not str:
+                            message_id = None
+                        if kind != text_kind or message_id != text_message:
+                            if texts:
+                                add_texts(text_kind, texts, text_message)
+                                texts = []
+                            text_kind = kind
+                            text_message = message_id
+                        texts.append(text)
+                continue
+            if texts:
+                add_texts(text_kind, texts, text_message)
+                texts = []
+            self._on_other_update(kind, update)
+        if texts:
+            add_texts(text_kind, texts, text_message)
+
+    def _on_other_update(self, kind: object, update: dict[str, Any]) -> None:
+        """A session/update that is not a text delta."""
         if kind in ("tool_call", "tool_call_update"):
             tool_call_id = update.get("toolCallId")
             if not isinstance(tool_call_id, str):

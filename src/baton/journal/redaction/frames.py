@@ -14,11 +14,16 @@ routing strings and stream fields; the stream fields become the marker whatever 
 the redaction of such a frame is decided by its routing strings alone.
 :func:`session_update_shape` names that decision (a hashable key), which lets the journal
 redact and encode each distinct shape once instead of once per delta.
+:func:`values_by_shape` does that for a batch of messages read together, and skips even the
+shape of a message whose structure and routing strings equal its predecessor's (the deltas
+of one streamed message: the shape is the same, so it need not be built and hashed again).
 """
 
 from __future__ import annotations
 
-from typing import Any, Final
+from collections.abc import Callable, Sequence
+from operator import itemgetter
+from typing import Any, Final, TypeVar
 
 from baton.journal.redaction.secret_values import SecretValues
 from baton.journal.redaction.structural import STREAM_FIELDS, redact_json, redact_json_with_stream
@@ -143,3 +148,94 @@ def shape_chars(shape: tuple[object, ...]) -> int:
         elif type(item) is tuple:
             total += sum(len(key) for key in item)
     return total
+
+
+_T = TypeVar("_T")
+
+
+def _no_values(_: dict[str, Any]) -> tuple[()]:
+    return ()
+
+
+def _getter(keys: list[str]) -> Callable[[dict[str, Any]], object]:
+    """A getter of the values under ``keys`` (comparable between two dicts of equal keys)."""
+    if not keys:
+        return _no_values
+    return itemgetter(*keys)
+
+
+class _Run:
+    """The structure of one simple ``session/update``: a later message with the same keys at
+    each level in the same order, equal values besides ``params``, ``update`` and the stream
+    fields, and no null stream field, has the same :func:`session_update_shape`."""
+
+    __slots__ = (
+        "message_get",
+        "message_keys",
+        "message_values",
+        "params_get",
+        "params_keys",
+        "params_values",
+        "stream_get",
+        "update_get",
+        "update_keys",
+        "update_values",
+    )
+
+    def __init__(self, message: dict[str, Any], params: dict[str, Any], update: dict[str, Any]):
+        self.message_keys = tuple(message)
+        self.message_get = _getter([key for key in message if key != "params"])
+        self.message_values = self.message_get(message)
+        self.params_keys = tuple(params)
+        self.params_get = _getter([key for key in params if key != "update"])
+        self.params_values = self.params_get(params)
+        self.update_keys = tuple(update)
+        self.update_get = _getter([key for key in update if key not in STREAM_FIELDS])
+        self.update_values = self.update_get(update)
+        streams = [key for key in update if key in STREAM_FIELDS]
+        # Always a tuple, so ``None in`` checks the values themselves (a single key is asked
+        # for twice: an itemgetter of one key returns the bare value, which may be a list).
+        self.stream_get: Callable[[dict[str, Any]], tuple[object, ...]] = (
+            (itemgetter(*streams) if len(streams) > 1 else itemgetter(*streams * 2))
+            if streams
+            else _no_values
+        )
+
+
+def values_by_shape(
+    messages: Sequence[dict[str, Any]], lookup: Callable[[tuple[object, ...]], _T | None]
+) -> list[_T] | None:
+    """``[lookup(session_update_shape(m)) for m in messages]``, or None as soon as a message
+    has no shape or ``lookup`` gives None for one. A message whose structure equals the one
+    before it (see :class:`_Run`) reuses its predecessor's value without building its shape.
+    """
+    values: list[_T] = []
+    add = values.append
+    run: _Run | None = None
+    value: _T | None = None
+    for message in messages:
+        params = message.get("params")
+        if type(params) is not dict:
+            return None
+        update = params.get("update")
+        if type(update) is not dict:
+            return None
+        if (
+            run is not None
+            and tuple(message) == run.message_keys
+            and tuple(params) == run.params_keys
+            and tuple(update) == run.update_keys
+            and run.message_get(message) == run.message_values
+            and run.params_get(params) == run.params_values
+            and run.update_get(update) == run.update_values
+            and None not in run.stream_get(update)
+        ):
+            add(value)  # type: ignore[arg-type]
+            continue
+        shape = session_update_shape(message)
+        value = lookup(shape) if shape is not None else None
+        if value is None:
+            return None
+        add(value)
+        run = _Run(message, params, update)
+    return values
