@@ -238,10 +238,15 @@ class Store:
         return clean
 
     def _json(self, value: Any, what: str) -> str:
-        data = orjson.dumps(redact_json(value, self._secrets))
+        return self._redacted_json(value, what)[1]
+
+    def _redacted_json(self, value: Any, what: str) -> tuple[Any, str]:
+        """``value`` redacted, and its JSON text (bounded by MAX_JSON_BYTES)."""
+        redacted = redact_json(value, self._secrets)
+        data = orjson.dumps(redacted)
         if len(data) > MAX_JSON_BYTES:
             raise UsageError(f"{what} is {len(data)} bytes of JSON; the bound is {MAX_JSON_BYTES}")
-        return data.decode()
+        return redacted, data.decode()
 
     async def _publish(self, refs: Sequence[JournalRef | None]) -> None:
         cited = [ref for ref in refs if ref is not None]
@@ -680,6 +685,7 @@ class Store:
         """Append items to a run, numbered after its last one, in one transaction."""
         now = self._now()
         rows = []
+        contents = []  # the redacted values, returned as they were stored (not parsed back)
         with self._tx() as conn:
             if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
                 raise RecordNotFound(f"no run {run_id!r}")
@@ -689,12 +695,14 @@ class Store:
             for offset, item in enumerate(items, start=1):
                 if item.coalesced_events < 1:
                     raise UsageError("an item coalesces at least one event")
+                content, text = self._redacted_json(item.content, "item content")
+                contents.append(content)
                 rows.append(
                     (
                         run_id,
                         last + offset,
                         _check_name(item.kind, "item kind"),
-                        self._json(item.content, "item content"),
+                        text,
                         item.coalesced_events,
                         now,
                     )
@@ -705,8 +713,8 @@ class Store:
                 rows,
             )
         return [
-            Item(run_id, seq, kind, orjson.loads(content), events, created)
-            for run_id, seq, kind, content, events, created in rows
+            Item(run_id, seq, kind, content, events, created)
+            for (run_id, seq, kind, _, events, created), content in zip(rows, contents, strict=True)
         ]
 
     def list_items(self, run_id: str) -> list[Item]:

@@ -88,11 +88,15 @@ class FrameDecoder:
         lines = data[newline + 1 :].split(b"\n")
         tail = lines.pop()
         lines.insert(0, first)
-        for index, line in enumerate(lines):
-            if len(line) > cap:
-                self._fail(len(line))
-            if line.endswith(b"\r"):
-                lines[index] = line[:-1]
+        # Whole-list checks first (each a C loop), the per-line loop only when one applies: a
+        # line ending in CR ends before a newline inside ``data`` (so ``\r\n`` is in it), or
+        # is ``first``, whose CR may have come in an earlier chunk.
+        if max(map(len, lines)) > cap:
+            self._fail(next(len(line) for line in lines if len(line) > cap))
+        if b"\r\n" in data or first.endswith(b"\r"):
+            for index, line in enumerate(lines):
+                if line.endswith(b"\r"):
+                    lines[index] = line[:-1]
         if tail:
             self._partial.append(tail)
             self._partial_len = len(tail)
