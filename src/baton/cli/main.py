@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import Final
 
 from baton._version import __version__
 from baton.cli import exit_codes
@@ -13,6 +15,14 @@ from baton.errors import BatonError
 
 #: The verbs, each a module in baton.cli.commands with ``register(subparsers)``.
 COMMANDS: tuple[str, ...] = ("run", "runs", "show", "recover", "doctor", "journal", "agent")
+
+
+#: Allocations between two young-generation collections in the ``baton`` process (CPython's
+#: default is 700). A streamed turn allocates a few dicts per delta that die within one read
+#: of the agent's output; at the default, a 200,000-update turn runs about 600 young, 55
+#: middle and 4 full collections (about 100 ms of a 0.7 s turn); at this threshold, about 50,
+#: 5 and none. Garbage in reference cycles waits at most this many allocations longer.
+CLI_YOUNG_GC_THRESHOLD: Final = 7000
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -31,9 +41,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(
+    argv: Sequence[str] | None = None, *, parser: argparse.ArgumentParser | None = None
+) -> int:
     """Run `baton` with ``argv``; return the exit code."""
-    parser = build_parser()
+    parser = parser or build_parser()
     args = parser.parse_args(argv)
     handler = getattr(args, "handler", None)
     if handler is None:
@@ -49,5 +61,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return int(code)
 
 
+def tune_collector() -> None:
+    """The garbage collector's policy for a ``baton`` process (the console script calls this;
+    the library and in-process callers of :func:`main` keep their own). Everything imported
+    so far lives as long as the process, so it is frozen out of every later collection;
+    young collections run every :data:`CLI_YOUNG_GC_THRESHOLD` allocations."""
+    gc.freeze()
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(CLI_YOUNG_GC_THRESHOLD, middle, old)
+
+
+def entry() -> int:
+    """The ``baton`` console script: import every verb, tune the collector, run."""
+    parser = build_parser()
+    tune_collector()
+    return main(parser=parser)
+
+
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())
+    sys.exit(entry())

@@ -19,6 +19,7 @@ import contextlib
 import functools
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import Any, Final, Protocol
 
 from baton.connection import Connection, InboundRequest, TapFrame
@@ -304,27 +305,30 @@ class Lane:
             return None
         sessions = self.sessions
         owner: LaneSession | None = None
+        owner_id: object = None  # the provider id of ``owner`` (checked once per change)
         updates: list[dict[str, Any]] = []
-        for index in range(start, len(messages)):
-            message = messages[index]
+        for index, message in enumerate(islice(messages, start, None), start):
             params = message.get("params")
             provider_id = params.get("sessionId") if type(params) is dict else None
-            session = sessions.get(provider_id) if type(provider_id) is str else None
-            if session is None or session.replaying or session.active is None:
-                if updates:
-                    _hand_over(owner, updates)
-                return index, self._route_update(generation, message, refs[index])
-            update = params.get("update")  # type: ignore[union-attr]
-            if type(update) is not dict:
-                continue
-            tool_call = update.get("sessionUpdate") in TOOL_CALL_UPDATES
-            if session is not owner or tool_call:
+            if provider_id != owner_id or owner is None:
+                session = sessions.get(provider_id) if type(provider_id) is str else None
+                if session is None or session.replaying or session.active is None:
+                    if updates:
+                        _hand_over(owner, updates)
+                    return index, self._route_update(generation, message, refs[index])
                 if updates:
                     _hand_over(owner, updates)
                     updates = []
-                owner = session
-                if tool_call:
-                    session.tracker.observe(update)
+                owner, owner_id = session, provider_id
+            update = params.get("update")  # type: ignore[union-attr]
+            if type(update) is not dict:
+                continue
+            if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
+                # The tracker sees a tool call after the turn saw everything before it.
+                if updates:
+                    _hand_over(owner, updates)
+                    updates = []
+                owner.tracker.observe(update)
             updates.append(update)
         if updates:
             _hand_over(owner, updates)

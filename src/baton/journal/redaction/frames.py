@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from operator import itemgetter
-from typing import Any, Final, TypeVar
+from typing import Any, Final, NamedTuple, TypeVar
 
 from baton.journal.redaction.secret_values import SecretValues
 from baton.journal.redaction.structural import STREAM_FIELDS, redact_json, redact_json_with_stream
@@ -164,42 +164,56 @@ def _getter(keys: list[str]) -> Callable[[dict[str, Any]], object]:
     return itemgetter(*keys)
 
 
-class _Run:
+_Getter = Callable[[dict[str, Any]], object]
+
+
+class _Run(NamedTuple):
     """The structure of one simple ``session/update``: a later message with the same keys at
     each level in the same order, equal values besides ``params``, ``update`` and the stream
-    fields, and no null stream field, has the same :func:`session_update_shape`."""
+    fields, and no null stream field, has the same :func:`session_update_shape`.
+    (A tuple: the loop of :func:`values_by_shape` unpacks it into locals.)"""
 
-    __slots__ = (
-        "message_get",
-        "message_keys",
-        "message_values",
-        "params_get",
-        "params_keys",
-        "params_values",
-        "stream_get",
-        "update_get",
-        "update_keys",
-        "update_values",
-    )
+    message_keys: tuple[str, ...]
+    message_get: _Getter
+    message_values: object
+    params_keys: tuple[str, ...]
+    params_get: _Getter
+    params_values: object
+    update_keys: tuple[str, ...]
+    update_get: _Getter
+    update_values: object
+    stream_get: Callable[[dict[str, Any]], tuple[object, ...]]
 
-    def __init__(self, message: dict[str, Any], params: dict[str, Any], update: dict[str, Any]):
-        self.message_keys = tuple(message)
-        self.message_get = _getter([key for key in message if key != "params"])
-        self.message_values = self.message_get(message)
-        self.params_keys = tuple(params)
-        self.params_get = _getter([key for key in params if key != "update"])
-        self.params_values = self.params_get(params)
-        self.update_keys = tuple(update)
-        self.update_get = _getter([key for key in update if key not in STREAM_FIELDS])
-        self.update_values = self.update_get(update)
+    @classmethod
+    def of(cls, message: dict[str, Any], params: dict[str, Any], update: dict[str, Any]) -> _Run:
+        """The structure of ``message`` (whose params and update are given)."""
+        message_get = _getter([key for key in message if key != "params"])
+        params_get = _getter([key for key in params if key != "update"])
+        update_get = _getter([key for key in update if key not in STREAM_FIELDS])
         streams = [key for key in update if key in STREAM_FIELDS]
         # Always a tuple, so ``None in`` checks the values themselves (a single key is asked
         # for twice: an itemgetter of one key returns the bare value, which may be a list).
-        self.stream_get: Callable[[dict[str, Any]], tuple[object, ...]] = (
+        stream_get: Callable[[dict[str, Any]], tuple[object, ...]] = (
             (itemgetter(*streams) if len(streams) > 1 else itemgetter(*streams * 2))
             if streams
             else _no_values
         )
+        return cls(
+            tuple(message),
+            message_get,
+            message_get(message),
+            tuple(params),
+            params_get,
+            params_get(params),
+            tuple(update),
+            update_get,
+            update_get(update),
+            stream_get,
+        )
+
+
+#: Matches no message (no message's keys are the empty tuple: a shape needs ``params``).
+_NO_RUN: Final = _Run((), _no_values, (), (), _no_values, (), (), _no_values, (), _no_values)
 
 
 def values_by_shape(
@@ -211,7 +225,7 @@ def values_by_shape(
     """
     values: list[_T] = []
     add = values.append
-    run: _Run | None = None
+    mk, mget, mvalues, pk, pget, pvalues, uk, uget, uvalues, sget = _NO_RUN
     value: _T | None = None
     for message in messages:
         params = message.get("params")
@@ -221,14 +235,13 @@ def values_by_shape(
         if type(update) is not dict:
             return None
         if (
-            run is not None
-            and tuple(message) == run.message_keys
-            and tuple(params) == run.params_keys
-            and tuple(update) == run.update_keys
-            and run.message_get(message) == run.message_values
-            and run.params_get(params) == run.params_values
-            and run.update_get(update) == run.update_values
-            and None not in run.stream_get(update)
+            tuple(message) == mk
+            and tuple(params) == pk
+            and tuple(update) == uk
+            and mget(message) == mvalues
+            and pget(params) == pvalues
+            and uget(update) == uvalues
+            and None not in sget(update)
         ):
             add(value)  # type: ignore[arg-type]
             continue
@@ -237,5 +250,7 @@ def values_by_shape(
         if value is None:
             return None
         add(value)
-        run = _Run(message, params, update)
+        mk, mget, mvalues, pk, pget, pvalues, uk, uget, uvalues, sget = _Run.of(
+            message, params, update
+        )
     return values
