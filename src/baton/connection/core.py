@@ -5,9 +5,11 @@ pending, its answer is still read and handled when it comes, and a later ``await
 the same id returns it. The frame reader is resumable the same way: bytes it already consumed
 stay in its decoder and complete the same frame on the next read.
 
-Ordering. Inbound notifications are handled one at a time, in arrival order, inside the read
-loop: the official SDK gives each its own task and can reorder a session's updates; Baton does
-not. Agent-to-client requests run as tasks (a permission prompt may wait for a person), started
+Ordering. Inbound notifications are handled in arrival order, inside the read loop: the
+official SDK gives each its own task and can reorder a session's updates; Baton does not.
+Consecutive notifications of a method with a batch handler (:meth:`Connection.on_notifications`)
+are journaled together and handed over together, in order; any other frame ends such a run,
+after the run was handled. Agent-to-client requests run as tasks (a permission prompt may wait for a person), started
 in arrival order after every earlier frame was handled, so they see the tool-call state that
 preceded them. A response is resolved after every frame before it was handled.
 """

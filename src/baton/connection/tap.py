@@ -9,6 +9,12 @@ A tap may also offer ``record_nowait(raw, message) -> object | None`` for valid 
 notifications: it records the frame synchronously and returns the reference, or returns None
 having recorded nothing, and the connection then awaits ``record`` as usual. It saves the
 coroutines of the awaited path on the bulk of a turn (the journal's tap implements it).
+
+And ``record_batch_nowait(raws, messages) -> Sequence[object] | None`` for consecutive valid
+inbound notifications read together: it records all of them and returns their references in
+order, or records none and returns None (the connection then records them one by one, each
+before it is dispatched). Either way every frame of the batch is recorded before any of it is
+dispatched.
 """
 
 from __future__ import annotations
