@@ -12,9 +12,8 @@ coroutines of the awaited path on the bulk of a turn (the journal's tap implemen
 
 And ``record_batch_nowait(raws, messages) -> Sequence[object] | None`` for consecutive valid
 inbound notifications read together: it records all of them and returns their references in
-order, or records none and returns None (the connection then records them one by one, each
-before it is dispatched). Either way every frame of the batch is recorded before any of it is
-dispatched.
+order (before any of them is dispatched), or records none and returns None (the connection
+then records them one by one, each before it is dispatched).
 """
 
 from __future__ import annotations
