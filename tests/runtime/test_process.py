@@ -490,3 +490,24 @@ async def test_terminate_group_refuses_groups_that_are_not_a_childs(pgid: object
     target = os.getpgrp() if pgid == "own" else pgid
     with pytest.raises(UsageError):
         await terminate_group(target, term_grace=0, kill_grace=0)  # type: ignore[arg-type]
+
+
+# --- the stdout pipe -------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not hasattr(__import__("fcntl"), "F_GETPIPE_SZ"), reason="Linux pipes only")
+async def test_the_stdout_pipe_is_widened_and_a_large_burst_arrives_whole(spawn: Spawn) -> None:
+    import fcntl
+
+    from baton.runtime.process import STDOUT_PIPE_BYTES
+
+    # The agent writes a burst larger than Linux's default pipe (64 KiB) before Baton reads.
+    burst = 3 * 64 * 1024
+    proc = await spawn(f"import sys; sys.stdout.buffer.write(b'x' * {burst} + b'\\n')")
+    pipe = proc._transport.get_pipe_transport(1)
+    assert pipe is not None
+    size = fcntl.fcntl(pipe.get_extra_info("pipe").fileno(), fcntl.F_GETPIPE_SZ)
+    if int(Path("/proc/sys/fs/pipe-max-size").read_text()) >= STDOUT_PIPE_BYTES:
+        assert size >= STDOUT_PIPE_BYTES  # (the kernel rounds up to a power of two pages)
+    data = await asyncio.wait_for(proc.stdout.readexactly(burst + 1), WAIT)
+    assert data == b"x" * burst + b"\n"
