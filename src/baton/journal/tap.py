@@ -41,7 +41,7 @@ class JournalTap:
         ``raws[i]``) without a coroutine, all or nothing (see
         :meth:`ServerJournal.append_inbound_batch_nowait`). None means nothing was recorded;
         the connection then journals them one by one."""
-        return self.journal.append_inbound_batch_nowait(messages, max(map(len, raws)))
+        return self.journal.append_inbound_batch_nowait(messages, max(map(len, raws), default=0))
 
     def record(self, frame: TapFrame) -> Coroutine[Any, Any, JournalRef]:
         """Journal ``frame``; the awaitable returns its reference.

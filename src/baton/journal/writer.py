@@ -470,7 +470,9 @@ class ServerJournal:
         journals them one by one. ``largest_frame`` is the size of the longest of their frames
         as read (an upper bound is fine: over the entry bound, nothing is recorded here).
 
-        The records share one ``recordedAt`` (the messages arrived in one read)."""
+        The records share one ``recordedAt`` (the messages arrived in one read). Raises what
+        :meth:`append` raises for a failure while recording (a failed buffer write), after the
+        records took their sequence numbers, like :meth:`append_inbound_nowait`."""
         count = len(messages)
         if (
             self._failure is not None
