@@ -9,11 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-import pytest
 
 from baton.connection import Connection, TapFrame, memory_pipe
 from baton.connection.streams import MemoryWriter
-from baton.errors import TapFailed
+from baton.errors import InternalError, TapFailed
 from baton.journal import Journal, JournalLimits, JournalRef, JournalTap
 from baton.journal.redaction.frames import redact_frame_message
 
@@ -515,11 +514,6 @@ async def test_every_reference_resolves_to_its_record_during_dispatch(tmp_path: 
     assert [r.sequence for r in journal.records("srv-1")] == list(range(1, 29))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="an exception from a notification handler ends the read loop without closing the "
-    "connection: drained() and wait_closed() never return (pre-existing; see the report)",
-)
 async def test_a_failing_batch_handler_closes_the_connection() -> None:
     conn, agent_out = connection()
 
@@ -533,4 +527,5 @@ async def test_a_failing_batch_handler_closes_the_connection() -> None:
         reason = await asyncio.wait_for(conn.wait_closed(), 1.0)
     finally:
         await conn.close()
-    assert reason is not None
+    assert isinstance(reason, InternalError)
+    assert "ValueError: a bug in the handler" in str(reason)

@@ -7,7 +7,6 @@ from dataclasses import astuple, dataclass, field
 from itertools import pairwise
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -389,11 +388,6 @@ def test_a_batch_after_the_time_boundary_flushes_at_its_first_delta() -> None:
     assert results[0] == results[1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="StreamMemory.used does not count the redactor's carry and goes negative when a "
-    "part whose text ends inside a word is materialized (pre-existing; see the report)",
-)
 def test_memory_is_back_to_zero_once_every_part_is_materialized() -> None:
     memory = StreamMemory()
     buffer, _clock, items, _flushes = make(memory)

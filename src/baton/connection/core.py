@@ -34,6 +34,7 @@ from baton.errors import (
     BatonError,
     BudgetExpired,
     FrameTooLarge,
+    InternalError,
     ProtocolViolation,
     TapFailed,
     TransportClosed,
@@ -428,6 +429,10 @@ class Connection:
             raise
         except (ConnectionError, OSError) as exc:
             reason = TransportClosed(f"reading from the agent failed: {type(exc).__name__}")
+        except Exception as exc:
+            # A handler's bug: the connection closes with a classified error rather than
+            # leaving its waiters (responses, drained(), the lane's watcher) waiting forever.
+            reason = InternalError(f"a frame handler failed: {type(exc).__name__}: {exc}")
         self._shutdown(reason)
 
     async def _handle_lines(self, lines: list[bytes]) -> None:

@@ -338,9 +338,10 @@ class RunBuffer:
             raw = group.text
             part = self._parts.get(group.part)
             if part is not None:
-                before = part.size
+                # The raw text leaves the count; what was kept and what is held back enter it.
+                before = part.size + part.redactor.held
                 group.text = part.feed(raw)
-                memory.used += part.size - before - len(raw)
+                memory.used += part.size + part.redactor.held - before - len(raw)
             # (a group of a part already materialized carries the part's resolved tail)
             if group.text:
                 groups.append(group)
@@ -354,10 +355,11 @@ class RunBuffer:
             return
         self.flush_output()  # the part's pending raw text is redacted and published first
         part = self._parts.pop(key)
+        accounted = part.size + part.redactor.held  # what the count holds for this part
         tail, whole = part.finish()
         if tail:
             self.output([OutputGroup(part.kind, key, tail, 0)])
-        self.memory.forget(self, key, part.size)
+        self.memory.forget(self, key, accounted)
         if evicted:
             self.stats.evictions += 1
         self.stats.item_writes += 1
