@@ -87,12 +87,13 @@ PIPE_CLOSE_GRACE_SECONDS: Final = 1.0
 
 #: The stdout reader's buffer limit. asyncio pauses reading from the pipe once more than twice
 #: this is buffered and unread: this bounds the memory an agent can make Baton hold, and sizes
-#: the reads the connection gets (its chunk is 256 KiB).
+#: the reads asyncio makes from the pipe (up to 256 KiB each; the connection takes 64 KiB at a
+#: time from its buffer).
 PIPE_READER_LIMIT_BYTES: Final = 256 * 1024
 
 #: The capacity Baton asks for on the agent's stdout pipe (Linux's default is 64 KiB; 1 MiB is
 #: the default cap for unprivileged processes, ``/proc/sys/fs/pipe-max-size``). A streaming
-#: agent then blocks on a full pipe a sixteenth as often, and Baton reads its output in
+#: agent then blocks on a full pipe a sixteenth as often, and asyncio reads its output in
 #: 256 KiB gulps instead of 64 KiB ones (a 200,000-update turn: about 150 reads, not 600).
 #: Kernel memory, bounded by the cap; best effort: where it is refused, the pipe keeps its size.
 STDOUT_PIPE_BYTES: Final = 1024 * 1024

@@ -3,8 +3,8 @@
 Memory arithmetic. A :class:`FrameDecoder` holds at most one partial frame. The partial frame
 is checked against the cap after every chunk is fed, so the bytes it holds never exceed
 ``max_frame_bytes + chunk_size`` (the last chunk is appended before the check that rejects it).
-With the default cap of 16 MiB and the connection's 256 KiB reads, a connection holds at most
-about 16.25 MiB for a partial inbound frame, whatever the agent writes. Complete lines of a chunk
+With the default cap of 16 MiB and the connection's 64 KiB reads, a connection holds at most
+about 16.06 MiB for a partial inbound frame, whatever the agent writes. Complete lines of a chunk
 are split out in one pass and handed over before the next chunk is read.
 
 Each byte is scanned for a newline exactly once: a partial frame is kept as a list of chunks and
