@@ -66,6 +66,8 @@ BatchNotificationHandler = Callable[
 
 #: What a line that is not JSON decodes to (``None`` is JSON's null).
 _UNDECODABLE: Final = object()
+
+
 ViolationHandler = Callable[[ProtocolViolation], None]
 
 # Which client capability Baton would need to serve an agent-to-client method; used to say why
@@ -442,6 +444,9 @@ class Connection:
         loads = orjson.loads
         decode_error = orjson.JSONDecodeError
         batch_handlers = self._batch_notification_handlers
+        handlers = self._notification_handlers
+        tap = self._tap
+        touched = False  # last_frame_at is set once per read (and once per batch run)
         run: list[Message] = []
         run_raws: list[bytes] = []
         run_method = ""
@@ -456,14 +461,39 @@ class Connection:
                     message = _UNDECODABLE
                 if type(message) is dict and message.get("jsonrpc") == "2.0":
                     method = message.get("method")
-                    if type(method) is str and "id" not in message and method in batch_handlers:
-                        if method != run_method and run:
+                    if type(method) is str and "id" not in message:
+                        if method in batch_handlers:
+                            if method != run_method and run:
+                                valid += len(run)
+                                await self._handle_run(run_method, run_raws, run)
+                                run, run_raws = [], []
+                            run_method = method
+                            run.append(message)
+                            run_raws.append(line)
+                            continue
+                        # Without a batch handler: inline (no coroutine of its own), the bulk
+                        # of a turn for a client that handles notifications one by one.
+                        if run:
                             valid += len(run)
                             await self._handle_run(run_method, run_raws, run)
                             run, run_raws = [], []
-                        run_method = method
-                        run.append(message)
-                        run_raws.append(line)
+                        valid += 1
+                        if not touched:
+                            self.last_frame_at = self._loop.time()
+                            touched = True
+                        ref = None
+                        if tap is not None:
+                            if self._tap_nowait is not None:
+                                ref = self._record_nowait(line, message)
+                            if ref is None:
+                                ref = await self._record(line, message)
+                        handler = handlers.get(method)
+                        if handler is not None:
+                            await handler(message, ref)
+                        elif method == "$/cancel_request":
+                            self._cancel_inbound(message)
+                        elif self._fallback is not None:
+                            await self._fallback(message, ref)
                         continue
                 if run:
                     valid += len(run)
@@ -514,7 +544,8 @@ class Connection:
             start = index + 1
 
     async def _handle_frame(self, line: bytes, message: object) -> bool:
-        """Handle one frame outside a batch run. True if it was a valid frame."""
+        """Handle one frame that is not a valid notification (those are handled by
+        :meth:`_handle_lines` itself). True if it was a valid frame."""
         if message is _UNDECODABLE:
             await self._skip(line, "invalid_json")
             return False
@@ -524,22 +555,6 @@ class Connection:
             )
             return False
         self.last_frame_at = self._loop.time()
-        method = message.get("method")
-        if type(method) is str and "id" not in message:
-            ref = None
-            if self._tap is not None:
-                if self._tap_nowait is not None:
-                    ref = self._record_nowait(line, message)
-                if ref is None:
-                    ref = await self._record(line, message)
-            handler = self._notification_handlers.get(method)
-            if handler is not None:
-                await handler(message, ref)
-            elif method == "$/cancel_request":
-                self._cancel_inbound(message)
-            elif self._fallback is not None:
-                await self._fallback(message, ref)
-            return True
         return await self._handle_other(line, message)
 
     async def _handle_other(self, line: bytes, message: Message) -> bool:
