@@ -89,11 +89,12 @@ class FrameDecoder:
         tail = lines.pop()
         lines.insert(0, first)
         # Whole-list checks first (each a C loop), the per-line loop only when one applies: a
-        # line ending in CR ends before a newline inside ``data`` (so ``\r\n`` is in it), or
-        # is ``first``, whose CR may have come in an earlier chunk.
+        # line ending in CR ends before a newline inside ``data`` (so a CR is in it: a one-byte
+        # search is a memchr, several times faster than looking for ``\r\n``), or is
+        # ``first``, whose CR may have come in an earlier chunk.
         if max(map(len, lines)) > cap:
             self._fail(next(len(line) for line in lines if len(line) > cap))
-        if b"\r\n" in data or first.endswith(b"\r"):
+        if b"\r" in data or first.endswith(b"\r"):
             for index, line in enumerate(lines):
                 if line.endswith(b"\r"):
                     lines[index] = line[:-1]
