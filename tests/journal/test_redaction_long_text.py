@@ -210,3 +210,25 @@ def test_padding_a_random_text_to_long_changes_only_the_padding(text: str, fille
     long = body + "\n" + text.replace("\r", "").replace("\n", " ")
     short = text.replace("\r", "").replace("\n", " ")
     assert redact_text(long) == body + "\n" + redact_text(short)
+
+
+def test_the_hint_characters_are_exactly_the_hint_class() -> None:
+    from baton.journal.redaction.text import _HINT_CHAR_RE, _HINT_CHARS
+
+    for code in range(0x250):
+        char = chr(code)
+        assert (char in _HINT_CHARS) == (_HINT_CHAR_RE.fullmatch(char) is not None), repr(char)
+
+
+@pytest.mark.parametrize("hint", [None, *":=@-_AJBb"])
+@pytest.mark.parametrize("where", ["start", "middle", "end"])
+def test_long_texts_find_hint_characters_like_the_regex(hint: str | None, where: str) -> None:
+    from baton.journal.redaction.text import _HINT_CHAR_RE, _LONG_TEXT_CHARS, _has_hint_char
+
+    filler = "chunk 0 of the flood " * (_LONG_TEXT_CHARS // 10)
+    text = filler
+    if hint is not None:
+        index = {"start": 0, "middle": len(filler) // 2, "end": len(filler)}[where]
+        text = filler[:index] + hint + filler[index:]
+    assert len(text) >= _LONG_TEXT_CHARS
+    assert _has_hint_char(text) == (_HINT_CHAR_RE.search(text) is not None) == (hint is not None)

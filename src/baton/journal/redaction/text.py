@@ -318,12 +318,23 @@ def _pending_key_start(text: str) -> int | None:
     return None
 
 
+#: The characters of ``_HINT_CHAR_RE``, searched one by one in long texts (each a memchr).
+_HINT_CHARS: Final = ":=@-_AJBb"
+
+
+def _has_hint_char(text: str) -> bool:
+    """True when ``text`` holds a character of ``_HINT_CHAR_RE``."""
+    if len(text) >= _LONG_TEXT_CHARS:
+        return any(char in text for char in _HINT_CHARS)
+    return _HINT_CHAR_RE.search(text) is not None
+
+
 def may_hold_credential(text: str) -> bool:
     """False only when no pattern rule applies to ``text`` and no credential construct can
     start in it: then ``redact_text(text)`` is ``text`` (exact secrets aside) and
     ``credential_spans(text)`` is empty. One scan for the characters and words every rule
     needs, plus the pending-key check when ``text`` ends with a space or a tab."""
-    if _HINT_CHAR_RE.search(text) is not None and _ANY_HINT_RE.search(text) is not None:
+    if _has_hint_char(text) and _ANY_HINT_RE.search(text) is not None:
         return True
     return (
         text.endswith((" ", "\t"))
