@@ -32,10 +32,10 @@ SHORT_WRITE_PAUSE_SECONDS = 0.0002
 _real_write = os.write
 
 
-def _short_write(fd: int, data: bytes | memoryview) -> int:
-    if fd <= 2:
-        return _real_write(fd, data)
-    written = _real_write(fd, bytes(data[:SHORT_WRITE_BYTES]))
+def _short_writev(fd: int, buffers: list[bytes | memoryview]) -> int:
+    """The journal's ``writev``, storing at most SHORT_WRITE_BYTES of the buffers' bytes."""
+    data = b"".join(bytes(buffer) for buffer in buffers)
+    written = _real_write(fd, data[:SHORT_WRITE_BYTES])
     time.sleep(SHORT_WRITE_PAUSE_SECONDS)
     return written
 
@@ -45,7 +45,7 @@ def _say(line: str) -> None:
 
 
 async def main(directory: Path, seed: int) -> None:
-    os.write = _short_write
+    os.writev = _short_writev  # type: ignore[assignment]
     journal = Journal(directory)
     server = await journal.open_server("crash-1", limits=LIMITS)
     _say(f"open {server.last_sequence}")

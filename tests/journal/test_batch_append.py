@@ -955,14 +955,14 @@ async def test_refused_when_the_journal_failed(
     _accept(server, [m, m])
     await server.flush()
 
-    def failing_write(fd: int, data: bytes | memoryview) -> int:
+    def failing_write(fd: int, data: object) -> int:
         raise OSError(errno.EIO, "Input/output error")
 
-    real_write = os.write
-    monkeypatch.setattr(os, "write", failing_write)
+    real_write = os.writev
+    monkeypatch.setattr(os, "writev", failing_write)
     with pytest.raises(JournalSyncFailed):
         await server.append("outbound", _request(1), input_bytes=100)
-    monkeypatch.setattr(os, "write", real_write)
+    monkeypatch.setattr(os, "writev", real_write)
     assert server.failure is not None
     _refuse(server, [m, m])
     assert server.append_inbound_nowait(m, input_bytes=_size(m)) is None
@@ -977,17 +977,17 @@ async def test_a_failed_write_during_a_batch_is_sticky(
     await _singles_until(server, 100, m)
     await server.flush()
 
-    def failing_write(fd: int, data: bytes | memoryview) -> int:
+    def failing_write(fd: int, data: object) -> int:
         raise OSError(errno.EIO, "Input/output error")
 
-    real_write = os.write
-    monkeypatch.setattr(os, "write", failing_write)
+    real_write = os.writev
+    monkeypatch.setattr(os, "writev", failing_write)
     # A batch the writer takes (three digits throughout) that fills the write buffer at once.
     count = WRITE_BUFFER_BYTES // (_line_length(101, m) + 1) + 1
     assert count < 899
     with pytest.raises(JournalSyncFailed):
         server.append_inbound_batch_nowait([m] * count, _size(m))
-    monkeypatch.setattr(os, "write", real_write)
+    monkeypatch.setattr(os, "writev", real_write)
     assert server.failure is not None
     _refuse(server, [m])
     with pytest.raises(JournalSyncFailed):

@@ -384,15 +384,15 @@ async def test_a_background_sync_failure_fails_later_appends(
 async def test_a_failed_write_is_sticky(journal: Journal, monkeypatch: pytest.MonkeyPatch) -> None:
     server = await journal.open_server("srv-1")
     await server.append("outbound", request(1), input_bytes=80)
-    real_write = os.write
+    real_write = os.writev
 
-    def failing_write(fd: int, data: bytes | memoryview) -> int:
+    def failing_write(fd: int, data: object) -> int:
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(os, "write", failing_write)
+    monkeypatch.setattr(os, "writev", failing_write)
     with pytest.raises(JournalSyncFailed):
         await server.append("outbound", request(2), input_bytes=80)
-    monkeypatch.setattr(os, "write", real_write)
+    monkeypatch.setattr(os, "writev", real_write)
     with pytest.raises(JournalSyncFailed):
         await server.append("inbound", notification(3), input_bytes=80)
     # Every record it acknowledged is durable, so closing succeeds; the torn write is gone.
@@ -405,16 +405,16 @@ async def test_a_failed_write_of_buffered_records_surfaces_at_the_flush(
 ) -> None:
     server = await journal.open_server("srv-1", limits=NO_TIMER)
     await server.append("outbound", request(1), input_bytes=80)
-    real_write = os.write
+    real_write = os.writev
 
-    def failing_write(fd: int, data: bytes | memoryview) -> int:
+    def failing_write(fd: int, data: object) -> int:
         raise OSError(errno.EIO, "Input/output error")
 
-    monkeypatch.setattr(os, "write", failing_write)
+    monkeypatch.setattr(os, "writev", failing_write)
     buffered = await server.append("inbound", notification(2), input_bytes=80)
     with pytest.raises(JournalSyncFailed):
         await server.flush()
-    monkeypatch.setattr(os, "write", real_write)
+    monkeypatch.setattr(os, "writev", real_write)
     with pytest.raises(JournalSyncFailed):
         await server.append("inbound", notification(3), input_bytes=80)
     # The buffered record was never durable: closing says so, and its ref is refused.
@@ -574,3 +574,29 @@ async def test_reopening_with_lower_limits_prunes_at_once(journal: Journal) -> N
     assert server.total_bytes <= 3000
     assert server.last_sequence == 30
     await server.close()
+
+
+@pytest.mark.parametrize("step", [1, 7, 4096])
+def test_write_all_resumes_short_writes_across_parts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int
+) -> None:
+    from baton.journal import writer as writer_module
+
+    real_writev = os.writev
+    calls: list[int] = []
+
+    def short_writev(fd: int, buffers: list[bytes | memoryview]) -> int:
+        calls.append(len(buffers))
+        assert len(buffers) <= writer_module._MAX_WRITE_PARTS
+        data = b"".join(bytes(buffer) for buffer in buffers)[:step]
+        return real_writev(fd, [data])
+
+    parts = [bytes([65 + n % 26]) * (n % 5) for n in range(writer_module._MAX_WRITE_PARTS + 50)]
+    monkeypatch.setattr(os, "writev", short_writev)
+    fd = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT)
+    try:
+        writer_module._write_all(fd, parts)
+    finally:
+        os.close(fd)
+    assert (tmp_path / "out").read_bytes() == b"".join(parts)
+    assert len(calls) >= sum(map(len, parts)) // step

@@ -344,7 +344,11 @@ class RecordHead:
         return b"".join((self._prefix, b"%d" % sequence, self._middle, recorded_at_json, body.tail))
 
     def lines(self, records: Iterable[PendingRecords], stamps: UtcStamps) -> bytes:
-        """The lines, newlines included, of pending records (:data:`PendingRecords`): one
+        """The lines, newlines included, of pending records (:data:`PendingRecords`)."""
+        return b"".join(self.line_parts(records, stamps))
+
+    def line_parts(self, records: Iterable[PendingRecords], stamps: UtcStamps) -> list[bytes]:
+        """:meth:`lines` as consecutive parts (for ``writev``, without joining them): one
         bytes format per single record (the date and time up to the second joins the fixed
         middle once per second), and for a batch one join per run of records that share a
         body (they differ only in their sequence numbers)."""
@@ -371,7 +375,7 @@ class RecordHead:
                 add(after)
                 sequence += count
                 index += count
-        return b"".join(out)
+        return out
 
     @property
     def fixed(self) -> int:
