@@ -405,3 +405,86 @@ async def test_pending_output_is_published_while_the_agent_is_silent(
     assert result.status == "COMPLETED"
     # Published during the pause: before the third delta ("done") arrived.
     assert deltas_seen_when_published == [2]
+
+
+#: An agent that answers a prompt with two bursts of session/updates, each one write: the first
+#: primes the journal's record bodies (its shapes are new, so it is journaled one by one), the
+#: second (the same shapes) arrives in one read and is journaled, routed and buffered as one
+#: batch, with a tool call update in its middle.
+_BURST_AGENT = r"""
+import json, sys, time
+def update(u):
+    return json.dumps({"jsonrpc": "2.0", "method": "session/update",
+                       "params": {"sessionId": "s-1", "update": u}}) + "\n"
+def text(t):
+    return update({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": t}})
+call = {"sessionUpdate": "tool_call", "toolCallId": "call_1", "title": "Read", "kind": "read",
+        "status": "pending"}
+progress = {"sessionUpdate": "tool_call_update", "toolCallId": "call_1", "status": "in_progress"}
+for raw in sys.stdin:
+    msg = json.loads(raw)
+    if "id" not in msg:
+        continue
+    method, result = msg["method"], {}
+    if method == "initialize":
+        result = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+    elif method == "session/new":
+        result = {"sessionId": "s-1"}
+    elif method == "session/prompt":
+        sys.stdout.write(text("a1 ") + update(call) + text("a2 ") + update(progress) + text("a3 "))
+        sys.stdout.flush()
+        time.sleep(0.3)
+        burst = text("b1 ") + text("b2 ") + update(progress) + text("b3 ") + text("b4 ")
+        sys.stdout.write(burst + json.dumps({"jsonrpc": "2.0", "id": msg["id"],
+                                             "result": {"stopReason": "end_turn"}}) + "\n")
+        sys.stdout.flush()
+        continue
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+async def test_a_batch_with_a_tool_call_in_its_middle_keeps_the_order(
+    runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from baton.runtime.lane import Lane
+
+    batches: list[int] = []
+    route = Lane._route_updates
+
+    def spy(self: Lane, generation: int, messages: Any, refs: Any, start: int) -> Any:
+        if start == 0:
+            batches.append(len(messages))
+        return route(self, generation, messages, refs, start)
+
+    monkeypatch.setattr(Lane, "_route_updates", spy)
+    script = tmp_path / "burst_agent.py"
+    script.write_text(_BURST_AGENT)
+    events: list[RunEvent] = []
+    request = RunRequest(
+        prompt="go", agent_command=[sys.executable, str(script)], cwd=str(tmp_path)
+    )
+    result = await runtime.run(request, on_event=events.append)
+    assert result.status == "COMPLETED", result
+    assert 5 in batches, batches  # the second burst came as one batch of five updates
+    order = [
+        e.data["text"].strip() if e.type == "text" else e.data["status"]
+        for e in events
+        if e.type in ("text", "tool_call")
+    ]
+    flat = " ".join(order).split()
+    assert flat == [
+        "a1",
+        "pending",
+        "a2",
+        "in_progress",
+        "a3",
+        "b1",
+        "b2",
+        "in_progress",
+        "b3",
+        "b4",
+    ]
+    tool_events = [e for e in events if e.type == "tool_call"]
+    assert {e.data["title"] for e in tool_events} == {"Read"}  # merged by the tracker
+    assert texts(events) == "a1 a2 a3 b1 b2 b3 b4 "
