@@ -500,7 +500,8 @@ async def test_every_reference_resolves_to_its_record_during_dispatch(tmp_path: 
     await send([update(n) for n in range(9, 12)])
     # Sequences 13 to 20: one batch.
     await send([update(n) for n in range(12, 20)])
-    # A run with one uncached shape in the middle: all or nothing, so one by one again.
+    # A run with one uncached shape in the middle: the part before it is one batch, it goes on
+    # its own (which caches its body), and the rest is a batch again.
     await send([update(20), update(21), update(22, "sess-2"), update(23), update(24)])
     # Both shapes cached now: one batch again.
     await send([update(25, "sess-2"), update(26), update(27, "sess-2")])
@@ -510,7 +511,7 @@ async def test_every_reference_resolves_to_its_record_during_dispatch(tmp_path: 
     assert [n for n, _, _ in checked] == list(range(28))
     assert [sequence for _, _, sequence in checked] == list(range(1, 29))
     sizes = [size for _, size, _ in checked]
-    assert sizes == [1] * 5 + [4] * 4 + [1] * 3 + [8] * 8 + [1] * 5 + [3] * 3
+    assert sizes == [1] * 5 + [4] * 4 + [1] * 3 + [8] * 8 + [2, 2, 1, 2, 2] + [3] * 3
     assert [r.sequence for r in journal.records("srv-1")] == list(range(1, 29))
 
 

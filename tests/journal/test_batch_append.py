@@ -798,13 +798,26 @@ async def test_refused_when_a_body_is_not_cached(journal: Journal) -> None:
     await _single(server, cached)
     for stranger in [other, _request(1), NOT_SIMPLE["null-stream"], NOT_SIMPLE["params-list"]]:
         _refuse(server, [stranger])
-        _refuse(server, [cached, cached, stranger])
         _refuse(server, [stranger, cached])
     # Once its body is cached, the same batch goes through.
     await server.append("inbound", other, input_bytes=_size(other))
     refs = _accept(server, [cached, cached, other])
     assert [r.sequence for r in refs] == [3, 4, 5]
     await _close_and_check(journal, server, {1: cached, 2: other, 3: cached, 4: cached, 5: other})
+
+
+async def test_a_batch_takes_the_leading_part_up_to_a_body_not_cached(journal: Journal) -> None:
+    server = await journal.open_server(SERVER, limits=NO_TIMER)
+    cached = _chunk("a")
+    await _single(server, cached)
+    for stranger in [_chunk("b", "m2"), _request(1), NOT_SIMPLE["null-stream"]]:
+        before = server.last_sequence
+        batch = [cached, cached, stranger, cached]
+        refs = server.append_inbound_batch_nowait(batch, max(map(_size, batch)))
+        assert refs is not None and len(refs) == 2  # the stranger and what follows: not taken
+        assert [r.sequence for r in refs] == [before + 1, before + 2]
+        assert server.last_sequence == before + 2
+    await _close_and_check(journal, server, dict.fromkeys(range(1, 8), cached))
 
 
 async def test_a_body_cached_by_an_outbound_append_serves_inbound_batches(

@@ -91,8 +91,12 @@ def _update(session: str, update: dict[str, Any]) -> bytes:
     return orjson.dumps(message) + b"\n"
 
 
-async def _agent(reader: Any, writer: Any, permission_answers: list[Any]) -> None:
-    """A scripted agent: answers initialize, session/new, and two prompts with planted output."""
+async def _agent(
+    reader: Any, writer: Any, permission_answers: list[Any], both_answered: asyncio.Event
+) -> None:
+    """A scripted agent: answers initialize, session/new, and two prompts with planted output
+    (each prompt's answer right after its permission request: it does not wait for that
+    answer, and sets ``both_answered`` when the second arrives)."""
     buffer = b""
     next_permission = 900
     while True:
@@ -106,6 +110,8 @@ async def _agent(reader: Any, writer: Any, permission_answers: list[Any]) -> Non
             method = message.get("method")
             if method is None:
                 permission_answers.append(message)
+                if len(permission_answers) == 2:
+                    both_answered.set()
                 continue
             if method == "initialize":
                 result: Any = {
@@ -198,7 +204,8 @@ async def test_no_planted_credential_reaches_any_durable_file(tmp_path: Path) ->
     agent_in, baton_out = memory_pipe()
     baton_in, agent_out = memory_pipe()
     answers: list[Any] = []
-    agent = asyncio.create_task(_agent(agent_in, agent_out, answers))
+    both_answered = asyncio.Event()
+    agent = asyncio.create_task(_agent(agent_in, agent_out, answers, both_answered))
     connection = Connection(baton_in, baton_out, tap=JournalTap(server))
     permission_refs: list[object] = []
 
@@ -301,6 +308,9 @@ async def test_no_planted_credential_reaches_any_durable_file(tmp_path: Path) ->
     )
     store.record_readiness("scripted", "READY", {"probe": FREE_TEXT, "token": GITHUB_OAUTH})
 
+    # The agent answers each prompt without waiting for its permission answer: wait until both
+    # answers reached it before closing (closing first can cancel the second one's write).
+    await asyncio.wait_for(both_answered.wait(), WAIT)
     await connection.close()
     agent_out.close()
     await asyncio.wait_for(agent, WAIT)

@@ -151,8 +151,8 @@ class Connection:
         self._tap_nowait: Callable[[bytes, Message], object] | None = getattr(
             tap, "record_nowait", None
         )
-        # Optional too: journals consecutive valid inbound notifications at once, all or
-        # nothing, returning their references (or None: then one by one).
+        # Optional too: journals a leading part of consecutive valid inbound notifications at
+        # once, returning their references (or None: then one by one).
         self._tap_batch: Callable[[list[bytes], list[Message]], Sequence[object] | None] | None = (
             getattr(tap, "record_batch_nowait", None)
         )
@@ -516,19 +516,33 @@ class Connection:
         if self._tap is None:
             await self._dispatch_run(handler, messages, [None] * len(messages))
             return
-        if self._tap_batch is not None:
+        while self._tap_batch is not None and messages:
             try:
                 refs = self._tap_batch(raws, messages)
             except Exception as exc:
                 raise TapFailed(f"the durability tap failed on inbound frames: {exc}") from exc
-            if refs is not None:
+            if refs is None:
+                break
+            taken = len(refs)
+            if taken >= len(messages):
                 await self._dispatch_run(handler, messages, refs)
                 return
+            # The tap took a leading part: the frame after it goes on its own, then the rest
+            # is offered as a batch again.
+            await self._dispatch_run(handler, messages[:taken], refs)
+            await self._record_and_dispatch(handler, raws[taken], messages[taken])
+            raws, messages = raws[taken + 1 :], messages[taken + 1 :]
         for raw, message in zip(raws, messages, strict=True):
-            ref = self._record_nowait(raw, message) if self._tap_nowait is not None else None
-            if ref is None:
-                ref = await self._record(raw, message)
-            await self._dispatch_run(handler, [message], (ref,))
+            await self._record_and_dispatch(handler, raw, message)
+
+    async def _record_and_dispatch(
+        self, handler: BatchNotificationHandler, raw: bytes, message: Message
+    ) -> None:
+        """Journal one frame of a run, then dispatch it."""
+        ref = self._record_nowait(raw, message) if self._tap_nowait is not None else None
+        if ref is None:
+            ref = await self._record(raw, message)
+        await self._dispatch_run(handler, [message], (ref,))
 
     @staticmethod
     async def _dispatch_run(

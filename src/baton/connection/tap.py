@@ -11,9 +11,11 @@ having recorded nothing, and the connection then awaits ``record`` as usual. It 
 coroutines of the awaited path on the bulk of a turn (the journal's tap implements it).
 
 And ``record_batch_nowait(raws, messages) -> Sequence[object] | None`` for consecutive valid
-inbound notifications read together: it records all of them and returns their references in
-order (before any of them is dispatched), or records none and returns None (the connection
-then records them one by one, each before it is dispatched).
+inbound notifications read together: it records a leading part of them (all, or up to one it
+cannot take at once) and returns their references in order, before any of them is
+dispatched; or it records none and returns None. The connection records a frame the tap did
+not take on its own (then offers the rest again), and after a None records the rest one by
+one, each before it is dispatched.
 """
 
 from __future__ import annotations

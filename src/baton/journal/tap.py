@@ -37,10 +37,10 @@ class JournalTap:
         )
 
     def record_batch_nowait(self, raws: list[bytes], messages: list[Message]) -> InboundRefs | None:
-        """Journal consecutive valid inbound messages (``messages[i]`` parsed from
-        ``raws[i]``) without a coroutine, all or nothing (see
-        :meth:`ServerJournal.append_inbound_batch_nowait`). None means nothing was recorded;
-        the connection then journals them one by one."""
+        """Journal the longest leading run of consecutive valid inbound messages
+        (``messages[i]`` parsed from ``raws[i]``) the journal can take without a coroutine
+        (see :meth:`ServerJournal.append_inbound_batch_nowait`); return their references.
+        None means nothing was recorded; the connection then journals them one by one."""
         return self.journal.append_inbound_batch_nowait(messages, max(map(len, raws), default=0))
 
     def record(self, frame: TapFrame) -> Coroutine[Any, Any, JournalRef]:

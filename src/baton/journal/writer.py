@@ -476,28 +476,30 @@ class ServerJournal:
     def append_inbound_batch_nowait(
         self, messages: list[dict[str, Any]], largest_frame: int
     ) -> InboundRefs | None:
-        """:meth:`append_inbound_nowait` of consecutive inbound messages read together, all or
-        nothing: every message is a simple session/update whose body is cached, and together
-        they reach neither the unsynced bound nor the segment's end (nor a sequence number
-        with one more digit). Returns their references then (one per message, in order,
-        made when asked for); otherwise returns None having recorded nothing, and the caller
+        """:meth:`append_inbound_nowait` of consecutive inbound messages read together: the
+        longest leading run of them that are simple session/updates with cached bodies, all or
+        nothing, when together they reach neither the unsynced bound nor the segment's end (nor
+        a sequence number with one more digit). Returns their references then (one per message
+        of that run, in order, made when asked for; fewer than ``messages`` when one has no
+        cached body: the caller journals that one on its own, which caches its body, and may
+        try the rest again); otherwise returns None having recorded nothing, and the caller
         journals them one by one. ``largest_frame`` is the size of the longest of their frames
         as read (an upper bound is fine: over the entry bound, nothing is recorded here).
 
         The records share one ``recordedAt`` (the messages arrived in one read). Raises what
         :meth:`append` raises for a failure while recording (a failed buffer write), after the
         records took their sequence numbers, like :meth:`append_inbound_nowait`."""
-        count = len(messages)
         if (
             self._failure is not None
             or self._closing
             or largest_frame > self._max_entry_bytes
-            or not count
+            or not messages
         ):
             return None
-        bodies = values_by_shape(messages, self._bodies.get)
-        if bodies is None:
+        bodies = values_by_shape(messages, self._bodies.get, prefix=True)
+        if not bodies:
             return None
+        count = len(bodies)
         first = self._written_sequence + 1
         if not self._digits or first + count > self._digits_next:
             return None  # a digit more somewhere in the batch: one by one (once per power of 10)

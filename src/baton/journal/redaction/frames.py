@@ -217,11 +217,16 @@ _NO_RUN: Final = _Run((), _no_values, (), (), _no_values, (), (), _no_values, ()
 
 
 def values_by_shape(
-    messages: Sequence[dict[str, Any]], lookup: Callable[[tuple[object, ...]], _T | None]
+    messages: Sequence[dict[str, Any]],
+    lookup: Callable[[tuple[object, ...]], _T | None],
+    *,
+    prefix: bool = False,
 ) -> list[_T] | None:
     """``[lookup(session_update_shape(m)) for m in messages]``, or None as soon as a message
-    has no shape or ``lookup`` gives None for one. A message whose structure equals the one
-    before it (see :class:`_Run`) reuses its predecessor's value without building its shape.
+    has no shape or ``lookup`` gives None for one; with ``prefix``, the values of the messages
+    before that one instead (a list, empty when the first has none). A message whose structure
+    equals the one before it (see :class:`_Run`) reuses its predecessor's value without
+    building its shape.
     """
     values: list[_T] = []
     add = values.append
@@ -230,10 +235,10 @@ def values_by_shape(
     for message in messages:
         params = message.get("params")
         if type(params) is not dict:
-            return None
+            return values if prefix else None
         update = params.get("update")
         if type(update) is not dict:
-            return None
+            return values if prefix else None
         if (
             tuple(message) == mk
             and tuple(params) == pk
@@ -248,7 +253,7 @@ def values_by_shape(
         shape = session_update_shape(message)
         value = lookup(shape) if shape is not None else None
         if value is None:
-            return None
+            return values if prefix else None
         add(value)
         mk, mget, mvalues, pk, pget, pvalues, uk, uget, uvalues, sget = _Run.of(
             message, params, update
