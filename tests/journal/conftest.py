@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
+
+# Shared test data (capture_samples.py) is imported by name from this directory: pytest runs
+# in importlib mode, which puts no test directory on the import path.
+sys.path.insert(0, str(Path(__file__).parent))
 
 from baton.journal import Journal
 

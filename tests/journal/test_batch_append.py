@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import copy
 import errno
-import json
 import os
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -21,6 +20,7 @@ from itertools import cycle
 from pathlib import Path
 from typing import Any
 
+import capture_samples as _samples
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -47,7 +47,6 @@ from baton.journal.redaction import STREAM_FIELDS, redact_frame_message
 from baton.journal.redaction.frames import session_update_shape, values_by_shape
 from baton.journal.writer import ServerJournal
 
-CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "adapters"
 #: Limits whose background sync never fires during a test.
 NO_TIMER = JournalLimits(sync_interval_seconds=3600)
 #: An exact secret a profile would carry; it shows up in routing fields below.
@@ -72,41 +71,13 @@ Message = dict[str, Any]
 Shape = tuple[object, ...]
 
 
-def _transcript_frames() -> list[Message]:
-    frames = []
-    for path in sorted(CAPTURES.glob("*/transcript*.jsonl")):
-        for line in path.read_text().splitlines():
-            if line.strip():
-                record = json.loads(line)
-                frames.append(record.get("frame") or record["msg"])
-    return frames
-
-
-FRAMES = _transcript_frames()
+FRAMES = _samples.transcript_messages()
 UPDATES = [f for f in FRAMES if f.get("method") == "session/update"]
 SIMPLE = [m for m in UPDATES if session_update_shape(m) is not None]
 
 
-def _update(update: dict[str, Any], session: str = "sess-1") -> Message:
-    return {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": session, "update": update},
-    }
-
-
-def _restream(message: Message, filler: Any) -> Message:
-    """``message`` with every non-null top-level stream field of its update set to ``filler``."""
-    other = copy.deepcopy(message)
-    update = other["params"]["update"]
-    for key in list(update):
-        if key in STREAM_FIELDS and update[key] is not None:
-            update[key] = copy.deepcopy(filler)
-    return other
-
-
 def _delta(n: int, message_id: str = "msg-1", session: str = "sess-1") -> Message:
-    return _update(
+    return _samples.session_update(
         {
             "sessionUpdate": "agent_message_chunk",
             "messageId": message_id,
@@ -255,8 +226,8 @@ def test_real_updates_with_restreamed_copies_reuse_the_value() -> None:
     for message in SIMPLE:
         messages += [
             message,
-            _restream(message, {"type": "text", "text": "other"}),
-            _restream(message, [1, {"a": None}]),
+            _samples.restream(message, {"type": "text", "text": "other"}),
+            _samples.restream(message, [1, {"a": None}]),
             message,
         ]
     lookup = _check_values(messages)
@@ -273,20 +244,24 @@ def test_real_updates_with_one_body_missing() -> None:
 
 
 def _chunk(text: str, message_id: str = "m1") -> Message:
-    return _update(
+    return _samples.session_update(
         {"sessionUpdate": "agent_message_chunk", "messageId": message_id, "content": text}
     )
 
 
 def test_the_lookup_is_called_once_per_run() -> None:
-    a, b, c = _chunk("x"), _chunk("y", "m2"), _update({"sessionUpdate": "plan", "text": "t"})
+    a, b, c = (
+        _chunk("x"),
+        _chunk("y", "m2"),
+        _samples.session_update({"sessionUpdate": "plan", "text": "t"}),
+    )
     messages = [
         a,
-        _restream(a, "a2"),
-        _restream(a, {"type": "text", "text": "a3"}),
-        _restream(a, [None, None]),  # a list holding nulls is not a null stream field
+        _samples.restream(a, "a2"),
+        _samples.restream(a, {"type": "text", "text": "a3"}),
+        _samples.restream(a, [None, None]),  # a list holding nulls is not a null stream field
         b,
-        _restream(b, ["b2"]),
+        _samples.restream(b, ["b2"]),
         a,
         c,
         c,
@@ -319,14 +294,18 @@ NOT_SIMPLE: dict[str, Message] = {
     "no-params": {"jsonrpc": "2.0", "method": "session/update"},
     "update-text": {"jsonrpc": "2.0", "method": "session/update", "params": {"update": "text"}},
     "no-update": {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s"}},
-    "null-stream": _update({"sessionUpdate": "agent_message_chunk", "content": None}),
-    "int-routing": _update({"sessionUpdate": "usage_update", "used": 1}),
+    "null-stream": _samples.session_update(
+        {"sessionUpdate": "agent_message_chunk", "content": None}
+    ),
+    "int-routing": _samples.session_update({"sessionUpdate": "usage_update", "used": 1}),
     "int-session": {
         "jsonrpc": "2.0",
         "method": "session/update",
         "params": {"sessionId": 1, "update": {}},
     },
-    "nested": _update({"sessionUpdate": "tool_call", "locations": [{"path": "/a"}]}),
+    "nested": _samples.session_update(
+        {"sessionUpdate": "tool_call", "locations": [{"path": "/a"}]}
+    ),
     "other-method": {"jsonrpc": "2.0", "method": "other", "params": {"update": {"text": "c"}}},
     "request": {**_chunk("x"), "id": 3},
 }
@@ -349,7 +328,7 @@ def test_none_when_the_lookup_misses() -> None:
     assert values_by_shape([a, a, b, a], lookup) is None
     assert lookup.calls == [session_update_shape(a), session_update_shape(b)]
     lookup = Lookup([])
-    assert values_by_shape([a, _restream(a, "z")], lookup) is None
+    assert values_by_shape([a, _samples.restream(a, "z")], lookup) is None
     assert len(lookup.calls) == 1
     assert values_by_shape([], Lookup([])) == []
 
@@ -366,7 +345,7 @@ def test_a_routing_string_turned_number_is_not_reused(level: str) -> None:
 
 
 def _two_streams() -> Message:
-    return _update(
+    return _samples.session_update(
         {"sessionUpdate": "tool_call", "toolCallId": "t1", "title": "Run", "rawInput": {"a": 1}}
     )
 
@@ -381,9 +360,11 @@ def _walked() -> Message:
 BASES = {
     "one-stream": _chunk("x"),
     "two-streams": _two_streams(),
-    "no-stream": _update({"sessionUpdate": "agent_thought_chunk", "messageId": "m"}),
+    "no-stream": _samples.session_update(
+        {"sessionUpdate": "agent_thought_chunk", "messageId": "m"}
+    ),
     "walked": _walked(),
-    "tool-call-update": _update(
+    "tool-call-update": _samples.session_update(
         {
             "sessionUpdate": "tool_call_update",
             "toolCallId": "call-1",
@@ -492,7 +473,7 @@ def simple_updates(draw: st.DrawFn) -> Message:
             update[key] = draw(stream_value.filter(lambda v: v is not None))
         else:
             update[key] = draw(routing_text)
-    message = _update(update, session=draw(routing_text))
+    message = _samples.session_update(update, session=draw(routing_text))
     if draw(st.booleans()):
         message["params"]["zExtra"] = draw(routing_text)
     if draw(st.booleans()):
@@ -533,7 +514,7 @@ def _mutate(draw: st.DrawFn, previous: Message, first: Message) -> Message:
     if type(params) is not dict or type(params.get("update")) is not dict:
         return message  # nothing structural left to vary
     if op == "restream":
-        return _restream(message, draw(stream_value.filter(lambda v: v is not None)))
+        return _samples.restream(message, draw(stream_value.filter(lambda v: v is not None)))
     if op == "copy":
         return message
     container = _level(message, draw(st.sampled_from(LEVEL_NAMES)))
@@ -1032,7 +1013,9 @@ def _pool() -> list[Message]:
         pool.append(_delta(n, message_id=routing))
         pool.append(_delta(n, session=routing))
         pool.append(
-            _update({"sessionUpdate": "tool_call_update", "toolCallId": routing, "status": "done"})
+            _samples.session_update(
+                {"sessionUpdate": "tool_call_update", "toolCallId": routing, "status": "done"}
+            )
         )
     return pool
 
@@ -1042,7 +1025,9 @@ def _stream(pool: list[Message], count: int) -> list[Message]:
     messages: list[Message] = []
     for i, base in enumerate(cycle(pool)):
         for j in range(1 + i % 4):
-            messages.append(_restream(base, {"type": "text", "text": f"delta {i}.{j} {SECRET}"}))
+            messages.append(
+                _samples.restream(base, {"type": "text", "text": f"delta {i}.{j} {SECRET}"})
+            )
         if len(messages) >= count:
             return messages[:count]
     raise AssertionError("unreachable")
@@ -1229,7 +1214,7 @@ async def test_batch_records_share_one_recorded_at(journal: Journal) -> None:
     await _single(server, m)
     await _single(server, m)
     calls_before = len(given)
-    _accept(server, [m, _restream(m, "b"), m, m])
+    _accept(server, [m, _samples.restream(m, "b"), m, m])
     batch_moment = given[-1]
     assert len(given) > calls_before
     await _single(server, m)

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import copy
-import json
-from pathlib import Path
 from typing import Any
+
+import capture_samples as _samples
 
 from baton.journal.redaction import (
     REDACTED,
@@ -15,7 +15,6 @@ from baton.journal.redaction import (
     redact_frame_message,
 )
 
-CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "adapters"
 M = STREAM_CONTENT_MARKER
 
 
@@ -165,15 +164,6 @@ def test_never_mutates_the_message() -> None:
     assert message == before
 
 
-def _captured_messages() -> list[dict[str, Any]]:
-    messages = []
-    for path in sorted(CAPTURES.glob("*/transcript*.jsonl")):
-        for line in path.read_text().splitlines():
-            record = json.loads(line)
-            messages.append(record.get("frame") or record["msg"])
-    return messages
-
-
 def _walk(value: Any, key: str | None = None) -> list[tuple[str | None, Any]]:
     found = [(key, value)]
     if isinstance(value, dict):
@@ -186,7 +176,7 @@ def _walk(value: Any, key: str | None = None) -> list[tuple[str | None, Any]]:
 
 
 def test_real_transcripts_keep_routing_and_lose_stream_text() -> None:
-    messages = _captured_messages()
+    messages = _samples.transcript_messages()
     assert messages
     updates = 0
     for message in messages:

@@ -7,11 +7,9 @@ same raw text, metadata and hash as redacting each message in full.
 
 from __future__ import annotations
 
-import copy
-import json
-from pathlib import Path
 from typing import Any
 
+import capture_samples as _samples
 import orjson
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -23,7 +21,6 @@ from baton.journal.records import metadata_for
 from baton.journal.redaction import STREAM_FIELDS, redact_frame_message
 from baton.journal.redaction.frames import MAX_SHAPE_CHARS, session_update_shape, shape_chars
 
-CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "adapters"
 #: Limits whose background sync never fires during a test.
 NO_TIMER = JournalLimits(sync_interval_seconds=3600)
 #: An exact secret a profile would carry; it shows up in routing fields below.
@@ -43,36 +40,8 @@ SECRET_ROUTING = [
 ]
 
 
-def _transcript_frames() -> list[dict[str, Any]]:
-    frames = []
-    for path in sorted(CAPTURES.glob("*/transcript*.jsonl")):
-        for line in path.read_text().splitlines():
-            if line.strip():
-                record = json.loads(line)
-                frames.append(record.get("frame") or record["msg"])
-    return frames
-
-
-FRAMES = _transcript_frames()
+FRAMES = _samples.transcript_messages()
 UPDATES = [f for f in FRAMES if f.get("method") == "session/update"]
-
-
-def _update(update: dict[str, Any], session: str = "sess-1") -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "method": "session/update",
-        "params": {"sessionId": session, "update": update},
-    }
-
-
-def _restream(message: dict[str, Any], filler: Any) -> dict[str, Any]:
-    """``message`` with every top-level stream field of its update replaced by ``filler``."""
-    other = copy.deepcopy(message)
-    update = other["params"]["update"]
-    for key in list(update):
-        if key in STREAM_FIELDS and update[key] is not None:
-            update[key] = copy.deepcopy(filler)
-    return other
 
 
 def test_the_captures_have_simple_updates_to_test() -> None:
@@ -91,7 +60,7 @@ def test_same_shape_same_redaction_on_real_updates(
     if shape is None:
         return  # not simple: always redacted in full
     for filler in ({"type": "text", "text": f"Bearer {'x' * 30} {SECRET}"}, "", [1, {"a": 2}]):
-        other = _restream(message, filler)
+        other = _samples.restream(message, filler)
         assert session_update_shape(other) == shape
         assert redact_frame_message(other, secrets) == redact_frame_message(message, secrets)
 
@@ -105,16 +74,20 @@ def test_only_session_updates_have_a_shape(frame: dict[str, Any]) -> None:
 @pytest.mark.parametrize(
     "message",
     [
-        _update({"sessionUpdate": "usage_update", "used": 1, "size": 2}),  # numbers
-        _update({"sessionUpdate": "agent_message_chunk", "content": None}),  # null stream
-        _update({"sessionUpdate": "tool_call", "locations": [{"path": "/a"}]}),  # nested
-        _update({"sessionUpdate": "x", "_meta": {"token": "abc"}}),
-        {**_update({"sessionUpdate": "x"}), "id": 3},
+        _samples.session_update({"sessionUpdate": "usage_update", "used": 1, "size": 2}),  # numbers
+        _samples.session_update(
+            {"sessionUpdate": "agent_message_chunk", "content": None}
+        ),  # null stream
+        _samples.session_update(
+            {"sessionUpdate": "tool_call", "locations": [{"path": "/a"}]}
+        ),  # nested
+        _samples.session_update({"sessionUpdate": "x", "_meta": {"token": "abc"}}),
+        {**_samples.session_update({"sessionUpdate": "x"}), "id": 3},
         {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s"}},
         {"jsonrpc": "2.0", "method": "session/update", "params": {"update": "bare text"}},
         {"jsonrpc": "2.0", "method": "session/update", "params": ["positional"]},
         {"jsonrpc": "2.0", "method": "other", "params": {"update": {"content": "c"}}},
-        {**_update({"sessionUpdate": "x"}), "jsonrpc": 2},
+        {**_samples.session_update({"sessionUpdate": "x"}), "jsonrpc": 2},
         {"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": 1, "update": {}}},
     ],
 )
@@ -123,7 +96,7 @@ def test_anything_not_simple_has_no_shape(message: dict[str, Any]) -> None:
 
 
 def test_the_usual_envelope_and_a_walked_one_never_share_a_shape() -> None:
-    usual = _update({"sessionUpdate": "x"})
+    usual = _samples.session_update({"sessionUpdate": "x"})
     walked = {**usual, "extra": "y"}
     reordered = {"method": usual["method"], "jsonrpc": "2.0", "params": usual["params"]}
     shapes = [session_update_shape(m) for m in (usual, walked, reordered)]
@@ -135,7 +108,7 @@ def test_the_usual_envelope_and_a_walked_one_never_share_a_shape() -> None:
 
 async def test_shapes_over_the_size_bound_are_not_cached(journal: Journal) -> None:
     server = await journal.open_server("srv-1", limits=NO_TIMER)
-    huge = _update({"sessionUpdate": "x", "messageId": "m" * (MAX_SHAPE_CHARS + 1)})
+    huge = _samples.session_update({"sessionUpdate": "x", "messageId": "m" * (MAX_SHAPE_CHARS + 1)})
     shape = session_update_shape(huge)
     assert shape is not None and shape_chars(shape) > MAX_SHAPE_CHARS
     ref = await server.append("inbound", huge, input_bytes=2000)
@@ -146,8 +119,8 @@ async def test_shapes_over_the_size_bound_are_not_cached(journal: Journal) -> No
 
 def test_a_shape_token_never_equals_a_string() -> None:
     # Shapes hold strings only; a token never equals a string a message holds.
-    a = _update({"sessionUpdate": "x", "messageId": "<stream>"})
-    b = _update({"sessionUpdate": "x", "content": "text"})
+    a = _samples.session_update({"sessionUpdate": "x", "messageId": "<stream>"})
+    b = _samples.session_update({"sessionUpdate": "x", "content": "text"})
     assert session_update_shape(a) != session_update_shape(b)
 
 
@@ -175,7 +148,7 @@ def simple_updates(draw: st.DrawFn) -> dict[str, Any]:
             update[key] = draw(routing_text)
     for key in draw(st.lists(st.sampled_from(sorted(STREAM_FIELDS)), max_size=3, unique=True)):
         update[key] = draw(stream_value)
-    return _update(update, session=draw(routing_text))
+    return _samples.session_update(update, session=draw(routing_text))
 
 
 @settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow], deadline=None)
@@ -185,7 +158,7 @@ def test_same_shape_same_redaction_on_generated_updates(
 ) -> None:
     shape = session_update_shape(message)
     assert shape is not None
-    other = _restream(message, filler)
+    other = _samples.restream(message, filler)
     assert session_update_shape(other) == shape
     for secrets in (None, SECRETS):
         assert redact_frame_message(other, secrets) == redact_frame_message(message, secrets)
@@ -197,7 +170,7 @@ def _stream_of_messages() -> list[dict[str, Any]]:
     for n in range(200):
         routing = SECRET_ROUTING[n % len(SECRET_ROUTING)]
         messages.append(
-            _update(
+            _samples.session_update(
                 {
                     "sessionUpdate": "agent_message_chunk",
                     "messageId": routing if n % 3 else f"msg-{n % 5}",
@@ -208,7 +181,9 @@ def _stream_of_messages() -> list[dict[str, Any]]:
         )
     # More distinct shapes than the cache holds, so entries are evicted and recomputed.
     for n in range(MAX_CACHED_RECORD_BODIES + 10):
-        messages.append(_update({"sessionUpdate": "agent_thought_chunk", "messageId": f"t{n}"}))
+        messages.append(
+            _samples.session_update({"sessionUpdate": "agent_thought_chunk", "messageId": f"t{n}"})
+        )
     return messages + messages[:50]
 
 
@@ -234,7 +209,9 @@ async def test_journal_records_equal_the_full_redaction(
 
 async def test_records_are_readable_in_process_before_any_sync(journal: Journal) -> None:
     server = await journal.open_server("srv-1", limits=NO_TIMER)
-    ref = await server.append("inbound", _update({"sessionUpdate": "x"}), input_bytes=80)
+    ref = await server.append(
+        "inbound", _samples.session_update({"sessionUpdate": "x"}), input_bytes=80
+    )
     assert server.synced_sequence < ref.sequence  # buffered, not synced
     assert journal.read(ref).sequence == ref.sequence  # the reader wrote the buffer first
     assert journal.tail("srv-1")[-1].sequence == ref.sequence
