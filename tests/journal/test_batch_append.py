@@ -2,7 +2,7 @@
 appends, or refuses having recorded nothing.
 
 Covers :func:`values_by_shape` (against its per-message definition), the batch entries of
-:meth:`RecordHead.lines`, :class:`InboundRefs`, :meth:`ServerJournal.append_inbound_batch_nowait`
+:meth:`RecordHead.line_parts`, :class:`InboundRefs`, :meth:`ServerJournal.append_inbound_batch_nowait`
 (every refusal, and the success path against a journal fed the same messages one at a time) and
 :meth:`JournalTap.record_batch_nowait`.
 """
@@ -626,8 +626,8 @@ def test_a_batch_entry_has_the_lines_of_its_single_entries() -> None:
     head = RecordHead(SERVER, 3, "inbound")
     singles = _singles(entries)
     assert [s[0] for s in singles][:8] == [5, 6, 7, 8, 9, 10, 11, 12]
-    batched = head.lines(entries, UtcStamps())
-    assert batched == head.lines(singles, UtcStamps())
+    batched = b"".join(head.line_parts(entries, UtcStamps()))
+    assert batched == b"".join(head.line_parts(singles, UtcStamps()))
     assert batched == _encoded(SERVER, 3, singles, raws)  # type: ignore[arg-type]
     assert batched.count(b"\n") == len(singles)
 
@@ -637,7 +637,7 @@ def test_a_batch_entry_alone_and_with_one_body() -> None:
     head = RecordHead(SERVER, 0, "inbound")
     for entry in ([(1, 0, [a])], [(9, 123, [b] * 7)], [(7, 5, [a, b])]):
         singles = _singles(entry)
-        assert head.lines(entry, UtcStamps()) == _encoded(SERVER, 0, singles, raws)  # type: ignore[arg-type]
+        assert b"".join(head.line_parts(entry, UtcStamps())) == _encoded(SERVER, 0, singles, raws)  # type: ignore[arg-type]
 
 
 @settings(max_examples=150, deadline=None)
@@ -668,8 +668,8 @@ def test_generated_batch_entries_have_the_lines_of_single_entries(
     head = RecordHead("s", 12, "inbound")
     singles = _singles(pending)
     stamps = UtcStamps()  # one cache across both calls, as in the writer
-    assert head.lines(pending, stamps) == head.lines(singles, stamps)
-    assert head.lines(pending, UtcStamps()) == _encoded("s", 12, singles, raws)  # type: ignore[arg-type]
+    assert b"".join(head.line_parts(pending, stamps)) == b"".join(head.line_parts(singles, stamps))
+    assert b"".join(head.line_parts(pending, UtcStamps())) == _encoded("s", 12, singles, raws)  # type: ignore[arg-type]
 
 
 # --- InboundRefs -------------------------------------------------------------------------------

@@ -65,7 +65,7 @@ def test_lines_and_lengths_equal_encode_record(
         assert head.line(sequence, stamps.json(micros), body) == line
         expected += line + b"\n"
         batch.append((sequence, micros, body))
-    assert head.lines(batch, stamps) == expected
+    assert b"".join(head.line_parts(batch, stamps)) == expected
 
 
 def test_stamps_across_second_boundaries_and_the_epoch() -> None:

@@ -276,7 +276,7 @@ class RecordBody:
     The writer joins it to a :class:`RecordHead`'s bytes; many records of a flood share one
     body, so it is computed once per distinct message. ``stamped_end`` is ``tail`` after the
     end of a ``recordedAt`` value (``Z"``) and with the line's newline (see
-    :meth:`RecordHead.lines`).
+    :meth:`RecordHead.line_parts`).
     """
 
     tail: bytes
@@ -343,15 +343,12 @@ class RecordHead:
         value as a JSON string (quotes included)."""
         return b"".join((self._prefix, b"%d" % sequence, self._middle, recorded_at_json, body.tail))
 
-    def lines(self, records: Iterable[PendingRecords], stamps: UtcStamps) -> bytes:
-        """The lines, newlines included, of pending records (:data:`PendingRecords`)."""
-        return b"".join(self.line_parts(records, stamps))
-
     def line_parts(self, records: Iterable[PendingRecords], stamps: UtcStamps) -> list[bytes]:
-        """:meth:`lines` as consecutive parts (for ``writev``, without joining them): one
-        bytes format per single record (the date and time up to the second joins the fixed
-        middle once per second), and for a batch one join per run of records that share a
-        body (they differ only in their sequence numbers)."""
+        """The lines, newlines included, of pending records (:data:`PendingRecords`), as
+        consecutive parts (for ``writev``, never joined): one bytes format per single record
+        (the date and time up to the second joins the fixed middle once per second), and for a
+        batch one join per run of records that share a body (they differ only in their
+        sequence numbers)."""
         prefix = self._prefix
         out: list[bytes] = []
         add = out.append

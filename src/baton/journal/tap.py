@@ -30,8 +30,9 @@ class JournalTap:
 
     def record_nowait(self, raw: bytes, message: Message) -> JournalRef | None:
         """Journal a valid inbound message without a coroutine when the journal can (see
-        :meth:`ServerJournal.append_inbound_nowait`): the common delta of a flood. None means
-        nothing was recorded; the connection then awaits :meth:`record`."""
+        :meth:`ServerJournal.append_inbound_nowait`): a notification outside a batch, or one a
+        batch could not take. None means nothing was recorded; the connection then awaits
+        :meth:`record`."""
         return self.journal.append_inbound_nowait(
             message, input_bytes=len(raw) - 1 if raw.endswith(b"\n") else len(raw)
         )
