@@ -570,7 +570,7 @@ def test_generated_near_duplicates_equal_the_definition(
     _check_values(messages, known)
 
 
-# --- RecordHead.lines batch entries ------------------------------------------------------------
+# --- RecordHead.line_parts batch entries --------------------------------------------------------
 
 
 def _singles(entries: Sequence[PendingRecords]) -> list[PendingRecords]:
