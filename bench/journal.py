@@ -35,8 +35,8 @@ import orjson
 
 from baton.journal import Journal, ServerJournal
 from baton.journal.records import RecordMetadata, encode_record, format_timestamp
-from baton.journal.redaction import redact_frame_message
 from baton.journal.writer import utc_now
+from baton.redaction import redact_frame_message
 
 TICK_SECONDS = 0.001
 

@@ -15,15 +15,15 @@ from baton._version import __version__
 
 if TYPE_CHECKING:
     from baton.errors import BatonError
-    from baton.runtime.events import RunEvent
     from baton.runtime.runtime import RunRequest, RunResult, Runtime
+    from baton.runtime.turns.events import RunEvent
     from baton.wire.budget import TurnBudget
 
 _EXPORTS = {
     "Runtime": "baton.runtime.runtime",
     "RunRequest": "baton.runtime.runtime",
     "RunResult": "baton.runtime.runtime",
-    "RunEvent": "baton.runtime.events",
+    "RunEvent": "baton.runtime.turns.events",
     "TurnBudget": "baton.wire.budget",
     "BatonError": "baton.errors",
 }

@@ -1,5 +1,5 @@
 """The grok and cursor profiles speak the profile-gated model extensions, through a real pipe,
-read back with Baton's own parsers (baton.wire.extensions) and controls (baton.runtime.controls).
+read back with Baton's own parsers (baton.wire.extensions) and controls (baton.runtime.turns.controls).
 """
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 
 from baton.connection.client import AcpClient
 from baton.errors import AgentRequestError, ExtensionPayloadInvalid
-from baton.runtime import controls as c
-from baton.runtime.settings import RequestedSettings, apply_settings
+from baton.runtime.turns import controls as c
+from baton.runtime.turns.settings import RequestedSettings, apply_settings
 from baton.wire.capabilities import initialize_params
 from baton.wire.extensions import cursor, grok
 from baton.wire.session_state import parse_session_state

@@ -14,7 +14,7 @@ from baton.connection import Connection, TapFrame, memory_pipe
 from baton.connection.streams import MemoryWriter
 from baton.errors import InternalError, TapFailed
 from baton.journal import Journal, JournalLimits, JournalRef, JournalTap
-from baton.journal.redaction.frames import redact_frame_message
+from baton.redaction.frames import redact_frame_message
 
 WAIT = 10.0
 UPDATE = "session/update"

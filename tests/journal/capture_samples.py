@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from baton.journal.redaction import STREAM_FIELDS
+from baton.redaction import STREAM_FIELDS
 
 #: The captured adapter payloads (copied from ../shared/acp/captures).
 CAPTURES = Path(__file__).resolve().parents[1] / "fixtures" / "adapters"

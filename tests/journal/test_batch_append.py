@@ -43,9 +43,9 @@ from baton.journal.records import (
     metadata_for,
     sha256_hex,
 )
-from baton.journal.redaction import STREAM_FIELDS, redact_frame_message
-from baton.journal.redaction.frames import session_update_shape, values_by_shape
 from baton.journal.writer import ServerJournal
+from baton.redaction import STREAM_FIELDS, redact_frame_message
+from baton.redaction.frames import session_update_shape, values_by_shape
 
 #: Limits whose background sync never fires during a test.
 NO_TIMER = JournalLimits(sync_interval_seconds=3600)

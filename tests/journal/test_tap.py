@@ -12,7 +12,7 @@ from baton.connection import Connection, memory_pipe
 from baton.connection.streams import MemoryWriter
 from baton.errors import TapFailed
 from baton.journal import Journal, JournalLimits, JournalRef, JournalTap, ServerJournal
-from baton.journal.redaction import MALFORMED_FRAME_MARKER
+from baton.redaction import MALFORMED_FRAME_MARKER
 
 WAIT = 10.0
 

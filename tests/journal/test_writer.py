@@ -24,7 +24,7 @@ from baton.errors import (
 )
 from baton.journal import Journal, JournalLimits, SecretValues, ServerJournal
 from baton.journal import files as journal_files
-from baton.journal.redaction import MALFORMED_FRAME_MARKER, STREAM_CONTENT_MARKER
+from baton.redaction import MALFORMED_FRAME_MARKER, STREAM_CONTENT_MARKER
 
 #: Generous bound for background work in tests (never a timing assertion).
 WAIT = 10.0

@@ -26,9 +26,9 @@ from qualify_drivers import (
 from qualify_installs import CLAUDE
 from qualify_mocks import SLOW_TICK_SECONDS, MockServer
 
-from baton.runtime.events import RunEvent
 from baton.runtime.runtime import RunRequest, Runtime
-from baton.runtime.turn import Turn
+from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.turn import Turn
 
 PROFILE = "claude"
 

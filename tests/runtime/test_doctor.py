@@ -11,8 +11,8 @@ import pytest
 from baton.cli import exit_codes
 from baton.cli.commands import doctor
 from baton.cli.main import main
-from baton.runtime import user_config
-from baton.runtime.profiles import BUILTIN_OVERRIDE_KEYS, BUILTIN_PROFILES
+from baton.runtime.agents import config_file as user_config
+from baton.runtime.agents.profiles import BUILTIN_OVERRIDE_KEYS, BUILTIN_PROFILES
 
 _SUPPORT = Path(__file__).parent / "fakes" / "support.py"
 _spec = importlib.util.spec_from_file_location("baton_runtime_fakes_support_d", _SUPPORT)

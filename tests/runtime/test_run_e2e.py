@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from baton.journal import Journal
-from baton.runtime.events import RunEvent
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
-from baton.runtime.turn import Turn
+from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.turn import Turn
 
 AGENT = [sys.executable, "-m", "baton.agents.scripted"]
 
@@ -447,7 +447,7 @@ for raw in sys.stdin:
 async def test_a_batch_with_a_tool_call_in_its_middle_keeps_the_order(
     runtime: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from baton.runtime.lane import Lane
+    from baton.runtime.lanes.lane import Lane
 
     batches: list[int] = []
     route = Lane._route_updates

@@ -10,7 +10,7 @@ from dataclasses import asdict, is_dataclass
 from typing import Any
 
 from baton.journal import Journal, JournalRef
-from baton.runtime.reconcile import reconcile
+from baton.runtime.lanes.reconcile import reconcile
 from baton.store import Store, data_dir
 
 

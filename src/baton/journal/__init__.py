@@ -28,9 +28,9 @@ from baton.journal.records import (
     RecordMetadata,
     validate_server_id,
 )
-from baton.journal.redaction import SecretValues
 from baton.journal.tap import JournalTap
 from baton.journal.writer import ServerJournal
+from baton.redaction import SecretValues
 
 __all__ = [
     "DEFAULT_LIMITS",

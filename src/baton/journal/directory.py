@@ -11,8 +11,8 @@ from baton.journal import files, reader
 from baton.journal.limits import DEFAULT_LIMITS, MAX_TAIL_RECORDS, JournalLimits
 from baton.journal.reader import VerifyReport
 from baton.journal.records import JournalRecord, JournalRef, validate_server_id
-from baton.journal.redaction import SecretValues
 from baton.journal.writer import Clock, ServerJournal, utc_now
+from baton.redaction import SecretValues
 
 #: The journal directory's name inside Baton's data directory.
 JOURNALS_DIRNAME: Final = "journals"

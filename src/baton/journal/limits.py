@@ -56,7 +56,7 @@ MAX_UNSYNCED_BYTES: Final = 4 * _MIB
 WRITE_BUFFER_BYTES: Final = 64 * 1024
 
 #: Distinct simple ``session/update`` shapes (see
-#: :func:`baton.journal.redaction.frames.session_update_shape`) whose encoded record body one
+#: :func:`baton.redaction.frames.session_update_shape`) whose encoded record body one
 #: server's journal remembers, oldest forgotten first. A shape holds at most
 #: ``MAX_SHAPE_CHARS`` characters, so the cache holds at most a few MiB; a turn's deltas share
 #: a handful of shapes (one per message or tool call).

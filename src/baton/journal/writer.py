@@ -9,7 +9,7 @@ No fsync ever runs on the event loop: syncs run in a worker thread.
 
 Encoding. A record line is a per-segment head (server, segment, sequence, direction, time) and
 a body (raw text, metadata, hash; :class:`~baton.journal.records.RecordBody`). A simple
-``session/update`` (see :func:`~baton.journal.redaction.frames.session_update_shape`) has a
+``session/update`` (see :func:`~baton.redaction.frames.session_update_shape`) has a
 body decided by its shape alone, so the bodies of the last
 :data:`~baton.journal.limits.MAX_CACHED_RECORD_BODIES` shapes are reused: every delta of a
 streamed message is redacted and encoded once, and still gets its own record, sequence number
@@ -90,8 +90,8 @@ from baton.journal.records import (
     segment_name,
     validate_server_id,
 )
-from baton.journal.redaction import MALFORMED_FRAME_MARKER, SecretValues, redact_frame_message
-from baton.journal.redaction.frames import (
+from baton.redaction import MALFORMED_FRAME_MARKER, SecretValues, redact_frame_message
+from baton.redaction.frames import (
     MAX_SHAPE_CHARS,
     session_update_shape,
     shape_chars,

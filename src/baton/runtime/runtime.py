@@ -31,18 +31,14 @@ from baton.errors import (
     TransportClosed,
 )
 from baton.journal import Journal
-from baton.runtime import extensions
-from baton.runtime.controls import (
-    ControlSet,
-    confirm_mutation,
-    project_controls,
-    refuse_while,
-    resolve_control,
-)
-from baton.runtime.discovery import DiscoveryCache
-from baton.runtime.events import RunEvent
-from baton.runtime.lane import Lane, LaneFenced, LaneSession
-from baton.runtime.launch import CUSTOM_PROFILE_ID, LaunchSpec, from_command, from_profile
+from baton.runtime.agents.discovery import DiscoveryCache
+from baton.runtime.agents.launch import CUSTOM_PROFILE_ID, LaunchSpec, from_command, from_profile
+from baton.runtime.agents.profiles import BUILTIN_PROFILES, Profile
+from baton.runtime.agents.tools_file import load_tool_declarations
+from baton.runtime.lanes import extensions
+from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
+from baton.runtime.lanes.reconcile import reconcile
+from baton.runtime.lanes.review_lane import DEFAULT_LANE, check_review_root
 from baton.runtime.permissions.ask import Asker, NoUserAsker
 from baton.runtime.permissions.correlation import ToolCallTracker
 from baton.runtime.permissions.engine import PermissionSettings
@@ -54,14 +50,18 @@ from baton.runtime.permissions.policies import (
     check_run_settings,
     parse_policy,
 )
-from baton.runtime.profiles import BUILTIN_PROFILES, Profile
-from baton.runtime.reconcile import reconcile
-from baton.runtime.recorder import Recorder
-from baton.runtime.review_lane import DEFAULT_LANE, check_review_root
-from baton.runtime.settings import RequestedSettings, SessionMutationAmbiguous, apply_settings
-from baton.runtime.streaming import StreamMemory
-from baton.runtime.tools_file import load_tool_declarations
-from baton.runtime.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn, TurnOutcome
+from baton.runtime.turns.controls import (
+    ControlSet,
+    confirm_mutation,
+    project_controls,
+    refuse_while,
+    resolve_control,
+)
+from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.recorder import Recorder
+from baton.runtime.turns.settings import RequestedSettings, SessionMutationAmbiguous, apply_settings
+from baton.runtime.turns.streaming import StreamMemory
+from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn, TurnOutcome
 from baton.store import Store, ensure_data_dir, resolve_data_dir
 from baton.wire.budget import DEFAULT_REQUEST_LIMIT_SECONDS, BudgetClock, TurnBudget
 from baton.wire.content import build_prompt, text_block
@@ -623,7 +623,7 @@ class Runtime:
     def _attachments(
         self, spec: LaunchSpec, client: Any, request: RunRequest
     ) -> list[dict[str, Any]]:
-        from baton.runtime.attachments import attachment_blocks
+        from baton.runtime.turns.attachments import attachment_blocks
 
         return [
             *attachment_blocks(spec, client.capabilities, request.attachments),

@@ -11,7 +11,7 @@ Compare-and-set. State changes take ``expected=`` (one state or several) and rai
 in a final status (COMPLETED, FAILED, INTERRUPTED, LOST) never change.
 
 No secrets. Callers pass already-redacted text; every free-text column still gets a defensive
-:func:`~baton.journal.redaction.redact_text` pass (and JSON columns ``redact_json``), with the
+:func:`~baton.redaction.redact_text` pass (and JSON columns ``redact_json``), with the
 store's own secret values if it was given any. Diagnostic columns are truncated to
 :data:`MAX_DIAGNOSTIC_CHARS`.
 
@@ -36,7 +36,7 @@ import orjson
 from baton.errors import RecordNotFound, StoreConflict, UsageError
 from baton.journal import files
 from baton.journal.records import JournalRef, format_timestamp, validate_server_id
-from baton.journal.redaction import SecretValues, redact_json, redact_text
+from baton.redaction import SecretValues, redact_json, redact_text
 from baton.store.datadir import STORE_FILENAME
 from baton.store.migrations import migrate
 from baton.store.models import (

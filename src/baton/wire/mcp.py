@@ -16,7 +16,7 @@ stable ``sub_code`` whose message names the server by position and never echoes 
 contents, names, values or credentials.
 
 This module parses bytes; reading the file (and checking that each command is an executable)
-belongs to :mod:`baton.runtime.tools_file`. HTTP and SSE servers (from a library caller, never
+belongs to :mod:`baton.runtime.agents.tools_file`. HTTP and SSE servers (from a library caller, never
 from the file) are sent only when the agent advertises them: :func:`check_mcp_servers`.
 """
 

@@ -5,7 +5,7 @@ For each profile (every built-in and config-file profile, or the ones named) it 
 state, version, next action and executable, then each profile's diagnostics. ``--live`` also
 starts every discovered agent, runs ``initialize`` and ``session/new`` in a temporary directory
 within a budget, and shuts it down. ``--json`` prints one JSON object per profile per line
-(the fields of :meth:`baton.runtime.readiness.Readiness.to_json`, docs/profiles.md).
+(the fields of :meth:`baton.runtime.agents.readiness.Readiness.to_json`, docs/profiles.md).
 
 Exit code: with PROFILE names, 0 when every named profile can start, else the code of the
 first one that cannot (5 not installed or incompatible, 4 authentication required or account
@@ -26,17 +26,17 @@ import orjson
 
 from baton.cli import exit_codes
 from baton.errors import UsageError
-from baton.runtime.discovery import discover
-from baton.runtime.environment import sensitive_values
-from baton.runtime.live_check import LIVE_ABSOLUTE_SECONDS, LIVE_IDLE_SECONDS, live_check
-from baton.runtime.profiles import Profile
-from baton.runtime.readiness import (
+from baton.runtime.agents.config_file import UserConfig, load_config
+from baton.runtime.agents.discovery import discover
+from baton.runtime.agents.environment import sensitive_values
+from baton.runtime.agents.live_check import LIVE_ABSOLUTE_SECONDS, LIVE_IDLE_SECONDS, live_check
+from baton.runtime.agents.profiles import Profile
+from baton.runtime.agents.readiness import (
     LIVE_BUDGET_EXPIRED,
     Readiness,
     ReadinessState,
     readiness_from_discovery,
 )
-from baton.runtime.user_config import UserConfig, load_config
 from baton.wire.budget import TurnBudget
 
 #: Longest version cell in the summary table; longer text is cut there (the details and --json

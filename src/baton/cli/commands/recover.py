@@ -26,7 +26,7 @@ import orjson
 from baton.cli import exit_codes
 from baton.cli.commands.show import run_view
 from baton.cli.store_access import open_store, plain
-from baton.runtime.launch import CUSTOM_PROFILE_ID
+from baton.runtime.agents.launch import CUSTOM_PROFILE_ID
 from baton.runtime.runtime import RunRequest, Runtime
 
 #: Journal entries shown from the end of the run's agent process journal.

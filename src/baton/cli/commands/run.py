@@ -25,12 +25,12 @@ from typing import IO
 from baton.cli import exit_codes
 from baton.cli.permission_prompt import terminal_asker
 from baton.errors import AgentLaunchFailed, BatonError
-from baton.runtime.events import RunEvent
+from baton.runtime.agents.config_file import load_config
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
-from baton.runtime.turn import Turn
-from baton.runtime.user_config import load_config
+from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.turn import Turn
 
 #: Characters of the prompt read from stdin (`baton run -`), at most.
 MAX_STDIN_PROMPT_CHARS = 4 * 1024 * 1024

@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
-from baton.journal.redaction import REDACTED, SecretValues, redact_json, redact_text
+from baton.redaction import REDACTED, SecretValues, redact_json, redact_text
 from baton.runtime.permissions.local_policy import LocalDecision
 from baton.runtime.permissions.policies import DroppedOption
 from baton.wire.jsonrpc import RequestId

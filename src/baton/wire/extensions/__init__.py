@@ -8,7 +8,7 @@ Each module implements one captured, versioned contract and is pure (no I/O, no 
   (``clientCapabilities._meta.parameterizedModelPicker``, ``cursor/list_available_models``).
 
 Nothing here decides *whether* an extension applies: callers use these functions only for a
-profile whose flag enables the contract (:attr:`baton.runtime.profiles.Profile.
-session_models_extension`, :attr:`~baton.runtime.profiles.Profile.parameterized_model_picker`).
+profile whose flag enables the contract (:attr:`baton.runtime.agents.profiles.Profile.
+session_models_extension`, :attr:`~baton.runtime.agents.profiles.Profile.parameterized_model_picker`).
 Every other profile ignores the non-standard fields these modules read.
 """

@@ -22,7 +22,7 @@ that is not ``{models: [...]}``, repeats a value or lacks ``default`` raises
 :class:`~baton.errors.ExtensionPayloadInvalid`.
 
 Use these functions only for a profile whose ``parameterized_model_picker`` flag is set
-(:attr:`baton.runtime.profiles.Profile.parameterized_model_picker`); no other profile sends the
+(:attr:`baton.runtime.agents.profiles.Profile.parameterized_model_picker`); no other profile sends the
 capability or calls the method.
 """
 
@@ -37,7 +37,7 @@ from baton.errors import ChoiceNotAdvertised, ExtensionPayloadInvalid
 from baton.wire.session_state import SELECT, ConfigOption, parse_config_options
 from baton.wire.thinking import effort_matches
 
-#: The contract this module implements (also :data:`baton.runtime.profiles.
+#: The contract this module implements (also :data:`baton.runtime.agents.profiles.
 #: EXT_CURSOR_MODEL_PICKER`).
 CONTRACT_ID: Final = "cursor-agent-acp/parameterized-model-picker@v1"
 

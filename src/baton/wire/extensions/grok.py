@@ -31,7 +31,7 @@ names a current model it does not list raises :class:`~baton.errors.ExtensionPay
 The caller turns that into a quarantine of the process generation (and drops its catalog).
 
 Use these functions only for a profile whose ``session_models_extension`` flag is set
-(:attr:`baton.runtime.profiles.Profile.session_models_extension`); every other profile ignores
+(:attr:`baton.runtime.agents.profiles.Profile.session_models_extension`); every other profile ignores
 these non-standard fields.
 """
 
@@ -45,7 +45,7 @@ from baton.errors import ChoiceNotAdvertised, ExtensionPayloadInvalid
 from baton.wire.session_state import ModelInfo, ModelState
 from baton.wire.thinking import effort_matches
 
-#: The contract this module implements (also :data:`baton.runtime.profiles.
+#: The contract this module implements (also :data:`baton.runtime.agents.profiles.
 #: EXT_GROK_SESSION_MODELS`).
 CONTRACT_ID: Final = "grok-build-acp/session-models@v1"
 

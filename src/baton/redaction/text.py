@@ -1,0 +1,374 @@
+"""Credential redaction in free text: stderr tails, non-JSON lines, every JSON string leaf.
+
+Rules, applied in this order (each is one precompiled regex pass):
+
+1. the exact :class:`~baton.redaction.secret_values.SecretValues`, longest first (done
+   first, so no later rule can split a known secret and leave part of it behind);
+2. URL userinfo: ``https://user:pass@host`` becomes ``https://[REDACTED]@host``;
+3. ``Bearer <token>`` and ``Basic <token>`` (``Basic`` only when the token looks encoded, so
+   "Basic Authentication" survives);
+4. ``key=value`` and ``key: value`` where the key is credential-like (``api_key=...``,
+   ``"password": "..."``, ``--token=...``, ``GITHUB_TOKEN=...``), and ``Authorization:``,
+   ``Proxy-Authorization:``, ``Cookie:`` and ``Set-Cookie:`` headers, whose value runs to the
+   end of the line (or of the quoted string the header opens);
+5. well-known key shapes: ``sk-...``, ``sk-ant-...``, ``sk-proj-...``, ``gh[pousr]_...``,
+   ``github_pat_...``, ``AIza...``, ``AKIA...``/``ASIA...``, ``xox[baprs]-...``, and JWTs.
+
+Cost. Every pattern is free of nested or overlapping quantifiers, keys are at most
+:data:`MAX_KEY_CHARS` long, and a failed attempt can only rescan the run it started in, so
+redaction is linear in the length of the text. A cheap scan per rule skips the rules that
+cannot apply (most strings hold no ``:``, ``=``, ``@``, ``bearer`` or key prefix). Redaction is idempotent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Final
+
+from baton.redaction.markers import REDACTED
+from baton.redaction.names import (
+    is_credential_name,
+    is_header_credential_name,
+    may_end_with_credential_name,
+)
+from baton.redaction.secret_values import SecretValues
+
+#: Longest key a ``key=value`` rule considers. Bounds the work of one attempt (a longer run of
+#: name characters is not a key), which keeps the pass linear on adversarial input.
+MAX_KEY_CHARS: Final = 64
+
+#: Shortest token after ``Bearer`` or ``Basic`` that is redacted: real tokens are far longer,
+#: and shorter words after "bearer" or "basic" in prose are left alone.
+MIN_AUTH_TOKEN_CHARS: Final = 8
+
+#: How far back from the end of a stream's text a pending ``key`` (a credential name followed
+#: only by spaces, its separator still to come) is looked for.
+_PENDING_KEY_WINDOW: Final = MAX_KEY_CHARS + 4
+
+_URL_USERINFO_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9+.\-])(?P<scheme>[A-Za-z][A-Za-z0-9+.\-]{0,31}://)"
+    r"(?P<userinfo>[^\s/?#\"'<>\\]*)@"
+)
+
+_AUTH_SCHEME_RE: Final = re.compile(
+    r"(?i)(?<![\w\-])(?P<scheme>bearer|basic)(?P<space>[ \t]*)(?P<token>[A-Za-z0-9._~+/=\-]*)"
+)
+
+# A key: at most MAX_KEY_CHARS name characters, starting where a run of them starts.
+_KEY: Final = r"(?<![\w.\-])(?P<key>-{0,2}[A-Za-z_][\w.\-]{0," + str(MAX_KEY_CHARS - 1) + "})"
+
+_KV_HEAD_RE: Final = re.compile(_KEY + r"(?![\w.\-])(?P<close>\\?[\"'])?[ \t]*(?P<sep>[:=])[ \t]*")
+
+_ESCAPED_QUOTED_RE: Final = re.compile(r'\\"(?P<inner>(?:[^"\\\r\n]|\\(?!")[^\r\n])*)(?:\\")?')
+_DOUBLE_QUOTED_RE: Final = re.compile(r'"(?P<inner>(?:[^"\\\r\n]|\\[^\r\n])*)"?')
+_SINGLE_QUOTED_RE: Final = re.compile(r"'(?P<inner>[^'\r\n]*)'?")
+# A bare value ends at whitespace or ``, ; & " ' } ] ) >``, except that a redaction marker
+# inside it is taken whole: stopping at a marker's ``]`` would leave the marker's end behind,
+# which a second pass (or another rule, such as URL userinfo around it) would redact
+# differently; redaction must be idempotent.
+_BARE_RE: Final = re.compile(r"(?:\[REDACTED(?: [A-Z]+)*\]|[^\s,;&\"'}\])>])*")
+_LINE_REST_RE: Final = re.compile(r"[^\r\n]*")
+_QUOTED_LINE_REST_RE: Final = re.compile(r'(?:[^"\\\r\n]|\\[^\r\n])*')
+_MARKER_RE: Final = re.compile(r"\[REDACTED(?: [A-Z]+)*\]")
+
+_SHAPES_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9])(?:"
+    r"sk-(?:ant|proj)-[A-Za-z0-9_\-]{8,}"
+    r"|sk-[A-Za-z0-9_\-]{20,}"
+    r"|gh[pousr]_[A-Za-z0-9]{20,}"
+    r"|github_pat_[A-Za-z0-9_]{20,}"
+    r"|AIza[A-Za-z0-9_\-]{30,}"
+    r"|A[KS]IA[A-Z0-9]{16}(?![A-Za-z0-9])"
+    r"|xox[baprs]-[A-Za-z0-9\-]{10,}"
+    r")"
+    # A JWT may start only where a run of its characters starts: a failed attempt scans that
+    # run, so starting inside runs too would make the pass quadratic.
+    r"|(?<![A-Za-z0-9_\-])eyJ[A-Za-z0-9_\-]{4,}+\.eyJ[A-Za-z0-9_\-]{4,}+\.[A-Za-z0-9_\-]*+"
+)
+
+# Cheap scans that tell which rules can apply at all (each is one pass without backtracking).
+_AUTH_HINT_RE: Final = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr]|[Bb][Aa][Ss][Ii][Cc]")
+_SHAPE_HINT_RE: Final = re.compile(r"sk-|gh[pousr]_|github_pat_|AIza|A[KS]IA|xox[baprs]-|eyJ")
+
+# The beginning of a well-known shape (checked inside the token run that ends a stream only).
+_SHAPE_PREFIX_RE: Final = re.compile(
+    r"(?<![A-Za-z0-9])(?:sk-|gh[pousr]_|github_pat_|AIza|A[KS]IA|xox[baprs]-|eyJ)"
+    r"(?=[A-Za-z0-9_.\-])"
+)
+_TOKEN_CHARS_RE: Final = re.compile(r"[A-Za-z0-9_.\-]*")
+_TRAILING_RUN_RE: Final = re.compile(r"\S*")
+
+_PENDING_KEY_RE: Final = re.compile(_KEY + r"(?:\\?[\"'])?\Z")
+
+# Whatever a pattern rule or a credential construct needs in order to start: the separators of
+# assignments, headers and URLs, ``@``, the auth words and the key-shape prefixes (one scan).
+# (Alternatives factored by their first character: the scan is about twice as fast.) Every
+# hint holds one of the characters of ``_HINT_CHAR_RE``, whose one-class scan is faster still,
+# so most prose never reaches the alternation.
+_HINT_CHAR_RE: Final = re.compile(r"[:=@\-_AJBb]")
+_ANY_HINT_RE: Final = re.compile(
+    r"[:=@]|[Bb](?:[Ee][Aa][Rr][Ee][Rr]|[Aa][Ss][Ii][Cc])"
+    r"|sk-|gh[pousr]_|github_pat_|A(?:Iza|[KS]IA)|xox[baprs]-|eyJ"
+)
+
+_LINE_CLOSERS: Final = "\r\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """Where a credential construct sits in a text: ``[start, end)``.
+
+    ``closers`` names the characters whose arrival can end the construct when it is still open
+    at the end of a stream (a header runs to a newline, a quoted value to its quote); None means
+    it ends at the next whitespace.
+    """
+
+    start: int
+    end: int
+    closers: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Assignment:
+    """A credential-named ``key=value``: the value's inner text is ``[inner_start, inner_end)``."""
+
+    key_start: int
+    inner_start: int
+    inner_end: int
+    end: int
+    closers: str | None
+    bare: bool
+
+
+def _assignments(text: str) -> Iterator[_Assignment]:
+    """Every ``key=value`` / ``key: value`` in ``text`` whose key is credential-like."""
+    position = 0
+    while True:
+        head = _KV_HEAD_RE.search(text, position)
+        if head is None:
+            return
+        position = head.end()
+        key = head.group("key")
+        if not is_credential_name(key):
+            continue
+        start = head.end()
+        key_start = head.start("key")
+        if (
+            head.group("sep") == ":"
+            and head.group("close") is None
+            and is_header_credential_name(key)
+        ):
+            quoted = key_start > 0 and text[key_start - 1] == '"'
+            rest = (_QUOTED_LINE_REST_RE if quoted else _LINE_REST_RE).match(text, start)
+            assert rest is not None  # both patterns match the empty string
+            end = rest.end()
+            inner_end = len(text[start:end].rstrip())
+            yield _Assignment(
+                key_start,
+                start,
+                start + inner_end,
+                end,
+                '"\r\n' if quoted else _LINE_CLOSERS,
+                False,
+            )
+            position = max(position, end)
+            continue
+        found = _value_assignment(text, key_start, start)
+        yield found
+        position = max(position, found.end)
+
+
+def _value_assignment(text: str, key_start: int, start: int) -> _Assignment:
+    """The value that starts at ``start``: quoted (three spellings) or bare."""
+    lead = text[start : start + 2]
+    if lead == '\\"':
+        m = _ESCAPED_QUOTED_RE.match(text, start)
+        closers: str | None = '"' + _LINE_CLOSERS
+    elif lead[:1] == '"':
+        m = _DOUBLE_QUOTED_RE.match(text, start)
+        closers = '"' + _LINE_CLOSERS
+    elif lead[:1] == "'":
+        m = _SINGLE_QUOTED_RE.match(text, start)
+        closers = "'" + _LINE_CLOSERS
+    else:
+        marker = _MARKER_RE.match(text, start)
+        rest = _BARE_RE.match(text, marker.end() if marker else start)
+        assert rest is not None  # matches the empty string
+        return _Assignment(key_start, start, rest.end(), rest.end(), None, True)
+    assert m is not None  # the lead character was checked above
+    return _Assignment(key_start, m.start("inner"), m.end("inner"), m.end(), closers, False)
+
+
+def _redact_assignments(text: str) -> str:
+    pieces: list[str] = []
+    position = 0
+    for found in _assignments(text):
+        inner = text[found.inner_start : found.inner_end]
+        if not inner or _MARKER_RE.fullmatch(inner) or found.inner_start < position:
+            continue
+        pieces.append(text[position : found.inner_start])
+        pieces.append(REDACTED)
+        position = found.inner_end
+    if not pieces:
+        return text
+    pieces.append(text[position:])
+    return "".join(pieces)
+
+
+def _looks_encoded(token: str) -> bool:
+    """True when a ``Basic`` token looks like base64 rather than an English word."""
+    return any(c.isdigit() or c in "+/=" for c in token) or any(c.isupper() for c in token[1:])
+
+
+def _auth_scheme(match: re.Match[str]) -> str:
+    token = match.group("token")
+    if not match.group("space") or len(token) < MIN_AUTH_TOKEN_CHARS:
+        return match.group(0)
+    if match.group("scheme").lower() == "basic" and not _looks_encoded(token):
+        return match.group(0)
+    return f"{match.group('scheme')}{match.group('space')}{REDACTED}"
+
+
+def _userinfo(match: re.Match[str]) -> str:
+    if not match.group("userinfo"):
+        return match.group(0)
+    return f"{match.group('scheme')}{REDACTED}@"
+
+
+def redact_text(text: str, secrets: SecretValues | None = None) -> str:
+    """Return ``text`` with every credential the rules recognise replaced by ``[REDACTED]``.
+
+    ``secrets`` are exact values to remove as well (a profile's sensitive environment values).
+    The result is stable: redacting it again changes nothing.
+    """
+    if secrets:
+        text = secrets.mask(text)
+    if "@" in text and "://" in text:
+        text = _URL_USERINFO_RE.sub(_userinfo, text)
+    if _may_hold_auth_word(text):
+        text = _AUTH_SCHEME_RE.sub(_auth_scheme, text)
+    if ":" in text or "=" in text:
+        text = _redact_assignments(text)
+    if _may_hold_shape(text):
+        text = _SHAPES_RE.sub(REDACTED, text)
+    return text
+
+
+#: From this length on, the hint scans of :func:`redact_text` start with single-character
+#: searches (memchr: many times faster per character than a regex scan, but several calls).
+_LONG_TEXT_CHARS: Final = 4096
+
+#: Characters one of which every key shape of ``_SHAPES_RE`` holds (``sk-`` and ``xox?-``
+#: a ``-``, ``gh?_`` and ``github_pat_`` a ``_``, ``AIza`` and ``A[KS]IA`` an ``A``, ``eyJ``
+#: a ``J``).
+_SHAPE_CHARS: Final = ("-", "_", "A", "J")
+
+
+def _may_hold_auth_word(text: str) -> bool:
+    """False only when ``text`` holds no ``bearer`` or ``basic`` in any ASCII case (lowering
+    maps those letters exactly; other characters that lower to them only add false hits)."""
+    if len(text) < _LONG_TEXT_CHARS:
+        return _AUTH_HINT_RE.search(text) is not None
+    if "b" not in text and "B" not in text:
+        return False
+    lowered = text.lower()
+    return "bearer" in lowered or "basic" in lowered
+
+
+def _may_hold_shape(text: str) -> bool:
+    """False only when no key shape can start in ``text``."""
+    if len(text) >= _LONG_TEXT_CHARS and not any(char in text for char in _SHAPE_CHARS):
+        return False
+    return _SHAPE_HINT_RE.search(text) is not None
+
+
+def credential_spans(text: str) -> list[Span]:
+    """Every place in ``text`` where a pattern rule applies or could still apply.
+
+    A stream uses this to choose where it may cut: never inside a span, never after the start
+    of a span that reaches the end of the text (it may still grow). Includes ``Bearer``/``Basic``
+    words whatever follows them, and a credential name at the very end that is followed only by
+    spaces (its separator may be in the next delta).
+    """
+    spans: list[Span] = []
+    if "@" in text and "://" in text:
+        spans.extend(Span(m.start(), m.end()) for m in _URL_USERINFO_RE.finditer(text))
+    if _AUTH_HINT_RE.search(text) is not None:
+        spans.extend(Span(m.start(), m.end()) for m in _AUTH_SCHEME_RE.finditer(text))
+    if _SHAPE_HINT_RE.search(text) is not None:
+        spans.extend(Span(m.start(), m.end()) for m in _SHAPES_RE.finditer(text))
+    if ":" in text or "=" in text:
+        spans.extend(Span(a.key_start, a.end, a.closers) for a in _assignments(text))
+    if text.endswith((" ", "\t")):
+        pending = _pending_key_start(text)
+        if pending is not None:
+            spans.append(Span(pending, len(text)))
+    return spans
+
+
+def _pending_key_start(text: str) -> int | None:
+    """Where a credential name that ends ``text`` (followed only by spaces, its separator still
+    to come) starts, or None."""
+    stripped = text.rstrip(" \t")
+    pending = _PENDING_KEY_RE.search(stripped, max(0, len(stripped) - _PENDING_KEY_WINDOW))
+    if pending is not None and is_credential_name(pending.group("key")):
+        return pending.start()
+    return None
+
+
+#: The characters of ``_HINT_CHAR_RE``, searched one by one in long texts (each a memchr).
+_HINT_CHARS: Final = ":=@-_AJBb"
+
+
+def _has_hint_char(text: str) -> bool:
+    """True when ``text`` holds a character of ``_HINT_CHAR_RE``."""
+    if len(text) >= _LONG_TEXT_CHARS:
+        return any(char in text for char in _HINT_CHARS)
+    return _HINT_CHAR_RE.search(text) is not None
+
+
+def may_hold_credential(text: str) -> bool:
+    """False only when no pattern rule applies to ``text`` and no credential construct can
+    start in it: then ``redact_text(text)`` is ``text`` (exact secrets aside) and
+    ``credential_spans(text)`` is empty. One scan for the characters and words every rule
+    needs, plus the pending-key check when ``text`` ends with a space or a tab."""
+    if _has_hint_char(text) and _ANY_HINT_RE.search(text) is not None:
+        return True
+    return (
+        text.endswith((" ", "\t"))
+        and may_end_with_credential_name(text)
+        and _pending_key_start(text) is not None
+    )
+
+
+def partial_shape_start(text: str) -> int | None:
+    """Where a well-known key shape (or a ``Bearer`` token) that the end of ``text`` cut short
+    begins, or None. Only the run of token characters that ends ``text`` is examined."""
+    tail = _reversed_match_length(_TOKEN_CHARS_RE, text)
+    if not tail:
+        return None
+    tail_start = len(text) - tail
+    prefix = _SHAPE_PREFIX_RE.search(text, tail_start)
+    if prefix is not None:
+        return prefix.start()
+    head = text[:tail_start]
+    stripped = head.rstrip(" \t")
+    if len(stripped) < len(head) and stripped[-6:].lower() == "bearer":
+        before = stripped[-7:-6]
+        if not before or not (before.isalnum() or before in "_-"):
+            return len(stripped) - 6
+    return None
+
+
+def _reversed_match_length(regex: re.Pattern[str], text: str) -> int:
+    """Length of the longest end of ``text`` made of ``regex``'s characters (one pass)."""
+    match = regex.match(text[::-1])
+    assert match is not None  # both callers' patterns match the empty string
+    return match.end()
+
+
+def trailing_run_start(text: str) -> int:
+    """Index where the whitespace-free run that ends ``text`` begins (``len(text)`` if none)."""
+    return len(text) - _reversed_match_length(_TRAILING_RUN_RE, text)

@@ -1,0 +1,494 @@
+"""The user's config file: custom profiles and persisted executable overrides.
+
+Where it is, first match wins: the ``--config FILE`` flag, the ``BATON_CONFIG`` variable, else
+``config.toml`` in Baton's platform config directory (``~/.config/baton/config.toml`` on Linux,
+from platformdirs). A file named by the flag or the variable must exist; the default file may
+be absent (then there is nothing to add).
+
+The format is TOML (docs/profiles.md has an example)::
+
+    [executables]              # persisted overrides, by profile id
+    claude = "/opt/claude/node_modules/.bin/claude-agent-acp"
+
+    [profiles.my-agent]        # a custom profile
+    argv = ["my-agent", "--acp"]
+    probe_argv = ["--help"]
+    probe_patterns = ['\\bUsage:\\s+my-agent\\b']
+
+Everything is validated before use; a problem raises :class:`~baton.errors.ConfigFileError`
+with a stable ``sub_code`` (the ``CONFIG_*`` constants below) naming the file and the key.
+Unknown keys are errors, not ignored: a typo must not silently weaken a contract.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+import platformdirs
+
+from baton.errors import ConfigFileError, ConfigurationError
+from baton.runtime.agents.environment import (
+    ENV_KEY_PATTERN,
+    MAX_ENV_KEY_CHARS,
+    RESERVED_KEY_PREFIX,
+    SHARED_GROUPS,
+    KeyGroup,
+    compose,
+    group,
+)
+from baton.runtime.agents.profiles import (
+    ALL_POLICIES,
+    BUILTIN_OVERRIDE_KEYS,
+    BUILTIN_PROFILES,
+    MAX_ARG_CHARS,
+    MAX_ARGV_ITEMS,
+    PROFILE_ID_PATTERN,
+    LaunchProbe,
+    Policy,
+    Profile,
+    default_override_env,
+)
+from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
+
+#: The variable that names the config file (after the ``--config`` flag, before the default).
+CONFIG_ENV: Final = "BATON_CONFIG"
+
+#: The config file's name inside Baton's platform config directory.
+CONFIG_FILE_NAME: Final = "config.toml"
+
+#: The application name platformdirs places the config directory under.
+APP_NAME: Final = "baton"
+
+#: Largest config file read. Protects memory and parse time against a wrong path (a log, a
+#: binary); a real config is a few KiB.
+MAX_CONFIG_BYTES: Final = 1024 * 1024
+
+#: Most custom profiles in one file. Protects doctor and discovery (each profile may run two
+#: probes of up to 5 s) against a generated file.
+MAX_CUSTOM_PROFILES: Final = 64
+
+#: Most keys in one custom profile's ``env`` (and ``sensitive``) list.
+MAX_ENV_KEYS: Final = 256
+
+#: Most regular expressions in one pattern list, and the longest one. Protects the probe check.
+MAX_PATTERNS: Final = 16
+MAX_PATTERN_CHARS: Final = 1024
+
+#: Longest display name and executable override value.
+MAX_DISPLAY_NAME_CHARS: Final = 128
+MAX_EXECUTABLE_CHARS: Final = 4096
+
+#: The environment contract version of every config-file profile. A profile's own contract is
+#: identified as ``config/<id>-environment@v1``.
+CUSTOM_CONTRACT_VERSION: Final = 1
+
+# Stable sub-codes of ConfigFileError.
+CONFIG_NOT_FOUND: Final = "CONFIG_NOT_FOUND"
+CONFIG_UNREADABLE: Final = "CONFIG_UNREADABLE"
+CONFIG_TOO_LARGE: Final = "CONFIG_TOO_LARGE"
+CONFIG_SYNTAX: Final = "CONFIG_SYNTAX"
+CONFIG_UNKNOWN_KEY: Final = "CONFIG_UNKNOWN_KEY"
+CONFIG_MISSING_KEY: Final = "CONFIG_MISSING_KEY"
+CONFIG_WRONG_TYPE: Final = "CONFIG_WRONG_TYPE"
+CONFIG_INVALID_VALUE: Final = "CONFIG_INVALID_VALUE"
+CONFIG_TOO_MANY: Final = "CONFIG_TOO_MANY"
+CONFIG_BAD_PROFILE_ID: Final = "CONFIG_BAD_PROFILE_ID"
+CONFIG_SHADOWS_BUILTIN: Final = "CONFIG_SHADOWS_BUILTIN"
+CONFIG_UNKNOWN_PROFILE: Final = "CONFIG_UNKNOWN_PROFILE"
+CONFIG_BAD_ENV_KEY: Final = "CONFIG_BAD_ENV_KEY"
+CONFIG_RESERVED_ENV_KEY: Final = "CONFIG_RESERVED_ENV_KEY"
+CONFIG_SENSITIVE_NOT_ALLOWED: Final = "CONFIG_SENSITIVE_NOT_ALLOWED"
+CONFIG_UNKNOWN_GROUP: Final = "CONFIG_UNKNOWN_GROUP"
+CONFIG_BAD_PATTERN: Final = "CONFIG_BAD_PATTERN"
+CONFIG_BAD_POLICY: Final = "CONFIG_BAD_POLICY"
+CONFIG_DUPLICATE_OVERRIDE_KEY: Final = "CONFIG_DUPLICATE_OVERRIDE_KEY"
+
+#: Every sub-code, for documentation and tests.
+CONFIG_SUB_CODES: Final = (
+    CONFIG_NOT_FOUND,
+    CONFIG_UNREADABLE,
+    CONFIG_TOO_LARGE,
+    CONFIG_SYNTAX,
+    CONFIG_UNKNOWN_KEY,
+    CONFIG_MISSING_KEY,
+    CONFIG_WRONG_TYPE,
+    CONFIG_INVALID_VALUE,
+    CONFIG_TOO_MANY,
+    CONFIG_BAD_PROFILE_ID,
+    CONFIG_SHADOWS_BUILTIN,
+    CONFIG_UNKNOWN_PROFILE,
+    CONFIG_BAD_ENV_KEY,
+    CONFIG_RESERVED_ENV_KEY,
+    CONFIG_SENSITIVE_NOT_ALLOWED,
+    CONFIG_UNKNOWN_GROUP,
+    CONFIG_BAD_PATTERN,
+    CONFIG_BAD_POLICY,
+    CONFIG_DUPLICATE_OVERRIDE_KEY,
+)
+
+ConfigSource = Literal["flag", "env", "default"]
+
+_TOP_KEYS: Final = frozenset({"executables", "profiles"})
+_PROFILE_KEYS: Final = frozenset(
+    {
+        "display_name",
+        "argv",
+        "env",
+        "env_groups",
+        "sensitive",
+        "version_argv",
+        "probe_argv",
+        "probe_patterns",
+        "policies",
+        "override_env",
+        "max_frame_bytes",
+        "strict",
+        "account_unsupported_patterns",
+    }
+)
+_REQUIRED_PROFILE_KEYS: Final = ("argv", "probe_argv", "probe_patterns")
+
+
+@dataclass(frozen=True, slots=True)
+class UserConfig:
+    """A loaded config file. ``path`` is None when the default file does not exist."""
+
+    path: Path | None
+    source: ConfigSource
+    profiles: Mapping[str, Profile] = field(default_factory=dict)
+    executables: Mapping[str, str] = field(default_factory=dict)
+
+    def all_profiles(self) -> dict[str, Profile]:
+        """Built-in profiles first, then the config file's, by id."""
+        return {**BUILTIN_PROFILES, **self.profiles}
+
+    def executable_override(self, profile_id: str) -> str | None:
+        """The persisted executable override for ``profile_id``, if the file sets one."""
+        return self.executables.get(profile_id)
+
+
+def config_path(
+    explicit: str | os.PathLike[str] | None, env: Mapping[str, str]
+) -> tuple[Path, ConfigSource]:
+    """Where the config file is and which rule chose it (flag, env, default)."""
+    if explicit is not None:
+        return Path(explicit), "flag"
+    named = env.get(CONFIG_ENV)
+    if named:
+        return Path(named), "env"
+    return platformdirs.user_config_path(APP_NAME) / CONFIG_FILE_NAME, "default"
+
+
+def load_config(
+    explicit: str | os.PathLike[str] | None = None, env: Mapping[str, str] | None = None
+) -> UserConfig:
+    """Find, read and validate the config file (see the module docstring for the rules)."""
+    path, source = config_path(explicit, os.environ if env is None else env)
+    where = str(path)
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(MAX_CONFIG_BYTES + 1)
+    except FileNotFoundError:
+        if source == "default":
+            return UserConfig(path=None, source=source)
+        origin = "--config" if source == "flag" else CONFIG_ENV
+        raise ConfigFileError(
+            CONFIG_NOT_FOUND, where, f"the config file named by {origin} does not exist"
+        ) from None
+    except OSError as exc:
+        raise ConfigFileError(
+            CONFIG_UNREADABLE, where, f"cannot read the config file: {exc.strerror or exc}"
+        ) from None
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigFileError(
+            CONFIG_TOO_LARGE, where, f"the config file is larger than {MAX_CONFIG_BYTES} bytes"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ConfigFileError(CONFIG_SYNTAX, where, "the config file is not UTF-8") from None
+    return parse_config(text, path=path, source=source)
+
+
+def parse_config(
+    text: str, *, path: Path | None = None, source: ConfigSource = "flag"
+) -> UserConfig:
+    """Validate config ``text`` (TOML) into a :class:`UserConfig`."""
+    where = str(path) if path is not None else "<config>"
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigFileError(CONFIG_SYNTAX, where, f"not valid TOML: {exc}") from None
+    _no_unknown_keys(raw, _TOP_KEYS, where)
+    profiles_raw = _table(raw.get("profiles", {}), f"{where}: profiles")
+    if len(profiles_raw) > MAX_CUSTOM_PROFILES:
+        raise ConfigFileError(
+            CONFIG_TOO_MANY, f"{where}: profiles", f"at most {MAX_CUSTOM_PROFILES} profiles"
+        )
+    profiles: dict[str, Profile] = {}
+    override_keys: dict[str, str] = {key: "a built-in profile" for key in BUILTIN_OVERRIDE_KEYS}
+    for profile_id, body in profiles_raw.items():
+        profile = _parse_profile(profile_id, body, f"{where}: profiles.{profile_id}")
+        owner = override_keys.get(profile.override_env)
+        if owner is not None:
+            raise ConfigFileError(
+                CONFIG_DUPLICATE_OVERRIDE_KEY,
+                f"{where}: profiles.{profile_id}.override_env",
+                f"{profile.override_env} is already the override key of {owner}",
+            )
+        override_keys[profile.override_env] = f"profile {profile_id}"
+        profiles[profile_id] = profile
+    known = {*BUILTIN_PROFILES, *profiles}
+    executables: dict[str, str] = {}
+    for profile_id, value in _table(raw.get("executables", {}), f"{where}: executables").items():
+        key_where = f"{where}: executables.{profile_id}"
+        if profile_id not in known:
+            raise ConfigFileError(
+                CONFIG_UNKNOWN_PROFILE, key_where, f"no profile named {profile_id!r}"
+            )
+        if not isinstance(value, str):
+            raise ConfigFileError(CONFIG_WRONG_TYPE, key_where, "must be a string (a path)")
+        if not value or len(value) > MAX_EXECUTABLE_CHARS:
+            raise ConfigFileError(
+                CONFIG_INVALID_VALUE,
+                key_where,
+                f"must be a non-empty path of at most {MAX_EXECUTABLE_CHARS} characters",
+            )
+        # A NUL byte is kept here on purpose: the resolver refuses it as a rejected candidate,
+        # so `baton doctor` shows the refusal next to the profile it breaks.
+        executables[profile_id] = value
+    return UserConfig(path=path, source=source, profiles=profiles, executables=executables)
+
+
+# --- one custom profile --------------------------------------------------------------------
+
+
+def _parse_profile(profile_id: str, body: object, where: str) -> Profile:
+    if PROFILE_ID_PATTERN.fullmatch(profile_id) is None:
+        raise ConfigFileError(
+            CONFIG_BAD_PROFILE_ID,
+            where,
+            f"profile ids must match {PROFILE_ID_PATTERN.pattern} (lowercase, digits, dashes)",
+        )
+    if profile_id in BUILTIN_PROFILES:
+        raise ConfigFileError(
+            CONFIG_SHADOWS_BUILTIN,
+            where,
+            f"{profile_id!r} is a built-in profile; pick another id (set its executable in "
+            "[executables] instead)",
+        )
+    table = _table(body, where)
+    _no_unknown_keys(table, _PROFILE_KEYS, where)
+    for key in _REQUIRED_PROFILE_KEYS:
+        if key not in table:
+            raise ConfigFileError(CONFIG_MISSING_KEY, f"{where}.{key}", "is required")
+
+    argv = _argv(table["argv"], f"{where}.argv")
+    if not argv:
+        raise ConfigFileError(CONFIG_INVALID_VALUE, f"{where}.argv", "must not be empty")
+    name = argv[0]
+    if not name or "/" in name:
+        raise ConfigFileError(
+            CONFIG_INVALID_VALUE,
+            f"{where}.argv[0]",
+            "must be a command name looked up on PATH; put a path in [executables]",
+        )
+    version_argv: tuple[str, ...] | None = ("--version",)
+    if "version_argv" in table:
+        version_argv = _argv(table["version_argv"], f"{where}.version_argv") or None
+
+    override_env = default_override_env(profile_id)
+    if "override_env" in table:
+        override_env = _string(table["override_env"], f"{where}.override_env")
+        if not _is_env_key(override_env):
+            raise ConfigFileError(
+                CONFIG_BAD_ENV_KEY, f"{where}.override_env", "must be a variable name"
+            )
+
+    groups = _groups(table.get("env_groups", []), f"{where}.env_groups")
+    keys = _env_keys(table.get("env", []), f"{where}.env")
+    sensitive = _env_keys(table.get("sensitive", []), f"{where}.sensitive")
+    allowed = set(keys).union(*(g.keys for g in groups))
+    stray = sorted(set(sensitive) - allowed)
+    if stray:
+        raise ConfigFileError(
+            CONFIG_SENSITIVE_NOT_ALLOWED,
+            f"{where}.sensitive",
+            f"{stray} are not in env or env_groups (only allowed keys can be sensitive)",
+        )
+    # The profile's own keys, plus the sensitive marks it adds (to its keys or a group's).
+    own = group(f"config/{profile_id}", (*keys, *sensitive), sensitive)
+    environment = compose(f"config/{profile_id}-environment", CUSTOM_CONTRACT_VERSION, *groups, own)
+
+    policies = _policies(table.get("policies", ["ask"]), f"{where}.policies")
+    frame_cap = table.get("max_frame_bytes", DEFAULT_MAX_FRAME_BYTES)
+    if isinstance(frame_cap, bool) or not isinstance(frame_cap, int):
+        raise ConfigFileError(CONFIG_WRONG_TYPE, f"{where}.max_frame_bytes", "must be an integer")
+    strict = table.get("strict", False)
+    if not isinstance(strict, bool):
+        raise ConfigFileError(CONFIG_WRONG_TYPE, f"{where}.strict", "must be true or false")
+    display_name = profile_id
+    if "display_name" in table:
+        display_name = _string(table["display_name"], f"{where}.display_name")
+        if not display_name or len(display_name) > MAX_DISPLAY_NAME_CHARS:
+            raise ConfigFileError(
+                CONFIG_INVALID_VALUE,
+                f"{where}.display_name",
+                f"must be 1 to {MAX_DISPLAY_NAME_CHARS} characters",
+            )
+    probe = _probe(table, where)
+    account = _patterns(
+        table.get("account_unsupported_patterns", []),
+        f"{where}.account_unsupported_patterns",
+        required=False,
+    )
+    try:
+        return Profile(
+            id=profile_id,
+            display_name=display_name,
+            executables=(name,),
+            override_env=override_env,
+            launch_argv=argv[1:],
+            version_argv=version_argv,
+            probe=probe,
+            environment=environment,
+            allowed_policies=policies,
+            max_frame_bytes=frame_cap,
+            strict_mode=strict,
+            account_unsupported_patterns=account,
+            builtin=False,
+        )
+    except ConfigurationError as exc:
+        raise ConfigFileError(CONFIG_INVALID_VALUE, where, exc.message) from None
+
+
+def _probe(table: Mapping[str, Any], where: str) -> LaunchProbe:
+    argv = _argv(table["probe_argv"], f"{where}.probe_argv")
+    patterns = _patterns(table["probe_patterns"], f"{where}.probe_patterns", required=True)
+    return LaunchProbe(argv, patterns)
+
+
+# --- value helpers -------------------------------------------------------------------------
+
+
+def _table(value: object, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise ConfigFileError(CONFIG_WRONG_TYPE, where, "must be a table")
+    return value
+
+
+def _no_unknown_keys(table: Mapping[str, Any], allowed: frozenset[str], where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ConfigFileError(
+            CONFIG_UNKNOWN_KEY,
+            where,
+            f"unknown keys {unknown}; allowed: {sorted(allowed)}",
+        )
+
+
+def _string(value: object, where: str) -> str:
+    if not isinstance(value, str):
+        raise ConfigFileError(CONFIG_WRONG_TYPE, where, "must be a string")
+    if "\0" in value:
+        raise ConfigFileError(CONFIG_INVALID_VALUE, where, "must not contain a NUL byte")
+    return value
+
+
+def _string_list(value: object, where: str, limit: int) -> list[str]:
+    if not isinstance(value, list):
+        raise ConfigFileError(CONFIG_WRONG_TYPE, where, "must be a list of strings")
+    if len(value) > limit:
+        raise ConfigFileError(CONFIG_TOO_MANY, where, f"at most {limit} items")
+    return [_string(item, f"{where}[{index}]") for index, item in enumerate(value)]
+
+
+def _argv(value: object, where: str) -> tuple[str, ...]:
+    items = _string_list(value, where, MAX_ARGV_ITEMS)
+    for index, item in enumerate(items):
+        if len(item) > MAX_ARG_CHARS:
+            raise ConfigFileError(
+                CONFIG_INVALID_VALUE, f"{where}[{index}]", f"longer than {MAX_ARG_CHARS} chars"
+            )
+    return tuple(items)
+
+
+def _is_env_key(key: str) -> bool:
+    return len(key) <= MAX_ENV_KEY_CHARS and ENV_KEY_PATTERN.fullmatch(key) is not None
+
+
+def _env_keys(value: object, where: str) -> tuple[str, ...]:
+    keys = _string_list(value, where, MAX_ENV_KEYS)
+    for index, key in enumerate(keys):
+        if not _is_env_key(key):
+            raise ConfigFileError(
+                CONFIG_BAD_ENV_KEY,
+                f"{where}[{index}]",
+                f"{key[:MAX_ENV_KEY_CHARS]!r} is not an exact variable name (no wildcards, "
+                "no prefixes)",
+            )
+        if key.startswith(RESERVED_KEY_PREFIX):
+            raise ConfigFileError(
+                CONFIG_RESERVED_ENV_KEY,
+                f"{where}[{index}]",
+                f"{key} is one of Baton's own inputs and is never passed to an agent",
+            )
+    return tuple(keys)
+
+
+def _groups(value: object, where: str) -> tuple[KeyGroup, ...]:
+    names = _string_list(value, where, len(SHARED_GROUPS))
+    groups: list[KeyGroup] = []
+    for index, name in enumerate(names):
+        found = SHARED_GROUPS.get(name)
+        if found is None:
+            raise ConfigFileError(
+                CONFIG_UNKNOWN_GROUP,
+                f"{where}[{index}]",
+                f"no environment group {name!r}; known: {sorted(SHARED_GROUPS)}",
+            )
+        groups.append(found)
+    return tuple(groups)
+
+
+def _patterns(value: object, where: str, *, required: bool) -> tuple[re.Pattern[str], ...]:
+    sources = _string_list(value, where, MAX_PATTERNS)
+    if required and not sources:
+        raise ConfigFileError(CONFIG_BAD_PATTERN, where, "at least one pattern is required")
+    compiled: list[re.Pattern[str]] = []
+    for index, source in enumerate(sources):
+        if not source or len(source) > MAX_PATTERN_CHARS:
+            raise ConfigFileError(
+                CONFIG_BAD_PATTERN, f"{where}[{index}]", f"must be 1 to {MAX_PATTERN_CHARS} chars"
+            )
+        try:
+            compiled.append(re.compile(source, re.IGNORECASE))
+        except re.error as exc:
+            raise ConfigFileError(
+                CONFIG_BAD_PATTERN, f"{where}[{index}]", f"not a valid regular expression: {exc}"
+            ) from None
+    return tuple(compiled)
+
+
+def _policies(value: object, where: str) -> tuple[Policy, ...]:
+    names = _string_list(value, where, len(ALL_POLICIES))
+    chosen: list[Policy] = []
+    for index, name in enumerate(names):
+        policy = next((p for p in ALL_POLICIES if p == name), None)
+        if policy is None:
+            raise ConfigFileError(
+                CONFIG_BAD_POLICY,
+                f"{where}[{index}]",
+                f"unknown policy {name!r}; choose from {list(ALL_POLICIES)}",
+            )
+        if policy not in chosen:
+            chosen.append(policy)
+    if "ask" not in chosen:
+        raise ConfigFileError(CONFIG_BAD_POLICY, where, "must include 'ask'")
+    return tuple(chosen)

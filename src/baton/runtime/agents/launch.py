@@ -1,0 +1,144 @@
+"""What it takes to start one agent: the resolved launch of a profile, or an ad-hoc command.
+
+A :class:`LaunchSpec` is the runtime identity of a lane (profile, resolved executable, lane
+name) plus everything the lane needs to start and police its child: the exact argv and
+environment, the secrets to redact, the frame cap, and the permission policies it allows.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from baton.errors import ConfigurationError
+from baton.runtime.agents.environment import BASE_GROUP, filter_environment, sensitive_values
+from baton.runtime.agents.profiles import ALL_POLICIES, Profile
+from baton.runtime.lanes.review_lane import REVIEW_LANE, review_argv
+from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
+
+#: The profile id recorded for an ad-hoc ``--agent-command`` agent.
+CUSTOM_PROFILE_ID = "custom"
+
+#: An ad-hoc command line longer than this is refused (it is split like a shell, no shell).
+MAX_AGENT_COMMAND_CHARS = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchSpec:
+    """How to start one agent and what rules its lane follows."""
+
+    profile_id: str
+    argv: tuple[str, ...]
+    env: Mapping[str, str]
+    secrets: tuple[str, ...] = ()
+    lane: str = "default"
+    max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
+    strict_mode: bool = False
+    allowed_policies: tuple[str, ...] = ("ask",)
+    allow_remembered_permissions: bool = False
+    terminal_failure_text: str | None = None
+    extensions: frozenset[str] = field(default_factory=frozenset)
+    profile: Profile | None = None
+    #: A read-only review lane (grok): edit, delete, move and MCP tools are never allowed.
+    read_only: bool = False
+
+    @property
+    def executable(self) -> str:
+        """The resolved executable (absolute path)."""
+        return self.argv[0]
+
+    @property
+    def identity(self) -> tuple[str, str, str]:
+        """The lane's runtime identity: (profile, executable, lane)."""
+        return (self.profile_id, self.executable, self.lane)
+
+    @property
+    def launch_form(self) -> str:
+        """The command line, for people."""
+        return shlex.join(self.argv)
+
+
+def from_profile(
+    profile: Profile, executable: str, parent_env: Mapping[str, str], *, lane: str = "default"
+) -> LaunchSpec:
+    """The launch of a discovered profile: its argv, its exact environment contract. The
+    ``review`` lane exists only for profiles with a read-only sandbox (grok)."""
+    env = filter_environment(profile.environment.keys, parent_env, exclude=(profile.override_env,))
+    read_only = lane == REVIEW_LANE
+    argv = (
+        (executable, *review_argv(profile.id))
+        if read_only
+        else tuple(profile.launch_command(executable))
+    )
+    return LaunchSpec(
+        profile_id=profile.id,
+        argv=argv,
+        read_only=read_only,
+        env=env,
+        secrets=tuple(sensitive_values(profile, parent_env)),
+        lane=lane,
+        max_frame_bytes=profile.max_frame_bytes,
+        strict_mode=profile.strict_mode,
+        allowed_policies=tuple(profile.allowed_policies),
+        allow_remembered_permissions=profile.allow_remembered_permissions,
+        terminal_failure_text=profile.terminal_failure_text,
+        extensions=profile.extensions,
+        profile=profile,
+    )
+
+
+def from_command(
+    command: str | Sequence[str],
+    parent_env: Mapping[str, str],
+    *,
+    env_keys: Sequence[str] = (),
+    allow_unattended: bool = False,
+    cwd: str | None = None,
+) -> LaunchSpec:
+    """The launch of an ad-hoc ``--agent-command``: split like a shell (no shell is used), the
+    executable resolved on PATH, the environment the portable base plus each named key.
+
+    Values of the named keys are treated as sensitive (redacted everywhere): Baton cannot know
+    which of them are credentials. Only ``ask`` is allowed unless ``allow_unattended``.
+    """
+    if isinstance(command, str):
+        if len(command) > MAX_AGENT_COMMAND_CHARS:
+            raise ConfigurationError(
+                f"--agent-command is longer than {MAX_AGENT_COMMAND_CHARS} characters"
+            )
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            raise ConfigurationError(f"--agent-command cannot be split: {exc}") from exc
+    else:
+        argv = list(command)
+    if not argv:
+        raise ConfigurationError("--agent-command is empty")
+    if any("\0" in arg for arg in argv):
+        raise ConfigurationError("--agent-command contains a NUL byte")
+    executable = argv[0]
+    if "/" in executable:
+        resolved = os.path.abspath(os.path.join(cwd or os.getcwd(), executable))
+    else:
+        found = shutil.which(executable, path=parent_env.get("PATH", os.defpath))
+        if found is None:
+            raise ConfigurationError(f"--agent-command: {executable!r} was not found on PATH")
+        resolved = os.path.abspath(found)
+    for key in env_keys:
+        if not key or "=" in key or "\0" in key:
+            raise ConfigurationError(f"--env takes a variable name, got {key!r}")
+    env = filter_environment(set(BASE_GROUP.keys) | set(env_keys), parent_env)
+    secrets = sorted(
+        {parent_env[k] for k in env_keys if parent_env.get(k)}, key=lambda v: (-len(v), v)
+    )
+    policies = tuple(ALL_POLICIES) if allow_unattended else ("ask",)
+    return LaunchSpec(
+        profile_id=CUSTOM_PROFILE_ID,
+        argv=(resolved, *argv[1:]),
+        env=env,
+        secrets=tuple(secrets),
+        allowed_policies=policies,
+    )

@@ -1,0 +1,616 @@
+"""One prompt turn: submit, stream, answer permissions, and settle the outcome.
+
+session/prompt has no RPC completion deadline: a healthy turn may run for hours. An optional
+turn budget (idle and absolute bounds) applies instead; when a bound elapses, or the user
+interrupts, Baton sends session/cancel, answers pending permission requests cancelled and starts
+the interrupt deadline (15 s by default): a ``cancelled`` answer makes the run INTERRUPTED; no
+answer in time makes it RECOVERY_REQUIRED and quarantines the lane. Only ``end_turn`` completes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from baton.connection import InboundRequest
+from baton.connection.client import AcpClient
+from baton.errors import (
+    AgentRequestError,
+    AuthenticationRequired,
+    BatonError,
+    BudgetExpired,
+    ProtocolError,
+    TransportClosed,
+)
+from baton.runtime.lanes.lane import Lane, LaneSession
+from baton.runtime.permissions.ask import Asker
+from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
+from baton.runtime.permissions.records import TURN_CANCELLED
+from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.recorder import Recorder
+from baton.runtime.turns.streaming import (
+    STREAM_OUTPUT_FLUSH_SECONDS,
+    TEXT_UPDATES,
+    Item,
+    OutputGroup,
+    RunBuffer,
+    StreamMemory,
+)
+from baton.store import NewItem
+from baton.wire.budget import BudgetClock
+from baton.wire.session_state import parse_config_options
+from baton.wire.stop import parse_prompt_result
+from baton.wire.toolcalls import tool_command, tool_paths
+
+#: How long Baton waits for a ``cancelled`` answer after session/cancel (seconds).
+INTERRUPT_COMPLETION_TIMEOUT_SECONDS: Final = 15.0
+
+#: Attempts at writing materialized output after an ordinary failure (an ambiguous one is
+#: never retried).
+MAX_STREAM_OUTPUT_APPEND_ATTEMPTS: Final = 3
+
+#: Agent-provided diagnostic text kept on a failed run.
+MAX_PROVIDER_DIAGNOSTIC_CHARS: Final = 512
+
+#: The run's text kept in memory for the result (the full text is in the store's items).
+MAX_RESULT_TEXT_CHARS: Final = 64 * 1024
+
+FAILED_STOP_REASONS: Final = frozenset({"refusal", "max_tokens", "max_turn_requests"})
+
+Emit = Callable[[RunEvent], None]
+
+
+@dataclass
+class TurnOutcome:
+    """How a turn ended: the run's final status and why."""
+
+    status: str
+    stop_reason: str | None = None
+    error_code: str | None = None
+    message: str | None = None
+    bound: str | None = None
+    interrupted_by: str | None = None
+    recovery_reason: str | None = None
+    retryable: bool = False
+    tool_calls: int = 0
+    permissions: list[dict[str, Any]] = field(default_factory=list)
+    text: str = ""
+
+
+class Turn:
+    """The active run of one session (implements the lane's TurnHandler)."""
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        lane: Lane,
+        session: LaneSession,
+        client: AcpClient,
+        recorder: Recorder,
+        permissions: PermissionSettings,
+        asker: Asker,
+        clock: BudgetClock | None,
+        memory: StreamMemory,
+        emit: Emit,
+        interrupt_timeout: float = INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
+    ) -> None:
+        loop = asyncio.get_running_loop()
+        self.run_id = run_id
+        self.lane = lane
+        self.session = session
+        self.client = client
+        self.recorder = recorder
+        self.permissions = permissions
+        self.asker = asker
+        self.clock = clock
+        self.emit = emit
+        self.interrupt_timeout = interrupt_timeout
+        self.generation = lane.generation
+        self._loop = loop
+        self._items: list[Item] = []
+        self._text_parts: list[str] = []
+        self._text_len = 0
+        self.buffer = RunBuffer(
+            run_id,
+            items=self._materialized,
+            output=self._published,
+            now=loop.time,
+            memory=memory,
+            secrets=lane.secrets,
+        )
+        self.tool_calls: dict[str, dict[str, Any]] = {}
+        self.plan: list[Any] | None = None
+        self.usage: dict[str, Any] | None = None
+        self.permission_log: list[dict[str, Any]] = []
+        self._pending: set[asyncio.Task[Resolution]] = set()
+        self._cancelling = False
+        self._lost: BatonError | None = None
+        self._lost_event = asyncio.Event()
+        self._interrupt_event = asyncio.Event()
+        self._interrupt_reason: str | None = None
+        self._append_failed: str | None = None
+
+    # --- streaming -------------------------------------------------------------------------
+
+    def _published(self, groups: list[OutputGroup]) -> None:
+        for group in groups:
+            if group.kind == "text" and self._text_len < MAX_RESULT_TEXT_CHARS:
+                self._text_parts.append(group.text)
+                self._text_len += len(group.text)
+            self.emit(
+                RunEvent(
+                    group.kind, self.run_id, {"text": group.text, "coalescedEvents": group.events}
+                )
+            )
+
+    def _materialized(self, items: list[Item]) -> None:
+        self._items.extend(items)
+        for item in items:
+            self.emit(
+                RunEvent(
+                    "item",
+                    self.run_id,
+                    {"kind": item.kind, "coalescedEvents": item.coalesced_events},
+                )
+            )
+        if len(self._items) >= 1 and not self._finishing:
+            # A memory bound evicted a part mid-turn: write it now.
+            self._write_items()
+
+    _finishing = False
+
+    def on_updates(self, updates: list[dict[str, Any]]) -> None:
+        """Consecutive session/updates of this session while the turn is active (a plain call:
+        it never waits, so a streaming turn costs no coroutine per delta). Consecutive text
+        deltas of one part go to the buffer together."""
+        if self.lane.generation != self.generation or self._lost is not None:
+            return
+        add_texts = self.buffer.add_texts
+        texts: list[str] = []
+        text_kind = ""
+        text_message: str | None = None
+        for update in updates:
+            kind = update.get("sessionUpdate")
+            if kind in TEXT_UPDATES:
+                content = update.get("content")
+                if type(content) is dict and content.get("type") == "text":
+                    text = content.get("text")
+                    if type(text) is str:
+                        message_id = update.get("messageId")
+                        if type(message_id) is not str:
+                            message_id = None
+                        if kind != text_kind or message_id != text_message:
+                            if texts:
+                                add_texts(text_kind, texts, text_message)
+                                texts = []
+                            text_kind = kind
+                            text_message = message_id
+                        texts.append(text)
+                continue
+            if texts:
+                add_texts(text_kind, texts, text_message)
+                texts = []
+            self._on_other_update(kind, update)
+        if texts:
+            add_texts(text_kind, texts, text_message)
+
+    def _on_other_update(self, kind: object, update: dict[str, Any]) -> None:
+        """A session/update that is not a text delta."""
+        if kind in ("tool_call", "tool_call_update"):
+            tool_call_id = update.get("toolCallId")
+            if not isinstance(tool_call_id, str):
+                return
+            tool_state = self.session.tracker.get(tool_call_id) or dict(update)
+            self.tool_calls[tool_call_id] = tool_state
+            self.buffer.flush_output()
+            self.emit(
+                RunEvent("tool_call", self.run_id, _tool_call_view(tool_state, self.lane.redact))
+            )
+            return
+        if kind == "plan":
+            entries = update.get("entries")
+            self.plan = entries if isinstance(entries, list) else []
+            self.buffer.flush_output()
+            self.emit(RunEvent("plan", self.run_id, {"entries": _plan_view(self.plan)}))
+            return
+        if kind == "usage_update":
+            self.usage = {k: update.get(k) for k in ("used", "size", "cost") if k in update}
+            self.emit(RunEvent("usage", self.run_id, dict(self.usage)))
+            return
+        if kind == "current_mode_update":
+            mode_id = update.get("currentModeId")
+            if isinstance(mode_id, str):
+                with contextlib.suppress(BatonError):
+                    state = self.client.session_state(self.session.provider_id)
+                    if state.modes is not None and mode_id in state.modes.ids():
+                        self.client.update_session_state(
+                            self.session.provider_id, state.with_current_mode(mode_id)
+                        )
+                self.emit(RunEvent("mode", self.run_id, {"modeId": mode_id}))
+            return
+        if kind == "config_option_update":
+            options, _ignored = parse_config_options(update.get("configOptions"))
+            if options:
+                with contextlib.suppress(BatonError):
+                    state = self.client.session_state(self.session.provider_id)
+                    self.client.update_session_state(
+                        self.session.provider_id, state.with_config_options(options)
+                    )
+            self.emit(
+                RunEvent(
+                    "config",
+                    self.run_id,
+                    {
+                        "configOptions": [
+                            {"id": o.id, "currentValue": o.current_value} for o in options
+                        ]
+                    },
+                )
+            )
+            return
+        if kind == "session_info_update":
+            title = update.get("title")
+            if isinstance(title, str):
+                self.emit(RunEvent("session_info", self.run_id, {"title": self.lane.redact(title)}))
+            return
+        if kind == "available_commands_update":
+            commands = update.get("availableCommands")
+            names = (
+                [
+                    c.get("name")
+                    for c in commands
+                    if isinstance(c, dict) and isinstance(c.get("name"), str)
+                ]
+                if isinstance(commands, list)
+                else []
+            )
+            self.emit(RunEvent("commands", self.run_id, {"commands": names[:64]}))
+            return
+        # Everything else is journal-only telemetry.
+
+    # --- permissions -----------------------------------------------------------------------
+
+    async def on_permission(self, request: InboundRequest) -> Resolution:
+        """Decide one permission request, record it durably, then hand the answer back."""
+        if self._cancelling or self._lost is not None:
+            resolution = refuse(
+                request.id,
+                request.params,
+                reason_code=TURN_CANCELLED,
+                reason="the turn is being cancelled",
+                policy=self.permissions.policy,
+            )
+        else:
+            task = asyncio.ensure_future(
+                settle(
+                    request.id,
+                    request.params,
+                    tracker=self.session.tracker,
+                    settings=self.permissions,
+                    asker=self.asker,
+                    clock=self.clock,
+                )
+            )
+            self._pending.add(task)
+            try:
+                resolution = await task
+            except asyncio.CancelledError:
+                if not task.cancelled():
+                    raise
+                resolution = refuse(
+                    request.id,
+                    request.params,
+                    reason_code=TURN_CANCELLED,
+                    reason="the turn was cancelled while the request was pending",
+                    policy=self.permissions.policy,
+                )
+            finally:
+                self._pending.discard(task)
+        record = resolution.record.to_json(self.lane.secrets)
+        view = {
+            "toolCallId": record.get("toolCallId"),
+            "options": [
+                {"optionId": o.get("optionId"), "name": o.get("name"), "kind": o.get("kind")}
+                for o in record.get("options", [])
+            ],
+            "outcome": "selected" if record.get("choice") is not None else "cancelled",
+            "optionId": record.get("choice"),
+            "chosenBy": record.get("chosenBy"),
+            "reasonCode": record.get("reasonCode"),
+            "reason": self.lane.redact(str(record.get("reason") or "")),
+        }
+        # Written (its request's journal record flushed first) before the answer is sent.
+        await self.recorder.interaction(
+            self.session.session_id, self.run_id, resolution, request.ref, self.lane.secrets
+        )
+        self.permission_log.append(view)
+        self.buffer.flush_output()
+        self.emit(RunEvent("permission", self.run_id, view))
+        return resolution
+
+    # --- loss and interruption -------------------------------------------------------------
+
+    async def _tick(self) -> None:
+        """Publish pending output at the time boundary even when no further delta arrives
+        (an agent that streams a line and then works silently)."""
+        while True:
+            await asyncio.sleep(STREAM_OUTPUT_FLUSH_SECONDS)
+            self.buffer.flush_due()
+
+    def _answered(self) -> None:
+        if self.session.active is self:
+            self.session.active = None
+
+    def on_lost(self, reason: BatonError) -> None:
+        """The lane lost (or quarantined) this turn's generation."""
+        if self._lost is None:
+            self._lost = reason
+            self._lost_event.set()
+        for task in list(self._pending):
+            task.cancel()
+
+    def interrupt(self, reason: str = "user") -> None:
+        """Ask the turn to stop (Ctrl-C, a caller's cancel)."""
+        if self._interrupt_reason is None:
+            self._interrupt_reason = reason
+        self._interrupt_event.set()
+
+    # --- the turn --------------------------------------------------------------------------
+
+    async def execute(
+        self, prompt: Sequence[dict[str, Any]], *, profile_mapped: bool = False
+    ) -> TurnOutcome:
+        """Submit ``prompt`` and follow the turn to its end. ``profile_mapped``: the blocks
+        came from a profile-owned attachment mapping (see AcpClient.send_prompt)."""
+        self.session.active = self
+        outcome: TurnOutcome
+        ticker = asyncio.ensure_future(self._tick())
+        try:
+            outcome = await self._submit_and_wait(prompt, profile_mapped)
+        finally:
+            ticker.cancel()
+            self.session.active = None
+        self._finish_items(outcome)
+        outcome.tool_calls = len(self.tool_calls)
+        outcome.permissions = self.permission_log
+        outcome.text = "".join(self._text_parts)
+        gate = self.lane.spec.terminal_failure_text
+        if outcome.status == "COMPLETED" and gate is not None and outcome.text.strip() == gate:
+            # The profile's exact usage-gate message followed by end_turn (Cursor): a failed,
+            # retryable turn; the provider text is kept.
+            outcome.status = "FAILED"
+            outcome.error_code = "PROVIDER_USAGE_GATE"
+            outcome.message = gate
+            outcome.retryable = True
+        return outcome
+
+    async def _submit_and_wait(
+        self, prompt: Sequence[dict[str, Any]], profile_mapped: bool
+    ) -> TurnOutcome:
+        connection = self.client.connection
+        try:
+            request_id = await self.client.send_prompt(
+                self.session.provider_id, prompt, profile_mapped=profile_mapped
+            )
+        except TransportClosed as exc:
+            # The prompt was journaled and may have reached the agent: ambiguous.
+            return await self._lost_outcome(exc)
+        # Updates read after the prompt's answer belong to the session, not to this run.
+        connection.on_answer(request_id, self._answered)
+        try:
+            prompt_ref = connection.request_ref(request_id)
+            await self.recorder.prompt_submitted(self.run_id, prompt_ref)
+        except (BatonError, sqlite3.Error, OSError) as exc:
+            # Baton cannot durably record that the prompt was submitted: ambiguous.
+            await self.lane.quarantine(
+                "the prompt's submission could not be recorded", self.generation
+            )
+            return TurnOutcome(
+                "RECOVERY_REQUIRED",
+                error_code="PROMPT_SUBMISSION_UNRECORDED",
+                recovery_reason=f"the submitted prompt could not be recorded: {type(exc).__name__}",
+            )
+        waiter: asyncio.Future[Any] = asyncio.ensure_future(
+            connection.await_response(request_id, budget=self.clock)
+        )
+        lost: asyncio.Future[Any] = asyncio.ensure_future(self._lost_event.wait())
+        interrupted: asyncio.Future[Any] = asyncio.ensure_future(self._interrupt_event.wait())
+        try:
+            await asyncio.wait({waiter, lost, interrupted}, return_when=asyncio.FIRST_COMPLETED)
+            if waiter.done():
+                try:
+                    return self._settled(waiter.result())
+                except BudgetExpired as exc:
+                    return await self._interrupt(request_id, bound=exc)
+                except (TransportClosed, ProtocolError) as exc:
+                    return await self._lost_outcome(exc)
+                except AgentRequestError as exc:
+                    return self._agent_error(exc)
+            if lost.done():
+                return await self._lost_outcome(self._lost)
+            return await self._interrupt(request_id, bound=None)
+        finally:
+            for task in (waiter, lost, interrupted):
+                if not task.done():
+                    task.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.gather(waiter, lost, interrupted, return_exceptions=True)
+
+    def _settled(self, result: Any) -> TurnOutcome:
+        parsed = parse_prompt_result(result)
+        reason = parsed.stop_reason.value
+        if parsed.stop_reason.is_end_turn:
+            return TurnOutcome("COMPLETED", stop_reason=reason)
+        if parsed.stop_reason.is_cancelled:
+            return TurnOutcome("INTERRUPTED", stop_reason=reason, interrupted_by="agent")
+        if reason in FAILED_STOP_REASONS:
+            return TurnOutcome(
+                "FAILED",
+                stop_reason=reason,
+                error_code=f"STOP_{reason.upper()}",
+                message=f"the agent stopped the turn: {reason}",
+            )
+        return TurnOutcome(
+            "FAILED",
+            stop_reason=reason,
+            error_code="STOP_UNKNOWN",
+            message=f"the agent stopped with an unknown reason: {self.lane.redact(reason)[:80]}",
+        )
+
+    def _agent_error(self, exc: AgentRequestError) -> TurnOutcome:
+        code = (
+            "AUTHENTICATION_REQUIRED" if isinstance(exc, AuthenticationRequired) else "AGENT_ERROR"
+        )
+        return TurnOutcome(
+            "FAILED",
+            error_code=code,
+            message=self.lane.redact(
+                f"agent error {exc.rpc_code}: {exc.agent_message}"[:MAX_PROVIDER_DIAGNOSTIC_CHARS]
+            ),
+        )
+
+    async def _lost_outcome(self, reason: BatonError | None) -> TurnOutcome:
+        code = reason.code if reason is not None else "RUNTIME_LOST"
+        await self.lane.quarantine(f"the agent was lost mid-turn: {code}", self.generation)
+        return TurnOutcome(
+            "RECOVERY_REQUIRED",
+            error_code="AGENT_MUTATION_AMBIGUOUS",
+            recovery_reason=(
+                f"the agent process was lost with the prompt outstanding ({code}); ACP has no "
+                "prompt-status read method, so Baton will not replay it"
+            ),
+        )
+
+    async def _interrupt(self, request_id: int, bound: BudgetExpired | None) -> TurnOutcome:
+        self._cancelling = True
+        by = bound.bound if bound is not None else (self._interrupt_reason or "user")
+        await self.recorder.run_status(self.run_id, "INTERRUPTING")
+        connection = self.client.connection
+        try:
+            await self.client.cancel(self.session.provider_id)
+        except BatonError:
+            return await self._lost_outcome(connection.close_reason)
+        for task in list(self._pending):
+            task.cancel()
+        waiter: asyncio.Future[Any] = asyncio.ensure_future(
+            connection.await_response(request_id, timeout=self.interrupt_timeout)
+        )
+        lost: asyncio.Future[Any] = asyncio.ensure_future(self._lost_event.wait())
+        try:
+            await asyncio.wait({waiter, lost}, return_when=asyncio.FIRST_COMPLETED)
+            if waiter.done():
+                try:
+                    outcome = self._settled(waiter.result())
+                except BudgetExpired:
+                    connection.abandon(request_id)
+                    await self.lane.quarantine("the interrupt deadline expired", self.generation)
+                    return TurnOutcome(
+                        "RECOVERY_REQUIRED",
+                        error_code="INTERRUPT_DEADLINE_EXPIRED",
+                        bound=bound.bound if bound is not None else None,
+                        interrupted_by=by,
+                        recovery_reason=(
+                            f"session/cancel got no answer within {self.interrupt_timeout:g}s; "
+                            "the turn's outcome is unknown"
+                        ),
+                    )
+                except (TransportClosed, ProtocolError) as exc:
+                    return await self._lost_outcome(exc)
+                except AgentRequestError as exc:
+                    return self._agent_error(exc)
+                if outcome.status == "INTERRUPTED":
+                    outcome.interrupted_by = by
+                    outcome.bound = bound.bound if bound is not None else None
+                    if bound is not None:
+                        outcome.error_code = "BUDGET_EXPIRED"
+                        outcome.message = bound.message
+                return outcome
+            return await self._lost_outcome(self._lost)
+        finally:
+            for future in (waiter, lost):
+                if not future.done():
+                    future.cancel()
+            with contextlib.suppress(BaseException):
+                await asyncio.gather(waiter, lost, return_exceptions=True)
+
+    # --- items -----------------------------------------------------------------------------
+
+    def _finish_items(self, outcome: TurnOutcome) -> None:
+        self._finishing = True
+        self.buffer.close()
+        for tool_state in self.tool_calls.values():
+            self._items.append(Item("tool_call", _tool_call_view(tool_state, self.lane.redact)))
+        if self.plan is not None:
+            self._items.append(Item("plan", {"entries": _plan_view(self.plan)}))
+        if self.usage is not None:
+            self._items.append(Item("usage", dict(self.usage)))
+        self._write_items()
+        if self._append_failed is not None and outcome.status != "RECOVERY_REQUIRED":
+            outcome.status = "RECOVERY_REQUIRED"
+            outcome.error_code = "OUTPUT_APPEND_FAILED"
+            outcome.recovery_reason = self._append_failed
+
+    def _write_items(self) -> None:
+        if not self._items or self._append_failed is not None:
+            return
+        batch = [NewItem(i.kind, i.content, i.coalesced_events) for i in self._items]
+        self._items = []
+        for attempt in range(1, MAX_STREAM_OUTPUT_APPEND_ATTEMPTS + 1):
+            try:
+                self.recorder.items(self.run_id, batch)
+                return
+            except sqlite3.OperationalError as exc:
+                # Rolled back: an ordinary failure, retried.
+                if attempt == MAX_STREAM_OUTPUT_APPEND_ATTEMPTS:
+                    self._append_failed = f"writing output failed {attempt} times: {exc}"
+            except Exception as exc:  # the outcome of the write is unknown: never retried
+                self._append_failed = f"writing output had an unknown outcome: {type(exc).__name__}"
+                break
+        # Either exhausted path discards the retained bytes and quarantines the generation.
+        self._spawn_quarantine()
+
+    def _spawn_quarantine(self) -> None:
+        self._loop.create_task(
+            self.lane.quarantine("materialized output could not be recorded", self.generation)
+        )
+
+
+def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    """The compact, bounded, redacted view of a tool call for events and items (no raw input
+    or output: those stay in the protected journal)."""
+    title = state.get("title")
+    view: dict[str, Any] = {
+        "toolCallId": state.get("toolCallId"),
+        "kind": state.get("kind"),
+        "title": redact(title[:512]) if isinstance(title, str) else None,
+        "status": state.get("status"),
+        "paths": [redact(p) for p in tool_paths(state)[:16]],
+    }
+    command = tool_command(state)
+    if command is not None:
+        view["command"] = redact(command[:1024])
+    diffs = [
+        c for c in (state.get("content") or []) if isinstance(c, dict) and c.get("type") == "diff"
+    ]
+    if diffs:
+        added = removed = 0
+        for diff in diffs:
+            old = (diff.get("oldText") or "").splitlines()
+            new = (diff.get("newText") or "").splitlines()
+            added += max(len(new) - len(old), 0) if old else len(new)
+            removed += max(len(old) - len(new), 0)
+        view["diff"] = {"files": len(diffs), "added": added, "removed": removed}
+    return view
+
+
+def _plan_view(entries: list[Any]) -> list[dict[str, Any]]:
+    return [
+        {k: e.get(k) for k in ("content", "status", "priority")}
+        for e in entries[:64]
+        if isinstance(e, dict)
+    ]
