@@ -236,7 +236,7 @@ def test_sigkill_of_baton_mid_turn_is_found_by_the_next_process(tmp_path: Path) 
 async def test_shutdown_waits_for_a_quarantine_in_flight(tmp_path: Path) -> None:
     """An adapter that ignores stdin EOF must not outlive Baton when a quarantine races the
     runtime's shutdown."""
-    from baton.runtime.lanes.process import group_alive
+    from baton.runtime.processes.process import group_alive
 
     rt = Runtime(data_dir=tmp_path / "data")
     await rt.open()

@@ -28,17 +28,19 @@ from baton.errors import (
     ConfigurationError,
     IncompatibleProtocolVersion,
     ProtocolError,
+    SessionMutationAmbiguous,
     TransportClosed,
 )
 from baton.journal import Journal
 from baton.runtime.agents.discovery import DiscoveryCache
 from baton.runtime.agents.launch import CUSTOM_PROFILE_ID, LaunchSpec, from_command, from_profile
 from baton.runtime.agents.profiles import BUILTIN_PROFILES, Profile
+from baton.runtime.agents.review_lane import DEFAULT_LANE, check_review_root
 from baton.runtime.agents.tools_file import load_tool_declarations
 from baton.runtime.lanes import extensions
 from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
 from baton.runtime.lanes.reconcile import reconcile
-from baton.runtime.lanes.review_lane import DEFAULT_LANE, check_review_root
+from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker, NoUserAsker
 from baton.runtime.permissions.correlation import ToolCallTracker
 from baton.runtime.permissions.engine import PermissionSettings
@@ -58,8 +60,7 @@ from baton.runtime.turns.controls import (
     resolve_control,
 )
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.recorder import Recorder
-from baton.runtime.turns.settings import RequestedSettings, SessionMutationAmbiguous, apply_settings
+from baton.runtime.turns.settings import RequestedSettings, apply_settings
 from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn, TurnOutcome
 from baton.store import Store, ensure_data_dir, resolve_data_dir

@@ -24,7 +24,7 @@ from baton.runtime.agents.readiness import (
     ReadinessState,
     readiness_from_discovery,
 )
-from baton.runtime.lanes.process import AgentProcess, ShutdownResult
+from baton.runtime.processes.process import AgentProcess, ShutdownResult
 from baton.wire.budget import TurnBudget
 
 _SUPPORT = Path(__file__).parents[1] / "fakes" / "support.py"

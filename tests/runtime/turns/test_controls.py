@@ -19,10 +19,10 @@ from baton.errors import (
     ControlUnknown,
     ControlWrongType,
     InvalidArgument,
+    SessionMutationAmbiguous,
 )
 from baton.redaction import SecretValues
 from baton.runtime.turns import controls as c
-from baton.runtime.turns.settings import SessionMutationAmbiguous
 from baton.wire.extensions import grok
 from baton.wire.session_state import SessionState, parse_session_state
 

@@ -40,7 +40,7 @@ from typing import Final, Literal
 from baton.redaction import SecretValues, redact_text
 from baton.runtime.agents.environment import probe_environment
 from baton.runtime.agents.profiles import Profile
-from baton.runtime.lanes.process import terminate_group
+from baton.runtime.processes.process import terminate_group
 
 #: Each discovery command (version, probe) gets this long before its process group is killed.
 #: Protects discovery against an executable that waits for input, a network, or forever.

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from baton.errors import ConfigurationError
 from baton.runtime.agents.environment import BASE_GROUP, filter_environment, sensitive_values
 from baton.runtime.agents.profiles import ALL_POLICIES, Profile
-from baton.runtime.lanes.review_lane import REVIEW_LANE, review_argv
+from baton.runtime.agents.review_lane import REVIEW_LANE, review_argv
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
 
 #: The profile id recorded for an ad-hoc ``--agent-command`` agent.

@@ -1,7 +1,7 @@
 """The live readiness check (`baton doctor --live`): start the agent, negotiate, make a session.
 
 Given a DISCOVERED profile, start its selected executable with the profile's child environment
-in its own process group (:class:`~baton.runtime.lanes.process.AgentProcess`), in a fresh temporary
+in its own process group (:class:`~baton.runtime.processes.process.AgentProcess`), in a fresh temporary
 directory, and within one :class:`~baton.wire.budget.TurnBudget` send ``initialize`` (protocol
 version 1, no filesystem, no terminal) and ``session/new`` for that directory with no MCP
 servers. The outcome is READY, AUTHENTICATION_REQUIRED (with the auth methods the agent
@@ -70,7 +70,7 @@ from baton.runtime.agents.readiness import (
     ReadinessState,
     bounded,
 )
-from baton.runtime.lanes.process import AgentProcess, ShutdownResult
+from baton.runtime.processes.process import AgentProcess, ShutdownResult
 from baton.wire.budget import BudgetClock, TurnBudget
 from baton.wire.capabilities import InitializeResult, initialize_params, parse_initialize_result
 from baton.wire.session_state import NewSessionResult, parse_new_session_result

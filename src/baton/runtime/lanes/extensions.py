@@ -23,9 +23,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from baton.connection.client import AcpClient
-from baton.errors import BudgetExpired, ExtensionPayloadInvalid, TransportClosed
+from baton.errors import (
+    BudgetExpired,
+    ExtensionPayloadInvalid,
+    SessionMutationAmbiguous,
+    TransportClosed,
+)
 from baton.runtime.agents.launch import LaunchSpec
-from baton.runtime.turns.settings import SessionMutationAmbiguous
 from baton.wire.budget import BudgetClock
 from baton.wire.extensions import cursor, grok
 from baton.wire.session_state import SessionState

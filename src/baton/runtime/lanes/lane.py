@@ -34,13 +34,17 @@ from baton.journal import Journal, JournalRef, JournalTap
 from baton.journal.writer import ServerJournal
 from baton.redaction import SecretValues, redact_text
 from baton.runtime.agents.launch import LaunchSpec
+from baton.runtime.agents.review_lane import SandboxNotApplied, check_sandbox_applied
 from baton.runtime.lanes import extensions
-from baton.runtime.lanes.process import FAILURE_SIGTERM_GRACE_SECONDS, AgentProcess, ShutdownResult
-from baton.runtime.lanes.review_lane import SandboxNotApplied, check_sandbox_applied
+from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.correlation import TOOL_CALL_UPDATES, ToolCallTracker
 from baton.runtime.permissions.engine import Resolution, refuse
 from baton.runtime.permissions.records import NO_ACTIVE_PROMPT, STALE_GENERATION, UNKNOWN_SESSION
-from baton.runtime.turns.recorder import Recorder
+from baton.runtime.processes.process import (
+    FAILURE_SIGTERM_GRACE_SECONDS,
+    AgentProcess,
+    ShutdownResult,
+)
 from baton.store import new_id
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import InitializeResult

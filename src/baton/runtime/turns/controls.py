@@ -61,9 +61,9 @@ from baton.errors import (
     ControlUnknown,
     ControlWrongType,
     InvalidArgument,
+    SessionMutationAmbiguous,
 )
 from baton.redaction import SecretValues, is_credential_name, redact_text
-from baton.runtime.turns.settings import SessionMutationAmbiguous
 from baton.store import ACTIVE_RUN_STATUSES
 from baton.wire.extensions.grok import GrokModelCatalog, set_model_params
 from baton.wire.session_state import (

@@ -12,15 +12,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from baton.connection.client import AcpClient
-from baton.errors import AgentError, BudgetExpired, ChoiceNotAdvertised, TransportClosed
+from baton.errors import (
+    BudgetExpired,
+    ChoiceNotAdvertised,
+    SessionMutationAmbiguous,
+    TransportClosed,
+)
 from baton.wire.session_state import SessionState
 from baton.wire.thinking import resolve_effort, resolve_model
-
-
-class SessionMutationAmbiguous(AgentError):
-    """A session-control update did not confirm (or its outcome is unknown)."""
-
-    code = "ACP_SESSION_MUTATION_AMBIGUOUS"
 
 
 @dataclass(frozen=True, slots=True)

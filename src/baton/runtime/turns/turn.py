@@ -27,11 +27,11 @@ from baton.errors import (
     TransportClosed,
 )
 from baton.runtime.lanes.lane import Lane, LaneSession
+from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
 from baton.runtime.permissions.records import TURN_CANCELLED
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.recorder import Recorder
 from baton.runtime.turns.streaming import (
     STREAM_OUTPUT_FLUSH_SECONDS,
     TEXT_UPDATES,

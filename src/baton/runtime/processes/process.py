@@ -3,7 +3,7 @@
 Lifecycle. :meth:`AgentProcess.spawn` starts the executable (an absolute path, no shell) with
 exactly the given environment, in a new session and so a new process group whose id is the
 child's pid, with the ACP pipes on stdin and stdout. stderr is read by the event loop as it
-arrives, straight into a bounded :class:`~baton.runtime.lanes.stderr_tail.StderrTail`: there is no
+arrives, straight into a bounded :class:`~baton.runtime.processes.stderr_tail.StderrTail`: there is no
 intermediate buffer, so an agent that floods stderr never blocks on it.
 
 Shutdown is a ladder over the whole group (the adapter's own children included: a Node wrapper
@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from baton.errors import AgentLaunchFailed, ConfigurationError, InternalError, UsageError
-from baton.runtime.lanes.stderr_tail import STDERR_TAIL_BYTES, StderrTail
+from baton.runtime.processes.stderr_tail import STDERR_TAIL_BYTES, StderrTail
 
 __all__ = [
     "FAILURE_SIGTERM_GRACE_SECONDS",

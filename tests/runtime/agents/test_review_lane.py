@@ -17,7 +17,7 @@ import pytest
 from baton.errors import ConfigurationError
 from baton.runtime.agents.environment import GROK_ENVIRONMENT
 from baton.runtime.agents.profiles import GROK, LaunchProbe
-from baton.runtime.lanes.review_lane import (
+from baton.runtime.agents.review_lane import (
     SandboxNotApplied,
     check_review_root,
     check_sandbox_applied,

@@ -16,14 +16,14 @@ import pytest
 
 from baton.connection.core import Connection
 from baton.errors import AgentLaunchFailed, ConfigurationError, UsageError
-from baton.runtime.lanes import process as process_module
-from baton.runtime.lanes.process import (
+from baton.runtime.processes import process as process_module
+from baton.runtime.processes.process import (
     AgentProcess,
     ShutdownResult,
     group_alive,
     terminate_group,
 )
-from baton.runtime.lanes.stderr_tail import STDERR_TAIL_BYTES
+from baton.runtime.processes.stderr_tail import STDERR_TAIL_BYTES
 
 PY = sys.executable
 ENV = {"PYTHONDONTWRITEBYTECODE": "1"}
@@ -499,7 +499,7 @@ async def test_terminate_group_refuses_groups_that_are_not_a_childs(pgid: object
 async def test_the_stdout_pipe_is_widened_and_a_large_burst_arrives_whole(spawn: Spawn) -> None:
     import fcntl
 
-    from baton.runtime.lanes.process import STDOUT_PIPE_BYTES
+    from baton.runtime.processes.process import STDOUT_PIPE_BYTES
 
     # The agent writes a burst larger than Linux's default pipe (64 KiB) before Baton reads.
     burst = 3 * 64 * 1024

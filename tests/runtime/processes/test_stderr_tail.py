@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from baton.errors import UsageError
-from baton.runtime.lanes.stderr_tail import MAX_STDERR_TAIL_BYTES, STDERR_TAIL_BYTES, StderrTail
+from baton.runtime.processes.stderr_tail import MAX_STDERR_TAIL_BYTES, STDERR_TAIL_BYTES, StderrTail
 
 
 @given(
