@@ -54,6 +54,10 @@ ALLOWED_SIDEWAYS: Final[dict[tuple[str, str], str]] = {
     ("baton.store", "baton.journal"): "temporary: citations and file safety (issue 14)",
 }
 
+#: Units that may import less than their rank allows: the scripted agent must run wherever Baton
+#: is installed and stay independent of the runtime it tests, so it sees only layers 0-1.
+MAX_IMPORT_RANK: Final[dict[str, float]] = {"baton.agents": 1}
+
 #: Standard-library modules layer 1 may not import: it owns no I/O, processes or clock.
 IMPURE_STDLIB: Final = frozenset(
     {"asyncio", "subprocess", "socket", "sqlite3", "threading", "selectors", "signal", "time"}
@@ -124,6 +128,8 @@ def violations_of(path: Path) -> list[str]:
             continue  # `from baton import x` where x is a submodule resolved via its own entry
         mine, theirs = RANKS[my_unit], RANKS[target_unit]
         if theirs < mine:
+            if theirs > MAX_IMPORT_RANK.get(my_unit, mine):
+                found.append(f"{me}:{line}: import of {target} above what {my_unit} may see")
             continue
         if theirs == mine and (my_unit, target_unit) in ALLOWED_SIDEWAYS:
             continue
