@@ -40,13 +40,13 @@ class AgentError(BatonError):
     """The agent misbehaved: broke the protocol or answered a request with an error."""
 
     code = "AGENT_ERROR"
+    fault = "agent"
 
 
 class SessionMutationAmbiguous(AgentError):
     """A session-control update did not confirm (or its outcome is unknown)."""
 
     code = "ACP_SESSION_MUTATION_AMBIGUOUS"
-    fault = "agent"
 
 
 class ProtocolError(AgentError):
