@@ -39,9 +39,7 @@ def other_claimants(owners: Mapping[str, Sequence[str]]) -> list[str]:
     free of duplicates.
     """
     ours = _canonical(DISTRIBUTION)
-    return sorted(
-        {name for name in owners.get(IMPORT_PACKAGE, ()) if _canonical(name) != ours}
-    )
+    return sorted({name for name in owners.get(IMPORT_PACKAGE, ()) if _canonical(name) != ours})
 
 
 def clash_warning(others: Sequence[str]) -> str:
