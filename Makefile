@@ -85,7 +85,7 @@ $(VENV)/.dist: $(BIN)/python pyproject.toml
 
 dist: $(VENV)/.dist
 	rm -rf dist build
-	$(BIN)/python -m build --outdir dist .
+	$(BIN)/python -m build --quiet --outdir dist .
 	$(BIN)/twine check --strict dist/*
 	$(BIN)/python scripts/dist_check.py metadata dist
 	$(BIN)/python scripts/dist_check.py list dist
