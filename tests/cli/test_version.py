@@ -93,3 +93,16 @@ def test_version_is_quiet_when_baton_is_alone(
     assert exited.value.code == 0
     out, err = capsys.readouterr()
     assert (out, err) == (version_line() + "\n", "")
+
+
+def test_version_still_prints_when_metadata_is_unreadable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def unreadable() -> dict[str, list[str]]:
+        raise PermissionError("site-packages/x.dist-info/RECORD")
+
+    monkeypatch.setattr(importlib.metadata, "packages_distributions", unreadable)
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr() == (version_line() + "\n", "")

@@ -13,12 +13,12 @@ import importlib.metadata
 import re
 import sys
 from collections.abc import Mapping, Sequence
-from typing import Any, NoReturn
+from typing import Any, Final, NoReturn
 
 from baton._version import DISTRIBUTION, __version__
 
 #: The import package whose owners are checked.
-IMPORT_PACKAGE = "baton"
+IMPORT_PACKAGE: Final = "baton"
 
 
 def version_line() -> str:
@@ -67,7 +67,11 @@ class VersionAction(argparse.Action):
         option_string: str | None = None,
     ) -> NoReturn:
         print(version_line())
-        others = other_claimants(importlib.metadata.packages_distributions())
+        try:
+            owners = importlib.metadata.packages_distributions()
+        except (OSError, ValueError):  # unreadable metadata of some distribution: no warning
+            owners = {}
+        others = other_claimants(owners)
         if others:
             print(clash_warning(others), file=sys.stderr)
         parser.exit()
