@@ -3,19 +3,30 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv dev demo test lint typecheck pytest bench qualify clean
+.PHONY: venv dev demo test lint typecheck pytest bench qualify dist dist-check clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 
+# Baton's distribution was called `baton` before it took its own name, `baton-acp` (the PyPI
+# `baton` is an unrelated project): an older .venv still holds that editable install, which
+# claims the same import package, and so does its metadata left in src/. Each install below
+# removes both first.
+FORMER_DIST := baton
+DROP_FORMER = rm -rf src/$(FORMER_DIST).egg-info; \
+	if $(BIN)/python -m pip show -q $(FORMER_DIST) >/dev/null 2>&1; then \
+	$(BIN)/python -m pip uninstall -q -y $(FORMER_DIST); fi
+
 # Runtime install only (what `make demo` needs).
 $(VENV)/.runtime: $(BIN)/python pyproject.toml
+	$(DROP_FORMER)
 	$(BIN)/python -m pip install -q -e .
 	touch $@
 
 # Runtime plus the dev tools (ruff, mypy, pytest, hypothesis, jsonschema, pexpect).
 $(VENV)/.dev: $(BIN)/python pyproject.toml
+	$(DROP_FORMER)
 	$(BIN)/python -m pip install -q -e '.[dev]'
 	touch $@ $(VENV)/.runtime
 
@@ -59,5 +70,29 @@ qualify: $(VENV)/.dev
 	BATON_QUALIFY=1 BATON_QUALIFY_CACHE="$(BATON_QUALIFY_CACHE)" BATON_QUALIFY_REPORT=docs/qualification.md \
 		$(BIN)/pytest tests/qualification -q -p no:cacheprovider
 
+# Packaging (docs/decisions.md, "Packaging"). `make dist` builds the sdist and the wheel into
+# dist/ with the standard build frontend (from the sdist, so the wheel holds only what the sdist
+# carries), checks their metadata (twine check --strict renders the README; scripts/dist_check.py
+# checks name, version, Requires-Python, license file, classifiers, project URLs and the console
+# script) and lists the wheel. `make dist-check` (CI, after `make test`) then compares the wheel
+# with the files git tracks under src/baton and installs it outside the checkout with pip, pipx
+# and uv tool, running `baton --version`, `baton doctor --json` and a real scripted turn with
+# each (scripts/wheel_smoke.py).
+$(VENV)/.dist: $(BIN)/python pyproject.toml
+	$(DROP_FORMER)
+	$(BIN)/python -m pip install -q -e '.[dist]'
+	touch $@ $(VENV)/.runtime
+
+dist: $(VENV)/.dist
+	rm -rf dist build
+	$(BIN)/python -m build --quiet --outdir dist .
+	$(BIN)/twine check --strict dist/*
+	$(BIN)/python scripts/dist_check.py metadata dist
+	$(BIN)/python scripts/dist_check.py list dist
+
+dist-check: dist
+	$(BIN)/python scripts/dist_check.py contents dist
+	$(BIN)/python scripts/wheel_smoke.py dist
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist src/*.egg-info

@@ -44,6 +44,8 @@ RANKS: Final[dict[str, float]] = {
     "baton.cli": 5,
     "baton.agents": 5,
     "baton": 5,  # the package root re-exports the library surface
+    # Above the surfaces: `python -m baton`, the console script's entry point.
+    "baton.__main__": 6,
 }
 
 #: Sideways edges (same rank) that are part of the design, each with its reason.

@@ -9,8 +9,8 @@ import sys
 from collections.abc import Sequence
 from typing import Final
 
-from baton._version import __version__
 from baton.cli import exit_codes
+from baton.cli.version import VersionAction
 from baton.errors import BatonError
 
 #: The verbs, each a module in baton.cli.commands with ``register(subparsers)``.
@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=exit_codes.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"baton {__version__}")
+    parser.add_argument("--version", action=VersionAction)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
         module = importlib.import_module(f"baton.cli.commands.{name}")
