@@ -1,4 +1,6 @@
-"""Stable exit codes of the `baton` command (documented in README and `--help`)."""
+"""Stable exit codes of the `baton` command (documented in README and `--help`).
+
+The CLI owns them: the runtime reports statuses and error codes, and the CLI maps them here."""
 
 from __future__ import annotations
 
@@ -17,8 +19,14 @@ AUTH_REQUIRED: Final = 4
 NOT_INSTALLED: Final = 5
 #: Recovery required: an outcome is ambiguous.
 RECOVERY_REQUIRED: Final = 6
+#: `--fail-on-denied`: the turn completed, but a permission the agent asked for was denied
+#: or cancelled (nobody allowed it).
+PERMISSION_NOT_GRANTED: Final = 7
 #: Interrupted or cancelled.
 INTERRUPTED: Final = 130
+#: Standard output's reader went away (EPIPE, e.g. `| head`): 128 + SIGPIPE, as a shell
+#: reports a process killed by SIGPIPE.
+PIPE_CLOSED: Final = 141
 
 EPILOG: Final = """exit codes:
   0    completed
@@ -28,5 +36,7 @@ EPILOG: Final = """exit codes:
   4    authentication required
   5    agent not installed or incompatible
   6    recovery required (ambiguous outcome)
+  7    with --fail-on-denied: a permission was denied or cancelled
   130  interrupted or cancelled
+  141  standard output was closed by its reader (e.g. | head)
 """

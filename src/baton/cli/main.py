@@ -1,64 +1,158 @@
-"""`baton`: the entry point. Parses the verb and hands over to its module."""
+"""`baton`: the entry point. Parses the verb and hands over to its module.
+
+Verbs are registered lazily: the parser imports only the module of the verb being run (the
+others are listed by name and one-line help), so `baton --version` and `baton runs` do not pay
+for the runtime, asyncio or the permission prompt. `--version` and `-V` are answered before
+argparse is even imported.
+"""
 
 from __future__ import annotations
 
-import argparse
-import gc
-import importlib
 import sys
-from collections.abc import Sequence
-from typing import Final
 
-from baton.cli import exit_codes
-from baton.cli.version import VersionAction
-from baton.errors import BatonError
+from baton._version import DISTRIBUTION, __version__
 
-#: The verbs, each a module in baton.cli.commands with ``register(subparsers)``.
-COMMANDS: tuple[str, ...] = ("run", "runs", "show", "recover", "doctor", "journal", "agent")
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
+    from collections.abc import Sequence
 
+#: The verbs: name -> (module with ``register(subparsers)``, one-line help). The help here is
+#: what `baton --help` lists without importing the module; each module repeats it.
+VERBS: dict[str, tuple[str, str]] = {
+    "run": ("baton.cli.commands.run", "run one prompt against an agent"),
+    "runs": ("baton.cli.commands.runs", "list runs"),
+    "show": ("baton.cli.commands.show", "show one run"),
+    "recover": ("baton.cli.commands.recover", "inspect and settle a RECOVERY_REQUIRED run"),
+    "doctor": (
+        "baton.cli.commands.doctor",
+        "check which agents are installed, compatible and signed in",
+    ),
+    "journal": ("baton.cli.commands.journal", "show or verify the protocol journal"),
+    "agent": ("baton.cli.commands.agent", "run a bundled ACP agent on stdin/stdout"),
+    "completion": (
+        "baton.cli.commands.completion",
+        "print a shell completion script (bash, zsh, fish)",
+    ),
+}
+#: Kept for callers that iterate the verbs.
+COMMANDS: tuple[str, ...] = tuple(VERBS)
 
 #: Allocations between two young-generation collections in the ``baton`` process (CPython's
 #: default is 700). A streamed turn allocates a few dicts per delta that die within one read
 #: of the agent's output; at the default, a 200,000-update turn runs about 600 young, 55
 #: middle and 4 full collections (about 100 ms of a 0.7 s turn); at this threshold, about 50,
 #: 5 and none. Garbage in reference cycles waits at most this many allocations longer.
-CLI_YOUNG_GC_THRESHOLD: Final = 7000
+CLI_YOUNG_GC_THRESHOLD = 7000
+
+_VERSION_FLAGS = ("--version", "-V")
+_TOP_EXAMPLES = """examples:
+  baton run --agent claude "Explain this repository"
+  baton run --agent-command "baton agent scripted" "echo hi" --json
+  baton runs --limit 5
+  baton show run-3f2a            # any unique prefix of a run id
+  baton doctor claude --live
+"""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The full argument parser, every verb registered."""
+def verb_of(argv: Sequence[str]) -> str | None:
+    """The verb ``argv`` names (its first word that is not an option), if it is one."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word if word in VERBS else None
+    return None
+
+
+def build_parser(verb: str | None = "*") -> argparse.ArgumentParser:
+    """The argument parser. ``verb`` is registered in full (its module imported); the others
+    are listed only. ``"*"`` (the default) registers every verb (completion, tests)."""
+    import argparse
+    import importlib
+
+    from baton.cli import exit_codes
+
     parser = argparse.ArgumentParser(
         prog="baton",
         description="Drive ACP coding agents safely, headlessly and durably.",
-        epilog=exit_codes.EPILOG,
+        epilog=_TOP_EXAMPLES + "\n" + exit_codes.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action=VersionAction)
+    parser.add_argument(
+        "-V",
+        "--version",
+        action="version",
+        version=f"baton {__version__}",
+        help="print the version",
+    )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        module = importlib.import_module(f"baton.cli.commands.{name}")
-        module.register(subparsers)
+    for name, (module_name, help_text) in VERBS.items():
+        if verb == "*" or name == verb:
+            importlib.import_module(module_name).register(subparsers)
+            _remember_parser(subparsers.choices[name])
+        else:
+            subparsers.add_parser(name, help=help_text, add_help=False)
     return parser
+
+
+def _remember_parser(parser: argparse.ArgumentParser) -> None:
+    """Record on every (sub)parser which parser reports its usage errors."""
+    import argparse
+
+    parser.set_defaults(verb_parser=parser)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for child in action.choices.values():
+                _remember_parser(child)
 
 
 def main(
     argv: Sequence[str] | None = None, *, parser: argparse.ArgumentParser | None = None
 ) -> int:
     """Run `baton` with ``argv``; return the exit code."""
-    parser = parser or build_parser()
-    args = parser.parse_args(argv)
+    from baton.cli import exit_codes
+    from baton.cli.terminal import visible
+    from baton.errors import BatonError
+
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = parser or build_parser(verb_of(words))
+    args, extra = parser.parse_known_args(words)
+    if extra:
+        reporter = getattr(args, "verb_parser", None) or parser
+        reporter.error(f"unrecognized arguments: {' '.join(extra)}")
     handler = getattr(args, "handler", None)
     if handler is None:
-        parser.print_help()
+        parser.print_help(sys.stderr)
         return exit_codes.USAGE
     try:
-        code = handler(args)
+        code = int(handler(args))
+        sys.stdout.flush()
+    except BrokenPipeError:
+        return reader_gone()
     except BatonError as exc:
-        print(f"baton: {exc}", file=sys.stderr)
+        print(f"baton: {visible(str(exc), limit=None)}", file=sys.stderr)
         return exit_codes.USAGE if exc.fault == "caller" else exit_codes.TURN_FAILED
     except KeyboardInterrupt:
         return exit_codes.INTERRUPTED
-    return int(code)
+    return code
+
+
+def reader_gone() -> int:
+    """Standard output's reader went away (``baton runs | head -1``): stop quietly, like
+    other Unix tools, and exit :data:`~baton.cli.exit_codes.PIPE_CLOSED`. Later writes (and the
+    interpreter's final flush) go to /dev/null instead of raising again."""
+    import os
+
+    from baton.cli import exit_codes
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+    return exit_codes.PIPE_CLOSED
 
 
 def tune_collector() -> None:
@@ -66,16 +160,52 @@ def tune_collector() -> None:
     the library and in-process callers of :func:`main` keep their own). Everything imported
     so far lives as long as the process, so it is frozen out of every later collection;
     young collections run every :data:`CLI_YOUNG_GC_THRESHOLD` allocations."""
+    import gc
+
     gc.freeze()
     _, middle, old = gc.get_threshold()
     gc.set_threshold(CLI_YOUNG_GC_THRESHOLD, middle, old)
 
 
+def version_line() -> str:
+    """``baton --version``'s line (the same as :func:`baton.cli.version.version_line`, without
+    importing that module's argparse and importlib.metadata)."""
+    return f"baton {__version__} (distribution {DISTRIBUTION})"
+
+
+def maybe_claimed() -> bool:
+    """Whether another distribution might install the ``baton`` import package: a
+    ``baton-*.dist-info`` or ``baton*.egg-info`` other than Baton's own in a ``sys.path``
+    directory (one directory listing each). When it might, ``--version`` takes the full path
+    (:class:`baton.cli.version.VersionAction`), which reads every distribution's metadata
+    (0.3-0.6 s) and warns precisely."""
+    import os
+
+    ours = DISTRIBUTION.replace("-", "_").lower()
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            lowered = name.lower()
+            if not lowered.startswith("baton") or lowered.startswith(ours):
+                continue
+            if lowered.endswith((".dist-info", ".egg-info")):
+                return True
+    return False
+
+
 def entry() -> int:
-    """The ``baton`` console script: import every verb, tune the collector, run."""
-    parser = build_parser()
+    """The ``baton`` console script: answer ``--version`` at once (unless another distribution
+    may claim the ``baton`` package), else import the verb's module, tune the collector, run."""
+    words = sys.argv[1:]
+    if len(words) == 1 and words[0] in _VERSION_FLAGS and not maybe_claimed():
+        sys.stdout.write(version_line() + "\n")
+        return 0
+    parser = build_parser(verb_of(words))
     tune_collector()
-    return main(parser=parser)
+    return main(words, parser=parser)
 
 
 if __name__ == "__main__":  # pragma: no cover

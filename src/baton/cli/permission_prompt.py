@@ -20,10 +20,10 @@ import codecs
 import contextlib
 import os
 import termios
-import unicodedata
 from collections.abc import Iterator, Mapping
 from typing import IO, Any, Final
 
+from baton.cli.terminal import Screen, visible
 from baton.runtime.permissions.ask import AskAnswer, Asker, AskPrompt, NoUserAsker
 from baton.runtime.permissions.policies import note_for
 from baton.wire.toolcalls import (
@@ -54,17 +54,9 @@ _ENTER: Final = frozenset({"\r", "\n"})
 
 
 def sanitize(text: str, limit: int = MAX_DISPLAY_CHARS) -> str:
-    """``text`` safe to print: control and format characters (escape sequences, bidi
-    overrides) shown as escapes, cut to ``limit`` characters with an ellipsis."""
-    shown: list[str] = []
-    for char in text:
-        if unicodedata.category(char) in ("Cc", "Cf", "Zl", "Zp"):
-            code = ord(char)
-            shown.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-        else:
-            shown.append(char)
-    joined = "".join(shown)
-    return joined if len(joined) <= limit else joined[: limit - 1] + "…"
+    """``text`` safe to print: the terminal layer's one sanitizer
+    (:func:`baton.cli.terminal.visible`), cut to ``limit`` characters with an ellipsis."""
+    return visible(text, limit)
 
 
 def describe(prompt: AskPrompt) -> list[str]:
@@ -124,23 +116,28 @@ def question(prompt: AskPrompt) -> str:
 
 class TtyAsker(Asker):
     """Asks on a terminal: reads ``stdin`` and writes to ``output`` (the CLI passes its standard
-    input and standard error, so standard output stays clean for ``--json``)."""
+    input and standard error, so standard output stays clean for ``--json``). With a
+    ``screen``, the screen is held while a question is open: its spinner does not draw over the
+    question or the answer being typed."""
 
-    def __init__(self, stdin: IO[Any], output: IO[str]) -> None:
+    def __init__(self, stdin: IO[Any], output: IO[str], screen: Screen | None = None) -> None:
         self._fd = stdin.fileno()
         self._output = output
+        self._screen = screen
         self._turn = asyncio.Lock()
 
     async def ask(self, prompt: AskPrompt) -> AskAnswer:
-        """Show ``prompt`` and read the answer (see the module docstring)."""
+        """Show ``prompt`` and read the answer (see the module docstring). Cancellation-safe:
+        a cancelled wait restores the terminal and releases the screen."""
         async with self._turn:
-            self._write("\n" + "\n".join([*describe(prompt), *choices(prompt)]) + "\n")
-            try:
-                with self._keystrokes():
-                    return await self._read_answer(prompt)
-            except asyncio.CancelledError:
-                self._write("\n(no answer in time: the request is answered cancelled)\n")
-                raise
+            with self._screen.hold() if self._screen is not None else contextlib.nullcontext():
+                self._write("\n" + "\n".join([*describe(prompt), *choices(prompt)]) + "\n")
+                try:
+                    with self._keystrokes():
+                        return await self._read_answer(prompt)
+                except asyncio.CancelledError:
+                    self._write("\n(no answer in time: the request is answered cancelled)\n")
+                    raise
 
     def _write(self, text: str) -> None:
         self._output.write(text)
@@ -237,7 +234,7 @@ def _interpret(typed: str, prompt: AskPrompt) -> AskAnswer | None:
     return None
 
 
-def terminal_asker(stdin: IO[Any], output: IO[str]) -> Asker:
+def terminal_asker(stdin: IO[Any], output: IO[str], screen: Screen | None = None) -> Asker:
     """A :class:`TtyAsker` when both streams are terminals, else a
     :class:`~baton.runtime.permissions.ask.NoUserAsker` (CI, pipes: cancelled, "no user
     available")."""
@@ -245,4 +242,4 @@ def terminal_asker(stdin: IO[Any], output: IO[str]) -> Asker:
         interactive = os.isatty(stdin.fileno()) and os.isatty(output.fileno())
     except (OSError, ValueError):
         interactive = False
-    return TtyAsker(stdin, output) if interactive else NoUserAsker()
+    return TtyAsker(stdin, output, screen) if interactive else NoUserAsker()

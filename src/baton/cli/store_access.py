@@ -1,5 +1,6 @@
 """Opening Baton's store from a CLI verb: the data directory, the journal, and the passive
-startup reconciliation every process performs before it reports anything."""
+startup reconciliation every process performs before it reports anything; run ids by unique
+prefix; a run's record as the JSON contract shows it."""
 
 from __future__ import annotations
 
@@ -7,11 +8,21 @@ import asyncio
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
-from typing import Any
+from datetime import datetime
+from typing import Any, Final
 
+from baton.errors import RecordNotFound, UsageError
 from baton.journal import Journal, JournalRef
 from baton.runtime.lanes.reconcile import reconcile
 from baton.store import Store, data_dir
+from baton.store.models import Run
+
+#: Candidates named when a run id prefix is ambiguous.
+MAX_PREFIX_CANDIDATES: Final = 10
+#: Runs searched for a prefix (the store lists at most this many, newest first).
+PREFIX_SEARCH_ROWS: Final = 100_000
+#: The prefix every run id starts with; a prefix may leave it out (``3f2a`` = ``run-3f2a``).
+RUN_ID_PREFIX: Final = "run-"
 
 
 @contextmanager
@@ -28,6 +39,44 @@ def open_store(flag: str | None) -> Iterator[tuple[Store, Journal]]:
         store.close()
 
 
+class RunNotFound(RecordNotFound):
+    """No run has this id or starts with this prefix."""
+
+    code = "RUN_NOT_FOUND"
+
+
+class AmbiguousRunId(UsageError):
+    """A run id prefix matches more than one run; the message lists the candidates."""
+
+    code = "RUN_ID_AMBIGUOUS"
+
+
+def resolve_run(store: Store, text: str) -> Run:
+    """The run ``text`` names: its full id, or a prefix of exactly one run's id (with or
+    without ``run-``). :class:`RecordNotFound` when none matches, :class:`AmbiguousRunId`
+    listing the candidates when several do."""
+    exact = store.find_run(text)
+    if exact is not None:
+        return exact
+    prefixes = {text} if text.startswith(RUN_ID_PREFIX) else {text, RUN_ID_PREFIX + text}
+    matches = [
+        run
+        for run in store.list_runs(limit=PREFIX_SEARCH_ROWS)
+        if any(run.id.startswith(p) for p in prefixes)
+    ]
+    if not matches:
+        raise RunNotFound(f"no run {text!r}; `baton runs` lists them")
+    if len(matches) > 1:
+        shown = ", ".join(run.id for run in matches[:MAX_PREFIX_CANDIDATES])
+        more = len(matches) - MAX_PREFIX_CANDIDATES
+        raise AmbiguousRunId(
+            f"{text!r} is the start of {len(matches)} run ids: {shown}"
+            + (f" and {more} more" if more > 0 else "")
+            + "; give more of the id"
+        )
+    return matches[0]
+
+
 def plain(value: Any) -> Any:
     """A record as JSON types (journal references as dicts)."""
     if isinstance(value, JournalRef):
@@ -39,3 +88,26 @@ def plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [plain(item) for item in value]
     return value
+
+
+def duration_seconds(run: Run) -> float | None:
+    """Seconds from the run's creation to its end (None while it has not ended)."""
+    if run.ended_at is None:
+        return None
+    try:
+        start = datetime.fromisoformat(run.created_at.replace("Z", "+00:00"))
+        end = datetime.fromisoformat(run.ended_at.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return max(0.0, (end - start).total_seconds())
+
+
+def run_context(store: Store, run: Run) -> dict[str, Any]:
+    """What the run's own row does not say: its agent profile, its cwd and its duration."""
+    server = store.find_server_instance(run.server_instance_id) if run.server_instance_id else None
+    session = store.find_session(run.session_id) if run.session_id else None
+    return {
+        "agent": server.profile if server is not None else (session.profile if session else None),
+        "cwd": session.cwd if session is not None else None,
+        "duration_seconds": duration_seconds(run),
+    }

@@ -47,6 +47,7 @@ from baton.runtime.permissions.engine import PermissionSettings
 from baton.runtime.permissions.local_policy import LocalContext
 from baton.runtime.permissions.policies import (
     ExecutionSettings,
+    PolicyName,
     available_policies,
     check_policy,
     check_run_settings,
@@ -94,7 +95,8 @@ class RunRequest:
     agent_command: str | Sequence[str] | None = None
     env_keys: Sequence[str] = ()
     cwd: str | None = None
-    policy: str = "ask"
+    #: The permission policy: ``"ask"``, ``"auto-edits"`` or ``"full"``.
+    policy: PolicyName = "ask"
     allow_unattended: bool = False
     mode: str | None = None
     model: str | None = None

@@ -25,6 +25,7 @@ from typing import Any, Final, TextIO
 import orjson
 
 from baton.cli import exit_codes
+from baton.cli.terminal import visible
 from baton.errors import UsageError
 from baton.runtime.agents.config_file import UserConfig, load_config
 from baton.runtime.agents.discovery import discover
@@ -165,22 +166,9 @@ def write_json(results: Sequence[Readiness], out: TextIO) -> None:
 
 
 def printable(text: str) -> str:
-    """``text`` safe for a terminal: characters that are not printable (escape sequences from
-    an agent, a NUL in a path) are shown as Python-style escapes instead of being interpreted."""
-    if text.isprintable():
-        return text
-    return "".join(ch if ch.isprintable() else _escape(ch) for ch in text)
-
-
-def _escape(ch: str) -> str:
-    code = ord(ch)
-    if code == 0:
-        return "\\0"
-    if code <= 0xFF:
-        return f"\\x{code:02x}"
-    if code <= 0xFFFF:
-        return f"\\u{code:04x}"
-    return f"\\U{code:08x}"
+    """``text`` safe for a terminal (the terminal layer's one sanitizer, uncut): escape
+    sequences from an agent, a NUL in a path, are shown as escapes instead of interpreted."""
+    return visible(text, None)
 
 
 def _cell(value: str | None) -> str:

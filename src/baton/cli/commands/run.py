@@ -1,16 +1,18 @@
 """`baton run [OPTIONS] PROMPT`: run one prompt against an agent.
 
-Output, --format text (the default): the agent's reply streams to stdout as it arrives; tool
-calls, plans and permission decisions go to stderr compactly, with a spinner while waiting on a
-TTY, and a one-line summary at the end (stop reason, tool calls, time, run id).
+Output, text (the default): the agent's reply streams to stdout as it arrives; tool calls, plans
+and permission decisions go to stderr, one line each, with a spinner while waiting on a
+terminal, and a summary at the end (stop reason, tool calls, permissions granted, denied and
+cancelled, tokens and cost when the agent reports them, time, run id).
 
-Output, --format json: one JSON object per line on stdout, Baton's normalized events (see
-docs/events.md); the last line is the run result ``{"type": "result", "runId", "status",
-"stopReason", "exitCode", ...}``.
+Output, --json (or --format json): one JSON object per line on stdout, Baton's normalized
+events (see docs/events.md); the last line is the run result ``{"type": "result",
+"schemaVersion", "runId", "status", "stopReason", "exitCode", "text", "usage", ...}``.
 
 Ctrl-C interrupts the turn: Baton sends session/cancel and waits up to 15 s for the agent's
-``cancelled`` answer (exit 130); a second Ctrl-C stops waiting (the run is then
-RECOVERY_REQUIRED, exit 6).
+``cancelled`` answer (exit 130), saying so; a second Ctrl-C stops waiting (the run is then
+RECOVERY_REQUIRED, exit 130, and the exact `baton recover RUN` to run is printed). A reader
+that goes away (``| head``) ends the turn cleanly with session/cancel: exit 141.
 """
 
 from __future__ import annotations
@@ -18,24 +20,42 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import math
 import signal
 import sys
-from typing import IO
+from typing import Any, Final
 
 from baton.cli import exit_codes
+from baton.cli.json_output import SCHEMA_VERSION, write_json
+from baton.cli.main import reader_gone
 from baton.cli.permission_prompt import terminal_asker
-from baton.errors import AgentLaunchFailed, BatonError
+from baton.cli.terminal import Screen, visible
+from baton.errors import AgentLaunchFailed, BatonError, PolicyNotAvailable
 from baton.runtime.agents.config_file import load_config
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.turn import Turn
+from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
 
 #: Characters of the prompt read from stdin (`baton run -`), at most.
-MAX_STDIN_PROMPT_CHARS = 4 * 1024 * 1024
+MAX_STDIN_PROMPT_CHARS: Final = 4 * 1024 * 1024
+#: Characters of a thought shown on its line (the whole thought is in --json and the store).
+MAX_THOUGHT_CHARS: Final = 200
+#: Plan entries shown on the plan line; the rest are counted.
+MAX_PLAN_ENTRIES: Final = 8
+#: Seconds between two looks at the agent's stderr with --verbose.
+STDERR_POLL_SECONDS: Final = 0.1
+#: The spelling that disables a time bound (`--idle-timeout off`).
+BOUND_OFF: Final = "off"
 
-SPINNER_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+EXAMPLES: Final = """examples:
+  baton run --agent claude "Explain this repository"
+  baton run --agent claude --mode acceptEdits "Fix the failing test"   # Claude's own edit mode
+  baton run --agent-command "baton agent scripted" "echo hi; stream 3" --json
+  echo "Summarize CHANGES.md" | baton run --agent codex -
+  baton run --agent codex --policy auto-edits --fail-on-denied --timeout 600 "Fix lint"
+"""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -44,7 +64,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "run",
         help="run one prompt against an agent",
         description=__doc__.split("\n\n")[0] if __doc__ else None,
-        epilog=exit_codes.EPILOG,
+        epilog=EXAMPLES + "\n" + exit_codes.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("prompt", metavar="PROMPT", help="the prompt, or - to read it from stdin")
@@ -75,6 +95,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="let an --agent-command agent use auto-edits and full (recorded on the run)",
     )
     parser.add_argument(
+        "--fail-on-denied",
+        action="store_true",
+        help=f"exit {exit_codes.PERMISSION_NOT_GRANTED} when the turn completed but a permission "
+        "was denied or cancelled (nobody allowed it)",
+    )
+    parser.add_argument(
         "--lane",
         choices=("default", "review"),
         default="default",
@@ -86,12 +112,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--effort", metavar="LEVEL", help="reasoning effort (matched, sent as advertised)"
     )
     parser.add_argument(
-        "--config",
+        "--set-option",
+        "--option",
         action="append",
         default=[],
         metavar="ID=VALUE",
-        dest="config_values",
-        help="a session config option (repeatable)",
+        dest="option_values",
+        help="set a session config option (repeatable)",
     )
     parser.add_argument(
         "--tools", metavar="FILE", help="trusted MCP stdio server declarations (JSON)"
@@ -100,32 +127,65 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--attach", action="append", default=[], metavar="FILE", help="attach a file (repeatable)"
     )
     parser.add_argument(
-        "--idle-timeout", type=float, metavar="SECONDS", help="the turn's idle bound"
+        "--idle-timeout",
+        type=bound,
+        metavar="SECONDS|off",
+        help="the turn's idle bound (a positive number of seconds, or off)",
     )
     parser.add_argument(
-        "--timeout", type=float, metavar="SECONDS", help="the turn's absolute bound"
+        "--timeout",
+        type=bound,
+        metavar="SECONDS|off",
+        help="the turn's absolute bound (a positive number of seconds, or off)",
     )
     parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
     parser.add_argument(
-        "--config-file", metavar="FILE", help="Baton's config file (or BATON_CONFIG)"
+        "--config",
+        "--config-file",
+        metavar="FILE",
+        dest="config_file",
+        help="Baton's config file (or BATON_CONFIG)",
     )
-    parser.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    output = parser.add_mutually_exclusive_group()
+    output.add_argument(
+        "--json", action="store_const", const="json", dest="format", help="one JSON event per line"
+    )
+    output.add_argument(
+        "--format", choices=("text", "json"), help="output format (--json is --format json)"
+    )
     parser.add_argument(
-        "--workspace",
-        default="danger-full-access",
-        help=argparse.SUPPRESS,
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="also show the agent's stderr (redacted) as it arrives",
     )
+    parser.add_argument("--workspace", default="danger-full-access", help=argparse.SUPPRESS)
     parser.add_argument("--network", default="enabled", help=argparse.SUPPRESS)
     parser.add_argument("--reviewer", default="user", help=argparse.SUPPRESS)
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, format=None)
 
 
-def _config_values(values: list[str]) -> dict[str, str]:
+def bound(value: str) -> float | None:
+    """A time bound: a positive, finite number of seconds, or ``off`` (None: no bound)."""
+    if value.strip().lower() == BOUND_OFF:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a positive number of seconds (or {BOUND_OFF})"
+        )
+    return seconds
+
+
+def _option_values(values: list[str]) -> dict[str, str]:
     parsed: dict[str, str] = {}
     for item in values:
         key, sep, value = item.partition("=")
         if not sep or not key:
-            raise BadFlag(f"--config takes ID=VALUE, got {item!r}")
+            raise BadFlag(f"--set-option takes ID=VALUE, got {item!r}")
         parsed[key] = value
     return parsed
 
@@ -137,196 +197,455 @@ class BadFlag(BatonError):
     fault = "caller"
 
 
+# --- text output ---------------------------------------------------------------------------
+
+
+def plural(count: int, word: str, many: str | None = None) -> str:
+    """``1 event``, ``2 events``."""
+    return f"{count} {word if count == 1 else (many or word + 's')}"
+
+
+def permission_counts(permissions: list[dict[str, Any]]) -> dict[str, int]:
+    """Permission decisions counted: ``granted`` (an allow option chosen), ``denied`` (a
+    reject option chosen) and ``cancelled`` (answered cancelled: nobody chose)."""
+    counts = {"granted": 0, "denied": 0, "cancelled": 0}
+    for view in permissions:
+        if view.get("outcome") != "selected":
+            counts["cancelled"] += 1
+            continue
+        kinds = {o.get("optionId"): o.get("kind") for o in view.get("options") or []}
+        kind = str(kinds.get(view.get("optionId")) or "")
+        counts["granted" if kind.startswith("allow") else "denied"] += 1
+    return counts
+
+
+def usage_text(usage: dict[str, Any] | None) -> str | None:
+    """``42/200000 tokens · $0.0123`` from a usage event, or None."""
+    if not usage:
+        return None
+    parts = []
+    used, size = usage.get("used"), usage.get("size")
+    if isinstance(used, int | float):
+        parts.append(
+            f"{used:g}/{size:g} tokens" if isinstance(size, int | float) else f"{used:g} tokens"
+        )
+    cost = usage.get("cost")
+    if isinstance(cost, dict) and isinstance(cost.get("amount"), int | float):
+        currency = str(cost.get("currency") or "")
+        amount = float(cost["amount"])
+        parts.append(
+            f"${amount:.4f}" if currency in ("USD", "") else f"{amount:.4f} {visible(currency, 8)}"
+        )
+    return " · ".join(parts) or None
+
+
 class TextPrinter:
-    """Human output: the reply on stdout, everything else compact on stderr."""
+    """Human output: the reply on stdout, everything else compact on stderr, through the
+    terminal layer (every agent string sanitized)."""
 
-    def __init__(self, out: IO[str], err: IO[str]) -> None:
-        self.out = out
-        self.err = err
-        self.tty = err.isatty()
-        self._spinner: asyncio.Task[None] | None = None
-        self._mid_line = False
-        self._spinning = False
-
-    def start_spinner(self) -> None:
-        if self.tty and self._spinner is None:
-            self._spinner = asyncio.ensure_future(self._spin())
-
-    async def _spin(self) -> None:
-        index = 0
-        while True:
-            await asyncio.sleep(0.1)
-            if not self._mid_line:
-                self.err.write(
-                    f"\r{SPINNER_FRAMES[index % len(SPINNER_FRAMES)]} waiting for the agent"
-                )
-                self.err.flush()
-                self._spinning = True
-            index += 1
-
-    def _clear_spinner(self) -> None:
-        if self._spinning:
-            self.err.write("\r\033[K")
-            self.err.flush()
-            self._spinning = False
-
-    def stop(self) -> None:
-        if self._spinner is not None:
-            self._spinner.cancel()
-            self._spinner = None
-        self._clear_spinner()
+    def __init__(self, screen: Screen) -> None:
+        self.screen = screen
+        # toolCallId -> the status last printed for it ("" while nothing was printed).
+        self._tools: dict[str, str] = {}
+        self.usage: dict[str, Any] | None = None
 
     def _note(self, text: str) -> None:
-        self._clear_spinner()
-        if self._mid_line:
-            self.out.write("\n")
-            self.out.flush()
-            self._mid_line = False
-        self.err.write(text + "\n")
-        self.err.flush()
+        self.screen.note(text)
 
     def __call__(self, event: RunEvent) -> None:
         data = event.data
-        if event.type == "text":
-            self._clear_spinner()
-            text = str(data.get("text", ""))
-            self.out.write(text)
-            self.out.flush()
-            self._mid_line = bool(text) and not text.endswith("\n")
-        elif event.type == "thought":
-            self._note(f"· thinking: {str(data.get('text', ''))[:200]}")
-        elif event.type == "tool_call":
-            target = data.get("command") or ", ".join(data.get("paths") or []) or ""
-            title = data.get("title") or ""
-            self._note(
-                f"⚙ {data.get('kind') or 'tool'} {title} {target} [{data.get('status') or 'pending'}]".rstrip()
-            )
-        elif event.type == "plan":
+        kind = event.type
+        if kind == "text":
+            self.screen.reply(str(data.get("text", "")))
+        elif kind == "thought":
+            text = visible(str(data.get("text", "")), MAX_THOUGHT_CHARS)
+            self._note(self.screen.style(f"· thinking: {text}", "dim"))
+        elif kind == "tool_call":
+            self._tool(data)
+        elif kind == "plan":
             entries = data.get("entries") or []
-            self._note(
-                "☰ plan: "
-                + "; ".join(f"[{e.get('status')}] {e.get('content')}" for e in entries[:8])
+            shown = "; ".join(
+                f"[{visible(str(e.get('status')), 20)}] {visible(str(e.get('content')))}"
+                for e in entries[:MAX_PLAN_ENTRIES]
             )
-        elif event.type == "permission":
-            if data.get("outcome") == "selected":
-                self._note(
-                    f"✓ permission: {data.get('optionId')} (chosen by {data.get('chosenBy')})"
+            more = len(entries) - MAX_PLAN_ENTRIES
+            self._note(f"☰ plan: {shown}" + (f" (+{more} more)" if more > 0 else ""))
+        elif kind == "permission":
+            self._permission(data)
+        elif kind == "usage":
+            self.usage = dict(data)
+        elif kind == "warning":
+            self._note(
+                self.screen.style(
+                    f"! {visible(str(data.get('code')), 60)}: {visible(str(data.get('message')))}",
+                    "yellow",
                 )
-            else:
-                self._note(f"✗ permission: cancelled ({data.get('reason')})")
-        elif event.type == "warning":
-            self._note(f"! {data.get('code')}: {data.get('message')}")
+            )
 
-    def summary(self, result: RunResult) -> None:
-        self._note(
-            f"— {result.stop_reason or result.status.lower()} · {result.tool_calls} tool call"
-            f"{'' if result.tool_calls == 1 else 's'} · {result.duration_ms / 1000:.1f}s · "
-            f"run {result.run_id}"
+    def _tool(self, data: dict[str, Any]) -> None:
+        """One line when a tool call first has a title, and one when it ends; the updates in
+        between (an empty first title, in_progress, content) print nothing."""
+        call_id = str(data.get("toolCallId") or "")
+        status = str(data.get("status") or "pending")
+        title = str(data.get("title") or "")
+        printed = self._tools.get(call_id, "")
+        ended = status in ("completed", "failed")
+        if printed == status or (printed and not ended) or (not title and not ended):
+            self._tools.setdefault(call_id, printed)
+            return
+        self._tools[call_id] = status
+        tool_kind = str(data.get("kind") or "tool")
+        target = data.get("command") or ", ".join(str(p) for p in data.get("paths") or [])
+        shown = visible(title or tool_kind)
+        line = f"⚙ {visible(tool_kind, 20)} {shown}"
+        if target and str(target) not in title:
+            line += f" {visible(str(target))}"
+        diff = data.get("diff")
+        if isinstance(diff, dict) and ("added" in diff or "removed" in diff):
+            line += f" +{diff.get('added', 0)} -{diff.get('removed', 0)}"
+        mark = {"completed": ("green",), "failed": ("red",)}.get(status, ("dim",))
+        self._note(f"{line} {self.screen.style(f'[{visible(status, 20)}]', *mark)}")
+
+    def _permission(self, data: dict[str, Any]) -> None:
+        by = visible(str(data.get("chosenBy")), 20)
+        if data.get("outcome") == "selected":
+            kinds = {o.get("optionId"): o.get("kind") for o in data.get("options") or []}
+            option = str(data.get("optionId"))
+            allowed = str(kinds.get(option) or "").startswith("allow")
+            mark = self.screen.style("✓", "green") if allowed else self.screen.style("✗", "red")
+            self._note(f"{mark} permission: {visible(option, 80)} (chosen by {by})")
+        else:
+            reason = visible(str(data.get("reason") or data.get("reasonCode") or ""), 120)
+            self._note(f"{self.screen.style('✗', 'red')} permission: cancelled ({reason})")
+
+    def summary(self, result: RunResult, exit_code: int, fail_on_denied: bool) -> None:
+        self.screen.end()
+        counts = permission_counts(result.permissions)
+        parts = [
+            result.stop_reason or result.status.lower(),
+            plural(result.tool_calls, "tool call"),
+        ]
+        if result.permissions:
+            parts.append(
+                f"permissions {counts['granted']} granted, {counts['denied']} denied, "
+                f"{counts['cancelled']} cancelled"
+            )
+        usage = usage_text(self.usage)
+        if usage:
+            parts.append(usage)
+        parts += [f"{result.duration_ms / 1000:.1f}s", f"run {result.run_id}"]
+        self._note("— " + " · ".join(parts))
+        unanswered = counts["denied"] + counts["cancelled"]
+        if result.status == "COMPLETED" and unanswered and not fail_on_denied:
+            self._note(
+                f"! {plural(unanswered, 'permission request')} not granted; "
+                f"--fail-on-denied makes that exit {exit_codes.PERMISSION_NOT_GRANTED}"
+            )
+        if exit_code != 0 and result.error_code:
+            self._note(
+                self.screen.style(
+                    f"{result.error_code}: {visible(result.message or result.status, None, newlines=True)}",
+                    "red",
+                )
+            )
+        hint = next_step(result, exit_code)
+        if hint:
+            self._note(f"next: {hint}")
+
+
+def next_step(result: RunResult, exit_code: int) -> str | None:
+    """What the user should do next after ``result``, with the real run id."""
+    run_id = result.run_id
+    if exit_code == exit_codes.RECOVERY_REQUIRED or result.status == "RECOVERY_REQUIRED":
+        return (
+            "the outcome is ambiguous and will not be replayed: inspect and settle it with "
+            f"`baton recover {run_id}`"
         )
-        if result.exit_code != 0 and result.error_code:
-            self._note(f"{result.error_code}: {result.message or result.status}")
-            hint = NEXT_STEPS.get(result.exit_code)
-            if hint:
-                self._note(hint)
-
-
-NEXT_STEPS = {
-    3: "a turn budget elapsed: raise --idle-timeout/--timeout, or check the agent with `baton doctor --live`",
-    4: "sign in with the agent's own command, then run again (`baton doctor --live` shows its methods)",
-    5: "install the agent or point BATON_*_ACP_BIN at it; `baton doctor` shows what was found",
-    6: "the outcome is ambiguous and will not be replayed: inspect it with `baton recover RUN`",
-}
+    if exit_code == exit_codes.PERMISSION_NOT_GRANTED:
+        return (
+            "nobody allowed the agent's request: answer it on a terminal (--policy ask), use a "
+            "policy the profile exposes, or the agent's own edit mode (e.g. --mode acceptEdits "
+            "for claude)"
+        )
+    if exit_code == exit_codes.BUDGET:
+        return (
+            "a turn budget elapsed: raise --idle-timeout/--timeout, or check the agent with "
+            "`baton doctor --live`"
+        )
+    if exit_code == exit_codes.AUTH_REQUIRED:
+        return "sign in with the agent's own command, then run again (`baton doctor --live` shows its methods)"
+    if exit_code == exit_codes.NOT_INSTALLED:
+        return (
+            "install the agent or point BATON_*_ACP_BIN at it; `baton doctor` shows what was found"
+        )
+    if result.error_code in ("TRANSPORT_CLOSED", "AGENT_PROTOCOL_ERROR") and not result.session_id:
+        return (
+            "the agent stopped before a session opened: run its command yourself to see why, "
+            f"or add -v to watch its stderr; `baton show {run_id}` keeps this diagnostic"
+        )
+    return None
 
 
 def _read_prompt(value: str) -> str:
     if value != "-":
+        if not value.strip():
+            raise BadFlag("the prompt is empty; pass the text to send, or - to read stdin")
         return value
     text = sys.stdin.read(MAX_STDIN_PROMPT_CHARS + 1)
     if len(text) > MAX_STDIN_PROMPT_CHARS:
         raise BadFlag(f"the prompt on stdin is over {MAX_STDIN_PROMPT_CHARS} characters")
+    if not text.strip():
+        raise BadFlag("the prompt read from standard input is empty")
     return text
 
 
 def run(args: argparse.Namespace) -> int:
     """Handle `baton run`."""
-    prompt = _read_prompt(args.prompt)
-    config = load_config(args.config_file)
-    request = RunRequest(
-        prompt=prompt,
-        agent=args.agent,
-        agent_command=args.agent_command,
-        env_keys=tuple(args.env),
-        cwd=args.cwd,
-        policy=args.policy,
-        allow_unattended=args.allow_unattended,
-        mode=args.mode,
-        model=args.model,
-        effort=args.effort,
-        config=_config_values(args.config_values),
-        tools_file=args.tools,
-        idle_timeout=args.idle_timeout,
-        timeout=args.timeout,
-        attachments=tuple(args.attach),
-        execution=ExecutionSettings(args.workspace, args.network, args.reviewer),
-        lane=args.lane,
-    )
+    fmt = args.format or "text"
+    try:
+        prompt = _read_prompt(args.prompt)
+        config = load_config(args.config_file)
+        request = RunRequest(
+            prompt=prompt,
+            agent=args.agent,
+            agent_command=args.agent_command,
+            env_keys=tuple(args.env),
+            cwd=args.cwd,
+            policy=args.policy,
+            allow_unattended=args.allow_unattended,
+            mode=args.mode,
+            model=args.model,
+            effort=args.effort,
+            config=_option_values(args.option_values),
+            tools_file=args.tools,
+            idle_timeout=args.idle_timeout,
+            timeout=args.timeout,
+            attachments=tuple(args.attach),
+            execution=ExecutionSettings(args.workspace, args.network, args.reviewer),
+            lane=args.lane,
+        )
+    except BatonError as exc:
+        return _refused(exc, fmt, None)
+    screen = Screen(sys.stdout, sys.stderr)
     # A prompt read from stdin leaves no terminal to ask on: nobody can answer.
-    asker = terminal_asker(sys.stdin, sys.stderr) if args.prompt != "-" else NoUserAsker()
+    asker = terminal_asker(sys.stdin, sys.stderr, screen) if args.prompt != "-" else NoUserAsker()
     runtime = Runtime(
         data_dir=args.data_dir,
         asker=asker,
         profiles=config.all_profiles(),
         config_overrides=dict(config.executables),
     )
-    return asyncio.run(_run(runtime, request, args.format))
+    session = _RunSession(runtime, request, screen, args, config.all_profiles())
+    return asyncio.run(session.go())
 
 
-async def _run(runtime: Runtime, request: RunRequest, fmt: str) -> int:
-    loop = asyncio.get_running_loop()
-    printer = TextPrinter(sys.stdout, sys.stderr) if fmt == "text" else None
-    turn_box: list[Turn] = []
-    main = asyncio.current_task()
-    interrupts = 0
-
-    def on_sigint() -> None:
-        nonlocal interrupts
-        interrupts += 1
-        if turn_box and interrupts == 1:
-            turn_box[0].interrupt("user")
-        elif main is not None:
-            main.cancel()
-
-    def emit(event: RunEvent) -> None:
-        if printer is not None:
-            printer(event)
-        else:
-            sys.stdout.buffer.write(event.to_json() + b"\n")
-            sys.stdout.flush()
-
-    with contextlib.suppress(NotImplementedError, RuntimeError):
-        loop.add_signal_handler(signal.SIGINT, on_sigint)
-    if printer is not None:
-        printer.start_spinner()
-    try:
-        async with runtime:
-            result = await runtime.run(request, on_event=emit, on_turn=turn_box.append)
-    except asyncio.CancelledError:
-        if printer is not None:
-            printer.stop()
-        print(
-            "baton: interrupted; the run is RECOVERY_REQUIRED if a prompt was outstanding",
-            file=sys.stderr,
+def _refused(exc: BatonError, fmt: str, hint: str | None) -> int:
+    """A run refused before it started: ``CODE: message`` on stderr (and a JSON ``error``
+    line on stdout with --json); exit 2 for the caller's fault, 5 for a missing agent."""
+    code = exit_codes.USAGE if exc.fault == "caller" else exit_codes.TURN_FAILED
+    if isinstance(exc, AgentNotInstalled | AgentLaunchFailed):
+        code = exit_codes.NOT_INSTALLED
+    print(f"baton: {visible(str(exc), None)}", file=sys.stderr)
+    if hint:
+        print(f"hint: {hint}", file=sys.stderr)
+    if fmt == "json":
+        write_json(
+            sys.stdout,
+            {
+                "type": "error",
+                "errorCode": exc.code,
+                "message": exc.message,
+                "hint": hint,
+                "exitCode": code,
+            },
         )
-        return exit_codes.INTERRUPTED
-    except (AgentNotInstalled, AgentLaunchFailed) as exc:
-        if printer is not None:
-            printer.stop()
-        print(f"baton: {exc}", file=sys.stderr)
-        return exit_codes.NOT_INSTALLED
-    finally:
+    return code
+
+
+def _policy_hint(exc: BatonError, request: RunRequest, profiles: dict[str, Any]) -> str | None:
+    """For POLICY_NOT_AVAILABLE: the agent's own unattended edit mode, when its profile knows
+    one (claude: ``--mode acceptEdits``)."""
+    if not isinstance(exc, PolicyNotAvailable) or request.agent is None:
+        return None
+    profile = profiles.get(request.agent)
+    mode = getattr(profile, "unattended_edit_mode", None)
+    if not mode:
+        return None
+    return (
+        f"{request.agent} edits without asking in its own mode: "
+        f"baton run --agent {request.agent} --mode {mode} ... "
+        "(Baton's policy stays ask for anything else it asks)"
+    )
+
+
+class _RunSession:
+    """One `baton run`: the event sink, Ctrl-C, a vanished reader, --verbose stderr."""
+
+    def __init__(
+        self,
+        runtime: Runtime,
+        request: RunRequest,
+        screen: Screen,
+        args: argparse.Namespace,
+        profiles: dict[str, Any],
+    ) -> None:
+        self.runtime = runtime
+        self.request = request
+        self.screen = screen
+        self.fmt = args.format or "text"
+        self.fail_on_denied = bool(args.fail_on_denied)
+        self.verbose = bool(args.verbose)
+        self.profiles = profiles
+        self.printer = TextPrinter(screen) if self.fmt == "text" else None
+        self.turn: Turn | None = None
+        self.run_id: str | None = None
+        self.interrupts = 0
+        self.reader_left = False
+        self.result_event: RunEvent | None = None
+        self.usage: dict[str, Any] | None = None
+        self._main: asyncio.Task[Any] | None = None
+
+    # --- the event sink -----------------------------------------------------------------
+
+    def emit(self, event: RunEvent) -> None:
+        if event.type == "run_started":
+            self.run_id = event.run_id
+        elif event.type == "usage":
+            self.usage = dict(event.data)
+        elif event.type == "result":
+            self.result_event = event  # written last, completed with what only the CLI knows
+            return
+        if self.reader_left:
+            return
+        try:
+            if self.printer is not None:
+                self.printer(event)
+            elif event.type == "run_started":
+                write_json(sys.stdout, {**event.to_dict(), "schemaVersion": SCHEMA_VERSION})
+            else:
+                sys.stdout.buffer.write(event.to_json() + b"\n")
+                sys.stdout.flush()
+        except BrokenPipeError:
+            self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        """The reader of stdout went away: not the agent's fault. The turn is cancelled
+        cleanly (session/cancel), never abandoned; output goes to /dev/null from now on."""
+        self.reader_left = True
+        reader_gone()
+        if self.turn is not None:
+            self.turn.interrupt("reader")
+
+    def on_turn(self, turn: Turn) -> None:
+        self.turn = turn
+        if self.reader_left:
+            turn.interrupt("reader")
+
+    # --- Ctrl-C ---------------------------------------------------------------------------
+
+    def on_sigint(self) -> None:
+        self.interrupts += 1
+        if self.turn is not None and self.interrupts == 1:
+            self.turn.interrupt("user")
+            wait = f"{INTERRUPT_COMPLETION_TIMEOUT_SECONDS:g}"
+            self.screen.note(
+                f"^C cancelling: waiting up to {wait}s for the agent to confirm "
+                "(press Ctrl-C again to stop waiting; the run then needs `baton recover`)"
+            )
+            self.screen.set_status(
+                f"cancelling: waiting for the agent's answer to session/cancel (up to {wait}s; "
+                "Ctrl-C again abandons)"
+            )
+        elif self._main is not None:
+            self._main.cancel()
+
+    # --- --verbose --------------------------------------------------------------------------
+
+    async def _stream_stderr(self) -> None:
+        """Print the agent's (redacted) stderr lines as they arrive, prefixed ``agent:``."""
+        shown: dict[int, str] = {}
+        while True:
+            await asyncio.sleep(STDERR_POLL_SECONDS)
+            self._show_new_stderr(shown)
+
+    def _show_new_stderr(self, shown: dict[int, str]) -> None:
+        for lane in list(self.runtime.lanes.values()):
+            tail = lane.stderr_tail()
+            previous = shown.get(id(lane), "")
+            if tail == previous:
+                continue
+            new = tail[len(previous) :] if tail.startswith(previous) else tail
+            complete, sep, _partial = new.rpartition("\n")
+            if not sep:
+                continue
+            shown[id(lane)] = previous + complete + sep if tail.startswith(previous) else tail
+            for line in complete.split("\n"):
+                self.screen.note(self.screen.style(f"agent: {visible(line)}", "dim"))
+
+    # --- the run --------------------------------------------------------------------------
+
+    async def go(self) -> int:
+        loop = asyncio.get_running_loop()
+        self._main = asyncio.current_task()
         with contextlib.suppress(NotImplementedError, RuntimeError):
-            loop.remove_signal_handler(signal.SIGINT)
-    if printer is not None:
-        printer.stop()
-        printer.summary(result)
-    return result.exit_code
+            loop.add_signal_handler(signal.SIGINT, self.on_sigint)
+        if self.printer is not None:
+            self.screen.start_spinner()
+        stderr_task = asyncio.ensure_future(self._stream_stderr()) if self.verbose else None
+        try:
+            async with self.runtime:
+                result = await self.runtime.run(
+                    self.request, on_event=self.emit, on_turn=self.on_turn
+                )
+        except asyncio.CancelledError:
+            self.screen.end()
+            where = f" run {self.run_id} " if self.run_id else " "
+            recover = f"; inspect it with `baton recover {self.run_id}`" if self.run_id else ""
+            print(
+                f"baton: interrupted; stopped waiting for the agent.{where}is RECOVERY_REQUIRED "
+                f"if its prompt was outstanding{recover}",
+                file=sys.stderr,
+            )
+            return exit_codes.INTERRUPTED
+        except BatonError as exc:
+            self.screen.end()
+            return _refused(exc, self.fmt, _policy_hint(exc, self.request, self.profiles))
+        finally:
+            if stderr_task is not None:
+                stderr_task.cancel()
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.remove_signal_handler(signal.SIGINT)
+        return self._finish(result)
+
+    def _finish(self, result: RunResult) -> int:
+        exit_code = result.exit_code
+        counts = permission_counts(result.permissions)
+        if (
+            self.fail_on_denied
+            and exit_code == exit_codes.OK
+            and counts["denied"] + counts["cancelled"]
+        ):
+            exit_code = exit_codes.PERMISSION_NOT_GRANTED
+        if self.reader_left:
+            return exit_codes.PIPE_CLOSED
+        try:
+            if self.printer is not None:
+                self.printer.usage = self.usage
+                self.printer.summary(result, exit_code, self.fail_on_denied)
+            else:
+                event = self.result_event or result.to_event()
+                write_json(
+                    sys.stdout,
+                    {
+                        **event.to_dict(),
+                        "schemaVersion": SCHEMA_VERSION,
+                        "exitCode": exit_code,
+                        "text": result.text,
+                        "usage": self.usage,
+                        "permissionOutcomes": counts,
+                        "nextStep": next_step(result, exit_code),
+                    },
+                )
+        except BrokenPipeError:
+            return reader_gone()
+        return exit_code

@@ -1,19 +1,38 @@
-"""`baton runs [--status S] [--json]`: the run records, newest last."""
+"""`baton runs [--status S] [--limit N] [--json]`: the run records, newest first."""
 
 from __future__ import annotations
 
 import argparse
 import sys
+from typing import Final
 
-import orjson
-
-from baton.cli.store_access import open_store, plain
+from baton.cli.json_output import document, write_json
+from baton.cli.store_access import open_store, plain, run_context
+from baton.cli.terminal import visible
 from baton.store.models import RUN_STATUSES
+
+#: Characters of the prompt shown per row (`baton show` prints more).
+PROMPT_COLUMN_CHARS: Final = 40
+#: Characters of the working directory shown per row (its end, the informative part).
+CWD_COLUMN_CHARS: Final = 30
+
+EXAMPLES: Final = """examples:
+  baton runs
+  baton runs --limit 5
+  baton runs --status recovery_required
+  baton runs --json | jq -r .id
+"""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``runs`` verb."""
-    parser = subparsers.add_parser("runs", help="list runs")
+    parser = subparsers.add_parser(
+        "runs",
+        help="list runs",
+        description="List run records, newest first.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument(
         "--status",
         type=str.upper,
@@ -21,28 +40,63 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="STATUS",
         help="only runs in this status (e.g. recovery_required)",
     )
+    parser.add_argument(
+        "--limit", type=_limit, metavar="N", help="only the N newest runs (a positive number)"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per run")
     parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
     parser.set_defaults(handler=run)
+
+
+def _limit(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number")
+    return number
+
+
+def _duration(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(int(seconds), 60)
+    return f"{minutes}m{rest:02d}s"
+
+
+def _cut_left(text: str, width: int) -> str:
+    return text if len(text) <= width else "…" + text[-(width - 1) :]
 
 
 def run(args: argparse.Namespace) -> int:
     """Handle `baton runs`."""
     with open_store(args.data_dir) as (store, _journal):
         runs = store.list_runs(status=args.status)
-        if args.json:
-            for record in runs:
-                sys.stdout.buffer.write(orjson.dumps(plain(record)) + b"\n")
-            sys.stdout.flush()
-            return 0
-        if not runs:
-            print("no runs")
-            return 0
-        print(f"{'RUN':<24} {'STATUS':<18} {'STOP':<12} {'POLICY':<10} {'CREATED':<26} PROMPT")
-        for record in runs:
-            prompt = record.prompt_text.replace("\n", " ")[:40]
-            print(
-                f"{record.id:<24} {record.status:<18} {record.stop_reason or '-':<12} "
-                f"{record.policy:<10} {record.created_at:<26} {prompt}"
-            )
+        if args.limit is not None:
+            runs = runs[: args.limit]
+        rows = [(record, run_context(store, record)) for record in runs]
+    if args.json:
+        for record, context in rows:
+            write_json(sys.stdout, document({**plain(record), **context}))
+        return 0
+    if not rows:
+        print("no runs")
+        return 0
+    out = sys.stdout
+    out.write(
+        f"{'RUN':<24} {'STATUS':<18} {'STOP':<10} {'AGENT':<8} {'TIME':>7}  "
+        f"{'CWD':<{CWD_COLUMN_CHARS}}  PROMPT\n"
+    )
+    for record, context in rows:
+        prompt = visible(record.prompt_text.replace("\n", " "), PROMPT_COLUMN_CHARS)
+        cwd = _cut_left(visible(context["cwd"] or "-", None), CWD_COLUMN_CHARS)
+        out.write(
+            f"{record.id:<24} {record.status:<18} {record.stop_reason or '-':<10} "
+            f"{visible(context['agent'] or '-', 8):<8} "
+            f"{_duration(context['duration_seconds']):>7}  {cwd:<{CWD_COLUMN_CHARS}}  {prompt}\n"
+        )
+    out.flush()
     return 0

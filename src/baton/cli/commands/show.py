@@ -1,36 +1,80 @@
-"""`baton show RUN [--json]`: one run's record: status, stop reason, items, permission
-decisions, skipped frames, protocol violations, and journal references."""
+"""`baton show RUN [--json]`: one run's record: status, stop reason, the agent, items,
+permission decisions (granted, denied, cancelled), skipped frames, protocol violations, what
+the agent process left (its exit and last stderr lines) and journal references."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import Any, Final
 
-import orjson
+from baton.cli.json_output import document, write_json
+from baton.cli.store_access import open_store, plain, resolve_run, run_context
+from baton.cli.terminal import visible
+from baton.store import Store
 
-from baton.cli import exit_codes
-from baton.cli.store_access import open_store, plain
+#: Characters of the prompt `show` prints (the JSON has all of it).
+SHOW_PROMPT_CHARS: Final = 200
+#: Characters of one item's summary line.
+ITEM_SUMMARY_CHARS: Final = 100
+#: Lines of the agent process's diagnostics (its stderr tail) shown.
+DIAGNOSTIC_LINES: Final = 12
+
+EXAMPLES: Final = """examples:
+  baton show run-3f2a9c01d2e4b5f6
+  baton show 3f2a              # a unique prefix is enough
+  baton show 3f2a --json | jq .permissionOutcomes
+"""
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``show`` verb."""
-    parser = subparsers.add_parser("show", help="show one run")
+    parser = subparsers.add_parser(
+        "show",
+        help="show one run",
+        description="Show one run's record (a run id or a unique prefix of one).",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("run_id", metavar="RUN")
     parser.add_argument("--json", action="store_true", help="the record as one JSON object")
     parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
     parser.set_defaults(handler=run)
 
 
-def run_view(store: Any, run_id: str) -> dict[str, Any] | None:
-    """The run with its items, interactions and observations, as JSON types."""
-    record = store.find_run(run_id)
-    if record is None:
-        return None
+def permission_outcomes(interactions: list[dict[str, Any]]) -> dict[str, int]:
+    """Recorded permission decisions counted as granted, denied and cancelled."""
+    counts = {"granted": 0, "denied": 0, "cancelled": 0}
+    for interaction in interactions:
+        choice = interaction.get("choice")
+        if choice is None:
+            counts["cancelled"] += 1
+            continue
+        kinds = {
+            o.get("optionId"): o.get("kind")
+            for o in interaction.get("offered_options") or []
+            if isinstance(o, dict)
+        }
+        allowed = str(kinds.get(choice) or "").startswith("allow")
+        counts["granted" if allowed else "denied"] += 1
+    return counts
+
+
+def run_view(store: Store, run_id: str) -> dict[str, Any]:
+    """The run (named by id or unique prefix) with its items, interactions, observations and
+    agent process, as JSON types (snake_case keys: :func:`~baton.cli.json_output.document`
+    makes them the contract's camelCase)."""
+    record = resolve_run(store, run_id)
     view: dict[str, Any] = plain(record)
-    view["items"] = [plain(item) for item in store.list_items(run_id)]
-    view["interactions"] = [plain(i) for i in store.list_interactions(run_id)]
-    view["observations"] = [plain(o) for o in store.list_observations(run_id=run_id)]
+    view.update(run_context(store, record))
+    view["items"] = [plain(item) for item in store.list_items(record.id)]
+    view["interactions"] = [plain(i) for i in store.list_interactions(record.id)]
+    view["observations"] = [plain(o) for o in store.list_observations(run_id=record.id)]
+    view["permission_outcomes"] = permission_outcomes(view["interactions"])
+    server = (
+        store.find_server_instance(record.server_instance_id) if record.server_instance_id else None
+    )
+    view["server_instance"] = plain(server) if server is not None else None
     return view
 
 
@@ -38,32 +82,53 @@ def run(args: argparse.Namespace) -> int:
     """Handle `baton show`."""
     with open_store(args.data_dir) as (store, _journal):
         view = run_view(store, args.run_id)
-    if view is None:
-        print(
-            f"baton: RUN_NOT_FOUND: no run {args.run_id!r}; `baton runs` lists them",
-            file=sys.stderr,
-        )
-        return exit_codes.USAGE
     if args.json:
-        sys.stdout.buffer.write(orjson.dumps(view) + b"\n")
+        write_json(sys.stdout, document(view))
         return 0
+    print_view(view)
+    return 0
+
+
+def _multiline(label: str, text: str) -> None:
+    lines = visible(text, None, newlines=True).splitlines() or [""]
+    if len(lines) > DIAGNOSTIC_LINES:
+        lines = ["…", *lines[-DIAGNOSTIC_LINES:]]
+    print(f"{label:<10} {lines[0]}")
+    for line in lines[1:]:
+        print(f"{'':<10} {line}")
+
+
+def print_view(view: dict[str, Any]) -> None:
+    """The human form of :func:`run_view`."""
     print(f"run        {view['id']}")
     print(f"status     {view['status']}")
     print(f"stop       {view['stop_reason'] or '-'}")
-    print(
-        f"policy     {view['policy']}{' (unattended allowed by the user)' if view['unattended'] else ''}"
-    )
+    print(f"agent      {visible(view['agent'] or '-')}")
+    print(f"cwd        {visible(view['cwd'] or '-', None)}")
+    unattended = " (unattended allowed by the user)" if view["unattended"] else ""
+    print(f"policy     {view['policy']}{unattended}")
     print(f"session    {view['session_id'] or '-'}")
     print(f"server     {view['server_instance_id'] or '-'}")
+    if view["duration_seconds"] is not None:
+        print(f"time       {view['duration_seconds']:.1f}s")
     if view["error_code"]:
-        print(f"error      {view['error_code']}: {view['diagnostic'] or ''}")
+        _multiline("error", f"{view['error_code']}: {view['diagnostic'] or ''}")
     if view["recovery_reason"]:
-        print(f"recovery   {view['recovery_reason']}")
+        _multiline("recovery", view["recovery_reason"])
+    server = view.get("server_instance")
+    if server and server.get("diagnostics") and server.get("state") in ("FAILED", "LOST"):
+        _multiline("agent", f"{server['state']}: {server['diagnostics']}")
     print(f"frames     {view['skipped_frames']} skipped, {view['violations']} protocol violations")
-    print(f"prompt     {view['prompt_text'][:200]}")
+    print(f"prompt     {visible(view['prompt_text'], SHOW_PROMPT_CHARS)}")
     if view["prompt_ref"]:
         ref = view["prompt_ref"]
         print(f"journal    prompt at {ref.get('server')}#{ref.get('sequence')}")
+    counts = view["permission_outcomes"]
+    if view["interactions"]:
+        print(
+            f"permissions {counts['granted']} granted, {counts['denied']} denied, "
+            f"{counts['cancelled']} cancelled"
+        )
     for item in view["items"]:
         content = item["content"]
         summary = content.get("text", "") if isinstance(content, dict) else ""
@@ -71,13 +136,23 @@ def run(args: argparse.Namespace) -> int:
             summary = (
                 f"{content.get('kind')} {content.get('title') or ''} [{content.get('status')}]"
             )
-        summary = str(summary).replace("\n", " ")[:100]
+        count = item["coalesced_events"]
         print(
-            f"item {item['seq']:<4} {item['kind']:<10} ({item['coalesced_events']} events) {summary}"
+            f"item {item['seq']:<4} {item['kind']:<10} ({count} {'event' if count == 1 else 'events'}) "
+            f"{visible(str(summary).replace(chr(10), ' '), ITEM_SUMMARY_CHARS)}"
         )
     for interaction in view["interactions"]:
         print(
-            f"permission {interaction['state']:<9} choice={interaction['choice']} "
-            f"by={interaction['chosen_by']} {interaction['reason'] or ''}"
+            f"permission {interaction['state']:<9} choice={visible(str(interaction['choice']), 80)} "
+            f"by={interaction['chosen_by']} {visible(interaction['reason'] or '', 200)}"
         )
-    return 0
+    for observation in view["observations"]:
+        payload = observation.get("payload")
+        if observation.get("kind") == "BATON_RESOLUTION" and isinstance(payload, dict):
+            recovery = payload.get("recovery")
+            if isinstance(recovery, dict):
+                print(
+                    f"recovered  by {recovery.get('action')}: run {recovery.get('runId')}"
+                    if recovery.get("runId")
+                    else f"recovered  {recovery.get('action')}"
+                )

@@ -117,6 +117,11 @@ class Profile:
     - ``terminal_failure_text``: an exact final message that turns an ``end_turn`` into a failed
       turn (Cursor's plan gate), or ``None``.
     - ``builtin``: False for profiles from the user's config file.
+    - ``install_command``: the command that installs the adapter (shown by ``baton doctor``),
+      or ``None`` when Baton knows none.
+    - ``unattended_edit_mode``: the agent's own session mode that lets it edit without asking
+      (Claude's ``acceptEdits``), suggested when a policy the profile does not expose is asked
+      for; ``None`` when the agent has none.
     """
 
     id: str
@@ -135,6 +140,8 @@ class Profile:
     account_unsupported_patterns: tuple[re.Pattern[str], ...] = ()
     terminal_failure_text: str | None = None
     builtin: bool = True
+    install_command: str | None = None
+    unattended_edit_mode: str | None = None
 
     def __post_init__(self) -> None:
         if PROFILE_ID_PATTERN.fullmatch(self.id) is None:
@@ -206,6 +213,8 @@ CLAUDE: Final = Profile(
     probe=LaunchProbe(("--cli", "--help"), _patterns(r"\bUsage:\s+claude\b")),
     environment=CLAUDE_ENVIRONMENT,
     allowed_policies=("ask",),
+    install_command="npm install -g @zed-industries/claude-agent-acp",
+    unattended_edit_mode="acceptEdits",
 )
 
 #: codex-acp 0.16.0: ``--version`` exits 2 ("unexpected argument"), so there is no version
@@ -223,6 +232,7 @@ CODEX: Final = Profile(
         _patterns(r"\bUsage:\s+codex-acp\b", r"-c,\s+--config\s+<key=value>"),
     ),
     environment=CODEX_ENVIRONMENT,
+    install_command="npm install -g @zed-industries/codex-acp",
     allowed_policies=("ask", "auto-edits", "full"),
 )
 

@@ -327,6 +327,11 @@ _INCOMPATIBLE_REASONS: Final = frozenset(
 )
 
 
+def _install_how(profile: Profile) -> str:
+    """`` (`npm install ...`)`` when the profile knows its install command, else nothing."""
+    return f" (`{profile.install_command}`)" if profile.install_command else ""
+
+
 def _how_to_point(profile: Profile) -> str:
     return f"set {profile.override_env} or [executables].{profile.id} in the config file"
 
@@ -417,7 +422,8 @@ def readiness_from_discovery(profile: Profile, result: DiscoveryResult) -> Readi
     missing = Diagnostic(
         EXECUTABLE_NOT_FOUND,
         "error",
-        f"no {names} on PATH; install {profile.display_name}, or {_how_to_point(profile)}",
+        f"no {names} on PATH; install {profile.display_name}{_install_how(profile)}, or "
+        f"{_how_to_point(profile)}",
     )
     return replace(
         base,

@@ -1,0 +1,65 @@
+"""The one JSON contract of every `baton` verb's ``--json`` output.
+
+- One key casing everywhere: camelCase, as the run events have always used (store records,
+  whose fields are snake_case in Python, are converted on the way out by :func:`camel`).
+- A schema version: every top-level object a verb prints (each line of ``runs --json``,
+  ``journal show --json``, ``doctor --json``; the object of ``show``, ``recover``, ``journal
+  verify``; the ``run_started`` and ``result`` events of ``run --json``) carries
+  ``schemaVersion``: :data:`SCHEMA_VERSION`. Fields are only added within one version; a
+  rename or a removal raises it.
+- Compact, one object per line (orjson), UTF-8.
+"""
+
+from __future__ import annotations
+
+from typing import IO, Any, Final
+
+import orjson
+
+#: The version of the JSON output contract (docs/events.md).
+SCHEMA_VERSION: Final = 1
+
+
+def camel_key(key: str) -> str:
+    """``server_instance_id`` -> ``serverInstanceId`` (already camel keys stay as they are)."""
+    if "_" not in key.strip("_"):
+        return key
+    head, *rest = key.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+#: Fields whose values are payloads kept as the agent (or the protocol) sent them: their own
+#: keys are not Baton's to rename.
+OPAQUE_FIELDS: Final = frozenset(
+    {"content", "tool_call", "offered_options", "payload", "native_state", "result", "checks"}
+)
+
+
+def camel(value: Any) -> Any:
+    """``value`` with every key of Baton's own records in camelCase, recursively; the values
+    of :data:`OPAQUE_FIELDS` (agent payloads) are kept verbatim."""
+    if isinstance(value, dict):
+        return {
+            camel_key(str(k)): (v if str(k) in OPAQUE_FIELDS else camel(v))
+            for k, v in value.items()
+        }
+    if isinstance(value, list | tuple):
+        return [camel(v) for v in value]
+    return value
+
+
+def document(value: dict[str, Any]) -> dict[str, Any]:
+    """A top-level object of the contract: camelCase keys and the ``schemaVersion``."""
+    return {**camel(value), "schemaVersion": SCHEMA_VERSION}
+
+
+def write_json(stream: IO[str], value: Any) -> None:
+    """``value`` as one compact JSON line on ``stream`` (flushed)."""
+    line = orjson.dumps(value) + b"\n"
+    buffer = getattr(stream, "buffer", None)
+    if buffer is not None:
+        stream.flush()
+        buffer.write(line)
+    else:
+        stream.write(line.decode())
+    stream.flush()
