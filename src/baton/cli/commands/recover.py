@@ -1,17 +1,21 @@
 """`baton recover RUN`: what is known about a RECOVERY_REQUIRED run, and the user's choices.
 
 ACP stable v1 has no way to ask an agent what became of a prompt, so Baton never resubmits an
-ambiguous prompt on its own. This verb shows the prompt, what was recorded of the turn (items,
-permission decisions, the last journal entries of its agent process) and why it is ambiguous,
-then does only what the user asks:
+ambiguous prompt on its own. This verb shows the prompt, what was recorded of the turn (the text
+streamed before the loss, items, permission decisions, the last journal entries of its agent
+process) and why it is ambiguous, then does only what the user asks:
 
 - ``--mark-failed``: settle the run as FAILED (the user's decision, recorded);
 - ``--attach``: attach the provider session (resume, else load) to look; no prompt is sent;
 - ``--new-prompt TEXT``: start a *new* prompt explicitly, in the attached provider session when
   the agent can attach it, as a new run. The ambiguous prompt is never resent.
 
-Attaching starts the agent, so it needs the agent: ``--agent NAME`` (the run's profile by
-default) or ``--agent-command``.
+The new run of ``--attach`` or ``--new-prompt`` is linked to the original (both ``baton show``
+outputs name the other); the original stays RECOVERY_REQUIRED until ``--mark-failed``.
+
+Attaching starts the agent: the run's own agent by default (its profile, or the ad-hoc command
+the run recorded), else ``--agent NAME`` or ``--agent-command``. A run that is not
+RECOVERY_REQUIRED has nothing to recover: it is shown, and the choices are refused.
 """
 
 from __future__ import annotations
@@ -19,18 +23,53 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from typing import Any
-
-import orjson
+from typing import Any, Final
 
 from baton.cli import exit_codes
 from baton.cli.commands.show import run_view
+from baton.cli.json_output import document, write_json
 from baton.cli.store_access import open_store, plain
+from baton.cli.terminal import visible
+from baton.errors import BatonError, UsageError
 from baton.runtime.agents.launch import CUSTOM_PROFILE_ID
 from baton.runtime.runtime import RunRequest, Runtime
+from baton.store import Store
 
 #: Journal entries shown from the end of the run's agent process journal.
-RECOVER_TAIL_RECORDS = 20
+RECOVER_TAIL_RECORDS: Final = 20
+#: Characters of the text streamed before the loss shown (its end; `baton show --json` and the
+#: store keep all of it).
+STREAMED_TEXT_CHARS: Final = 2000
+#: The observation payload key linking a recovery run and the run it recovers.
+RECOVERY_KEY: Final = "recovery"
+#: The observation payload key of the launch an ad-hoc run recorded (see `baton run`).
+LAUNCH_KEY: Final = "launch"
+
+EXAMPLES: Final = """examples:
+  baton runs --status recovery_required
+  baton recover run-3f2a9c01              # what is known, and the choices
+  baton recover 3f2a --attach             # look at the provider session; nothing is sent
+  baton recover 3f2a --new-prompt "Check whether the migration ran; do not rerun it"
+  baton recover 3f2a --mark-failed        # settle it
+"""
+
+
+class RunNotRecoverable(UsageError):
+    """A recovery choice was asked for on a run that is not RECOVERY_REQUIRED."""
+
+    code = "RUN_NOT_RECOVERABLE"
+
+
+class NoProviderSession(UsageError):
+    """The run never had a provider session to attach."""
+
+    code = "NO_PROVIDER_SESSION"
+
+
+class AgentRequired(UsageError):
+    """The run's agent cannot be started again from what was recorded."""
+
+    code = "AGENT_REQUIRED"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -39,30 +78,31 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "recover",
         help="inspect and settle a RECOVERY_REQUIRED run",
         description=__doc__,
+        epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("run_id", metavar="RUN")
+    parser.add_argument("run_id", metavar="RUN", help="a run id, or a unique prefix of one")
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--mark-failed", action="store_true", help="settle the run as FAILED")
     action.add_argument("--attach", action="store_true", help="attach the provider session to look")
     action.add_argument("--new-prompt", metavar="TEXT", help="start a new prompt explicitly")
     parser.add_argument("--agent", metavar="NAME", help="the agent profile (default: the run's)")
-    parser.add_argument("--agent-command", metavar='"CMD ARGS"', help="a custom agent command")
+    parser.add_argument(
+        "--agent-command", metavar='"CMD ARGS"', help="a custom agent command (default: the run's)"
+    )
     parser.add_argument("--json", action="store_true", help="print what is known as JSON")
     parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
     parser.set_defaults(handler=run)
 
 
-def _known(store: Any, journal: Any, run_id: str) -> dict[str, Any] | None:
+def _known(store: Store, journal: Any, run_id: str) -> dict[str, Any]:
     view = run_view(store, run_id)
-    if view is None:
-        return None
     tail: list[dict[str, Any]] = []
     server = view.get("server_instance_id")
     if server:
         try:
             records = journal.tail(server, RECOVER_TAIL_RECORDS)
-        except Exception:
+        except (BatonError, OSError):
             records = []
         for record in records:
             tail.append(
@@ -74,35 +114,51 @@ def _known(store: Any, journal: Any, run_id: str) -> dict[str, Any] | None:
                     "id": record.metadata.id,
                 }
             )
-    view["journalTail"] = tail
+    view["journal_tail"] = tail
     session = store.find_session(view["session_id"]) if view.get("session_id") else None
     view["session"] = plain(session) if session is not None else None
-    view["serverInstance"] = plain(store.find_server_instance(server)) if server else None
+    view["streamed_text"] = "".join(
+        str(item["content"].get("text", ""))
+        for item in view["items"]
+        if item["kind"] == "text" and isinstance(item["content"], dict)
+    )
+    view["recoverable"] = view["status"] == "RECOVERY_REQUIRED"
     return view
+
+
+def _recorded_launch(known: dict[str, Any]) -> dict[str, Any] | None:
+    for observation in known["observations"]:
+        payload = observation.get("payload")
+        if isinstance(payload, dict) and isinstance(payload.get(LAUNCH_KEY), dict):
+            launch: dict[str, Any] = payload[LAUNCH_KEY]
+            return launch
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
     """Handle `baton recover`."""
+    acting = args.mark_failed or args.attach or args.new_prompt is not None
+    if args.new_prompt is not None and not args.new_prompt.strip():
+        raise UsageError("--new-prompt needs the text of the new prompt")
     with open_store(args.data_dir) as (store, journal):
         known = _known(store, journal, args.run_id)
-        if known is None:
-            print(f"baton: RUN_NOT_FOUND: no run {args.run_id!r}", file=sys.stderr)
-            return exit_codes.USAGE
-        status = known["status"]
+        run_id = known["id"]
+        if acting and not known["recoverable"]:
+            raise RunNotRecoverable(
+                f"run {run_id} is {known['status']}, not RECOVERY_REQUIRED: nothing to recover"
+                f" (`baton show {run_id}` shows it)"
+            )
         if args.mark_failed:
-            if status != "RECOVERY_REQUIRED":
-                print(f"baton: RUN_NOT_RECOVERABLE: run is {status}", file=sys.stderr)
-                return exit_codes.USAGE
             asyncio.run(
                 store.update_run_status(
-                    args.run_id,
+                    run_id,
                     "FAILED",
                     expected="RECOVERY_REQUIRED",
                     error_code="MARKED_FAILED_BY_USER",
                     diagnostic="the user settled the ambiguous run as failed",
                 )
             )
-            print(f"run {args.run_id} marked FAILED")
+            print(f"run {run_id} marked FAILED")
             return exit_codes.OK
     if args.attach or args.new_prompt is not None:
         return _attach(args, known)
@@ -112,53 +168,79 @@ def run(args: argparse.Namespace) -> int:
 
 def _print_known(known: dict[str, Any], as_json: bool) -> None:
     if as_json:
-        sys.stdout.buffer.write(orjson.dumps(known) + b"\n")
+        write_json(sys.stdout, document(known))
         return
-    print(f"run        {known['id']} ({known['status']})")
-    print(f"prompt     {known['prompt_text'][:500]}")
-    print(f"why        {known['recovery_reason'] or known['diagnostic'] or '-'}")
+    run_id = known["id"]
+    print(f"run        {run_id} ({known['status']})")
+    print(f"prompt     {visible(known['prompt_text'], 500)}")
+    print(f"why        {visible(known['recovery_reason'] or known['diagnostic'] or '-', None)}")
     if known["prompt_ref"]:
         print("submitted  yes: the prompt was written to the agent (journal reference recorded)")
     else:
         print("submitted  not recorded")
+    text = known["streamed_text"]
+    if text:
+        cut = len(text) > STREAMED_TEXT_CHARS
+        shown = visible(text[-STREAMED_TEXT_CHARS:], None, newlines=True)
+        print("streamed   the agent's reply before the loss" + (" (its end):" if cut else ":"))
+        for line in shown.splitlines():
+            print(f"  | {line}")
     items = known["items"]
     print(f"items      {len(items)} materialized")
     for item in items:
+        if item["kind"] == "text":
+            continue
         content = item["content"]
-        text = content.get("text", "") if isinstance(content, dict) else ""
-        print(f"  - {item['kind']}: {str(text)[:120]!r}")
+        summary = ""
+        if isinstance(content, dict):
+            summary = str(content.get("title") or content.get("text") or "")
+        print(f"  - {item['kind']}: {visible(summary, 120)}")
     for interaction in known["interactions"]:
-        print(f"permission {interaction['state']} choice={interaction['choice']}")
+        print(
+            f"permission {interaction['state']} choice={visible(str(interaction['choice']), 80)}"
+        )
     print("journal    (stream text is masked in the journal; routing and status are kept)")
-    for entry in known["journalTail"]:
+    for entry in known["journal_tail"]:
         print(
             f"  #{entry['sequence']:<6} {entry['direction']:<8} {entry['kind']:<12} "
             f"{entry['method'] or '-'} {entry['id'] if entry['id'] is not None else ''}"
         )
     print()
-    print("choices: --mark-failed | --attach (look) | --new-prompt TEXT (explicit)")
+    if not known["recoverable"]:
+        print(f"run {run_id} is {known['status']}: there is nothing to recover.")
+        return
+    print("choices:")
+    print(f"  baton recover {run_id} --mark-failed          settle it as failed")
+    print(f"  baton recover {run_id} --attach               look at the provider session")
+    print(f'  baton recover {run_id} --new-prompt "TEXT"    send a new prompt (a new run)')
     print("Baton never resubmits the ambiguous prompt on its own.")
 
 
 def _attach(args: argparse.Namespace, known: dict[str, Any]) -> int:
+    run_id = known["id"]
     session = known.get("session")
     if session is None or not session.get("provider_session_id"):
-        print("baton: NO_PROVIDER_SESSION: the run never had a provider session", file=sys.stderr)
-        return exit_codes.USAGE
-    profile = (known.get("serverInstance") or {}).get("profile")
-    agent = args.agent
-    if args.agent_command is None and agent is None:
+        raise NoProviderSession(f"run {run_id} never had a provider session to attach")
+    profile = (known.get("server_instance") or {}).get("profile")
+    agent, command, env_keys = args.agent, args.agent_command, ()
+    if command is None and agent is None:
         if profile in (None, CUSTOM_PROFILE_ID):
-            print(
-                "baton: AGENT_REQUIRED: this run used an ad-hoc agent; pass --agent-command",
-                file=sys.stderr,
-            )
-            return exit_codes.USAGE
-        agent = profile
+            launch = _recorded_launch(known)
+            if launch is None or not launch.get("command"):
+                raise AgentRequired(
+                    f"run {run_id} used an ad-hoc agent whose command was not recorded; "
+                    "pass --agent-command"
+                )
+            command = str(launch["command"])
+            env_keys = tuple(str(k) for k in launch.get("envKeys") or ())
+        else:
+            agent = profile
+    action = "attach" if args.new_prompt is None else "new_prompt"
     request = RunRequest(
-        prompt=args.new_prompt or "",
-        agent=agent if args.agent_command is None else None,
-        agent_command=args.agent_command,
+        prompt=args.new_prompt or f"(baton recover {run_id} --attach: no prompt is sent)",
+        agent=agent if command is None else None,
+        agent_command=command,
+        env_keys=env_keys,
         cwd=session["cwd"],
         attach_session=session["provider_session_id"],
         inspect_only=args.new_prompt is None,
@@ -167,11 +249,31 @@ def _attach(args: argparse.Namespace, known: dict[str, Any]) -> int:
     async def go() -> int:
         async with Runtime(data_dir=args.data_dir) as runtime:
             result = await runtime.run(request)
-        print(
-            f"{result.status}: {result.message or result.stop_reason or ''} (run {result.run_id})"
-        )
+            assert runtime.store is not None
+            await runtime.store.record_observation(
+                "BATON_RESOLUTION",
+                {RECOVERY_KEY: {"action": action, "runId": result.run_id}},
+                run_id=run_id,
+            )
+            await runtime.store.record_observation(
+                "BATON_RESOLUTION",
+                {RECOVERY_KEY: {"action": action, "of": run_id}},
+                run_id=result.run_id,
+            )
+        if args.json:
+            write_json(
+                sys.stdout,
+                document({**plain(result.to_event().to_dict()), "text": result.text, "of": run_id}),
+            )
+            return result.exit_code
+        detail = visible(result.message or result.stop_reason or "", None)
+        print(f"{result.status}: {detail} (run {result.run_id}, recovering {run_id})")
         if result.text:
-            print(result.text)
+            print(visible(result.text, None, newlines=True))
+        print(
+            f"run {run_id} stays RECOVERY_REQUIRED until you settle it: "
+            f"`baton recover {run_id} --mark-failed`"
+        )
         return result.exit_code
 
     return asyncio.run(go())

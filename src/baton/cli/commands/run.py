@@ -503,6 +503,7 @@ class _RunSession:
         self.reader_left = False
         self.result_event: RunEvent | None = None
         self.usage: dict[str, Any] | None = None
+        self.launch_command = ""
         self._main: asyncio.Task[Any] | None = None
 
     # --- the event sink -----------------------------------------------------------------
@@ -510,6 +511,7 @@ class _RunSession:
     def emit(self, event: RunEvent) -> None:
         if event.type == "run_started":
             self.run_id = event.run_id
+            self.launch_command = str(event.data.get("command") or "")
         elif event.type == "usage":
             self.usage = dict(event.data)
         elif event.type == "result":
@@ -597,6 +599,7 @@ class _RunSession:
                 result = await self.runtime.run(
                     self.request, on_event=self.emit, on_turn=self.on_turn
                 )
+                await self._record_launch(result.run_id)
         except asyncio.CancelledError:
             self.screen.end()
             where = f" run {self.run_id} " if self.run_id else " "
@@ -616,6 +619,25 @@ class _RunSession:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
         return self._finish(result)
+
+    async def _record_launch(self, run_id: str) -> None:
+        """An ad-hoc agent's command, recorded on its run so `baton recover --attach` can
+        start the same agent again (redacted like everything the lane records)."""
+        if self.request.agent_command is None or not self.launch_command:
+            return
+        command = self.launch_command
+        for lane in self.runtime.lanes.values():
+            if lane.spec.launch_form == command:
+                command = lane.redact(command)
+        store = self.runtime.store
+        if store is None:
+            return
+        with contextlib.suppress(BatonError):
+            await store.record_observation(
+                "BATON_RESOLUTION",
+                {"launch": {"command": command, "envKeys": list(self.request.env_keys)}},
+                run_id=run_id,
+            )
 
     def _finish(self, result: RunResult) -> int:
         exit_code = result.exit_code
