@@ -106,7 +106,7 @@ async def test_verify_good(data_dir: Path, capsys: pytest.CaptureFixture[str]) -
     run_id, _refs = await _populate(data_dir)
     code, out, _err = _run(capsys, "journal", "verify", "--all", "--data-dir", str(data_dir))
     assert code == 0
-    assert "srv-1: ok, 3 records in 1 segments (sequences 1-3)" in out
+    assert "srv-1: ok, 3 records in 1 segment (sequences 1-3)" in out
     assert "cited references: 1 ok" in out
     code, out, _err = _run(capsys, "journal", "verify", run_id, "--data-dir", str(data_dir))
     assert code == 0

@@ -44,6 +44,12 @@ from baton.wire.budget import TurnBudget
 #: carry all of it). Keeps the table readable when a version command prints a long line.
 MAX_CELL_CHARS: Final = 60
 
+EXAMPLES: Final = """examples:
+  baton doctor                       # every profile, informational (exit 0)
+  baton doctor claude --live         # start it, create a session; exit 0 only if it can run
+  baton doctor --json | jq -r 'select(.can_start) | .profile'
+  baton doctor --config ./baton.toml my-agent"""
+
 #: The exit code for each state of a named profile that cannot start.
 _EXIT_FOR_STATE: Final[Mapping[ReadinessState, int]] = {
     ReadinessState.NOT_INSTALLED: exit_codes.NOT_INSTALLED,
@@ -63,7 +69,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "Discover each profile's installed executable, prove its launch contract and "
             "report readiness. With --live, also start it and create a session."
         ),
-        epilog=__doc__.split("\n\n")[-1] if __doc__ else None,
+        epilog=(__doc__.split("\n\n")[-1] if __doc__ else "") + "\n\n" + EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("profiles", nargs="*", metavar="PROFILE", help="profiles to check")
     parser.add_argument("--json", action="store_true", help="one JSON object per profile")

@@ -5,9 +5,14 @@ through the run store) or a server instance's journal: one line per record with 
 direction, kind, method, id and the redacted raw text cut to :data:`SHOW_RAW_CHARS`; with
 ``--json``, each record as one JSON object per line.
 
-``baton journal verify [RUN | SERVER] [--all]`` re-validates every record, hash and the
-sequence chain, and every journal reference the store cites; it exits 0 when all is good and
-:data:`VERIFY_FAILED` naming the first bad record otherwise.
+``baton journal verify [RUN | SERVER] [--all] [--json]`` re-validates every record, hash and
+the sequence chain, and every journal reference the store cites; it exits 0 when all is good and
+:data:`VERIFY_FAILED` naming the first bad record otherwise. With ``--json`` it prints one
+object: ``{"ok", "servers": [{"serverInstanceId", "records", "segments", "firstSequence",
+"lastSequence", "partialTailBytes"}], "citedReferences", "prunedReferences", "error",
+"schemaVersion"}``.
+
+A RUN may be given by a unique prefix of its id.
 """
 
 from __future__ import annotations
@@ -21,6 +26,9 @@ from typing import Any, Final
 import orjson
 
 from baton.cli import exit_codes
+from baton.cli.json_output import SCHEMA_VERSION, document, write_json
+from baton.cli.store_access import RunNotFound, resolve_run
+from baton.cli.terminal import visible
 from baton.errors import JournalCorrupt, JournalEntryPruned, RecordNotFound
 from baton.journal import Journal, JournalRecord
 from baton.store import STORE_FILENAME, Store, ensure_data_dir, resolve_data_dir
@@ -30,6 +38,13 @@ SHOW_RAW_CHARS: Final = 160
 #: Exit code of `journal verify` when a record is bad (the generic failure code).
 VERIFY_FAILED: Final = exit_codes.TURN_FAILED
 
+EXAMPLES: Final = """examples:
+  baton journal show run-3f2a9c01            # the run's agent process journal
+  baton journal show 3f2a --json | jq .metadata.method
+  baton journal verify --all
+  baton journal verify 3f2a --json
+"""
+
 
 def register(subparsers: Any) -> None:
     """Add `baton journal` with its `show` and `verify` subcommands."""
@@ -37,6 +52,8 @@ def register(subparsers: Any) -> None:
         "journal",
         help="show or verify the protocol journal",
         description="Show or verify the durable, redacted protocol journal.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     verbs = parser.add_subparsers(dest="journal_command", metavar="SUBCOMMAND")
     parser.set_defaults(handler=lambda _args: _usage(parser))
@@ -63,6 +80,7 @@ def register(subparsers: Any) -> None:
         "target", metavar="RUN|SERVER", nargs="?", help="a run id or a server instance id"
     )
     verify.add_argument("--all", action="store_true", help="every journal in the data directory")
+    verify.add_argument("--json", action="store_true", help="the verification as one JSON object")
     _data_dir_option(verify)
     verify.set_defaults(handler=_verify)
 
@@ -96,10 +114,13 @@ def _open_store(data: Path) -> Store | None:
 def _servers_of(target: str, journal: Journal, store: Store | None) -> tuple[list[str], str | None]:
     """The server instances ``target`` names, and the run id when it is a run."""
     if store is not None:
-        run = store.find_run(target)
+        try:
+            run = resolve_run(store, target)
+        except RunNotFound:
+            run = None
         if run is not None:
             if run.server_instance_id is None:
-                raise RecordNotFound(f"run {target} has not started on a server instance yet")
+                raise RecordNotFound(f"run {run.id} has not started on a server instance yet")
             return [run.server_instance_id], run.id
     if target in journal.servers():
         return [target], None
@@ -135,14 +156,16 @@ def _show(args: argparse.Namespace) -> int:
                 out.write(f"# server instance {server}\n")
             for record in journal.records(server):
                 if args.json:
-                    out.write(orjson.dumps(record.to_dict()).decode() + "\n")
+                    line = {**record.to_dict(), "schemaVersion": SCHEMA_VERSION}
+                    out.write(orjson.dumps(line).decode() + "\n")
                 else:
-                    out.write(_line(record) + "\n")
+                    out.write(visible(_line(record), None) + "\n")
         out.flush()
     except BrokenPipeError:
         # The reader went away (`| head`): stop quietly, like other Unix tools.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, out.fileno())
+        from baton.cli.main import reader_gone
+
+        return reader_gone()
     return exit_codes.OK
 
 
@@ -165,24 +188,24 @@ def _verify(args: argparse.Namespace) -> int:
     finally:
         if store is not None:
             store.close()
+    reports: list[dict[str, Any]] = []
+    pruned = 0
+    error: str | None = None
     try:
         for server in servers:
             report = journal.verify(server)
-            span = (
-                "no records"
-                if report.first_sequence is None
-                else f"sequences {report.first_sequence}-{report.last_sequence}"
+            reports.append(
+                {
+                    "server_instance_id": server,
+                    "records": report.records,
+                    "segments": len(report.segments),
+                    "first_sequence": report.first_sequence,
+                    "last_sequence": report.last_sequence,
+                    "partial_tail_bytes": report.partial_tail_bytes,
+                }
             )
-            note = (
-                f"; {report.partial_tail_bytes} bytes of an unfinished last line"
-                if report.partial_tail_bytes
-                else ""
-            )
-            print(
-                f"{server}: ok, {report.records} records in {len(report.segments)} segments "
-                f"({span}){note}"
-            )
-        pruned = 0
+            if not args.json:
+                _print_report(reports[-1])
         for label, ref in cited:
             try:
                 journal.read(ref)
@@ -190,13 +213,48 @@ def _verify(args: argparse.Namespace) -> int:
                 pruned += 1
             except JournalCorrupt as exc:
                 raise JournalCorrupt(exc.record, f"{exc.problem} (cited by {label})") from exc
-        if cited:
-            extra = f", {pruned} pruned by retention" if pruned else ""
-            print(f"cited references: {len(cited) - pruned} ok{extra}")
-        if not servers and not cited:
-            print("no journals to verify")
     except JournalCorrupt as exc:
+        error = str(exc)
+    if args.json:
+        write_json(
+            sys.stdout,
+            document(
+                {
+                    "ok": error is None,
+                    "servers": reports,
+                    "cited_references": len(cited) - pruned,
+                    "pruned_references": pruned,
+                    "error": error,
+                }
+            ),
+        )
+        return exit_codes.OK if error is None else VERIFY_FAILED
+    if error is not None:
         sys.stdout.flush()
-        print(f"baton journal verify: {exc}", file=sys.stderr)
+        print(f"baton journal verify: {visible(error, None)}", file=sys.stderr)
         return VERIFY_FAILED
+    if cited:
+        extra = f", {pruned} pruned by retention" if pruned else ""
+        print(f"cited references: {len(cited) - pruned} ok{extra}")
+    if not servers and not cited:
+        print("no journals to verify")
     return exit_codes.OK
+
+
+def _print_report(report: dict[str, Any]) -> None:
+    span = (
+        "no records"
+        if report["first_sequence"] is None
+        else f"sequences {report['first_sequence']}-{report['last_sequence']}"
+    )
+    note = (
+        f"; {report['partial_tail_bytes']} bytes of an unfinished last line"
+        if report["partial_tail_bytes"]
+        else ""
+    )
+    segments = report["segments"]
+    print(
+        f"{report['server_instance_id']}: ok, {report['records']} "
+        f"{'record' if report['records'] == 1 else 'records'} in {segments} "
+        f"{'segment' if segments == 1 else 'segments'} ({span}){note}"
+    )

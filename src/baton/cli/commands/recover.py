@@ -196,9 +196,7 @@ def _print_known(known: dict[str, Any], as_json: bool) -> None:
             summary = str(content.get("title") or content.get("text") or "")
         print(f"  - {item['kind']}: {visible(summary, 120)}")
     for interaction in known["interactions"]:
-        print(
-            f"permission {interaction['state']} choice={visible(str(interaction['choice']), 80)}"
-        )
+        print(f"permission {interaction['state']} choice={visible(str(interaction['choice']), 80)}")
     print("journal    (stream text is masked in the journal; routing and status are kept)")
     for entry in known["journal_tail"]:
         print(
