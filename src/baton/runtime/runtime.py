@@ -463,8 +463,7 @@ class Runtime:
         except LaneFenced as exc:
             return await self._fail(run_id, "FAILED", exc.code, exc.message, exit_code=5)
         except (TransportClosed, ProtocolError) as exc:
-            tail = lane.stderr_tail()[-500:]
-            message = redact(f"{exc.message}. stderr: {tail}" if tail else exc.message)
+            message = redact(await start_failure_message(exc, lane))
             return await self._fail(run_id, "FAILED", exc.code, message, exit_code=1)
         except BatonError as exc:
             return await self._fail(
@@ -782,6 +781,30 @@ class Runtime:
                 task.cancel()
                 with contextlib.suppress(BaseException):
                     await task
+
+
+#: The agent's last stderr lines a start failure's message quotes (and at most this many
+#: characters of them): enough for a "missing API key" or a stack trace's last frames.
+START_FAILURE_STDERR_LINES: Final = 10
+START_FAILURE_STDERR_CHARS: Final = 2000
+#: Seconds a start failure's report waits for the stopped child to be reaped (its exit status
+#: and the end of its stderr); the report goes without them after that.
+START_FAILURE_EXIT_WAIT_SECONDS: Final = 2.0
+
+
+async def start_failure_message(exc: BatonError, lane: Lane) -> str:
+    """Why the agent could not be set up: how its process ended (status or signal) when it
+    is gone, and its last stderr lines (redacted by the lane)."""
+    ended = None if lane.running else await lane.last_exit(START_FAILURE_EXIT_WAIT_SECONDS)
+    tail = lane.stderr_tail() or (ended.stderr if ended is not None else "")
+    lines = [line for line in tail[-START_FAILURE_STDERR_CHARS:].splitlines() if line.strip()]
+    message = exc.message
+    if ended is not None:
+        message = f"the agent {ended.describe()} during startup ({exc.message})"
+    if lines:
+        shown = lines[-START_FAILURE_STDERR_LINES:]
+        message += "; its last stderr lines:\n" + "\n".join(f"  {line}" for line in shown)
+    return message
 
 
 class _SetupWindow:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
 from itertools import islice
@@ -93,6 +94,28 @@ class LaneSession:
     last_status: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class ProcessExit:
+    """How a lane's child ended: ``returncode`` (negative: the signal; None: unknown) and its
+    redacted stderr tail."""
+
+    returncode: int | None
+    stderr: str
+
+    def describe(self) -> str:
+        """``exited with status 3`` / ``was killed by SIGKILL`` / ``ended``."""
+        code = self.returncode
+        if code is None:
+            return "ended"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"was killed by {name}"
+        return f"exited with status {code}"
+
+
 class LaneFenced(BatonError):
     """The lane latched a safety fence (a failed drain, or a child that survived SIGKILL):
     no replacement process starts until Baton restarts."""
@@ -121,6 +144,7 @@ class Lane:
         self.generation = 0
         self.server_id: str | None = None
         self.process: AgentProcess | None = None
+        self._last_process: AgentProcess | None = None
         self.connection: Connection | None = None
         self.client: AcpClient | None = None
         self.initialized: InitializeResult | None = None
@@ -493,6 +517,9 @@ class Lane:
         process, connection, server_id = self.process, self.connection, self.server_id
         if process is None and connection is None:
             return None  # already stopped: keep the state it was recorded with (LOST stays)
+        # Kept for a start failure's diagnostic (see last_exit): the generation is gone by the
+        # time the caller reports it.
+        self._last_process = process or self._last_process
         self.process = self.connection = self.client = None
         self.server_id = None
         self.grok_catalog = None
@@ -549,6 +576,17 @@ class Lane:
         for task in pending:
             with contextlib.suppress(BaseException):
                 await task
+
+    async def last_exit(self, wait: float) -> ProcessExit | None:
+        """How the last stopped generation's child ended (status and redacted stderr tail),
+        waiting at most ``wait`` seconds for a stop in flight to reap it; None if no child
+        was stopped. Cancellation-safe: it only waits."""
+        process = self._last_process
+        if process is None:
+            return None
+        with contextlib.suppress(TimeoutError, BatonError):
+            await asyncio.wait_for(process.wait(), wait)
+        return ProcessExit(process.returncode, process.stderr_tail())
 
     def stderr_tail(self) -> str:
         """The current child's redacted stderr tail (empty without a child)."""
