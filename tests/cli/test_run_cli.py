@@ -94,7 +94,7 @@ def test_runs_and_show_report_the_run(tmp_path: Path) -> None:
     run_id = orjson.loads(done.stdout.splitlines()[-1])["runId"]
     listed = baton(tmp_path, "runs", "--json")
     [record] = [orjson.loads(line) for line in listed.stdout.splitlines()]
-    assert record["id"] == run_id and record["skipped_frames"] == 2
+    assert record["id"] == run_id and record["skippedFrames"] == 2
     shown = baton(tmp_path, "show", run_id, "--json")
     view = orjson.loads(shown.stdout)
     assert view["status"] == "COMPLETED" and view["items"][0]["kind"] == "text"

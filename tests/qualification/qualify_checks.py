@@ -106,7 +106,7 @@ def cancelled_by_default(baton: Baton, run_id: str) -> dict[str, Any]:
     assert len(records) == 1, records
     record = records[0]
     assert record["state"] == "CANCELLED", record
-    assert record["chosen_by"] == "default", record
+    assert record["chosenBy"] == "default", record
     assert record["choice"] is None, record
     return record
 

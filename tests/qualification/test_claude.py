@@ -100,10 +100,10 @@ def test_tool_turn_interactive_allow(make_rig: Any) -> None:
     result = completed(outcome)
     records = interactions(baton, result["runId"])
     assert [r["state"] for r in records] == ["RESOLVED", "RESOLVED"], records
-    assert [r["chosen_by"] for r in records] == ["user", "user"], records
+    assert [r["chosenBy"] for r in records] == ["user", "user"], records
     assert [r["choice"] for r in records] == ["allow", "allow"], records
     # The quirk: the agent's own request ids start at 0 and collide with Baton's.
-    assert [r["request_id"] for r in records] == [0, 1], records
+    assert [r["requestId"] for r in records] == [0, 1], records
     assert [bool(r.get("is_error")) for r in tool_results(mock)] == [False, False]
     aftermath(baton, CLAUDE)
 
@@ -116,7 +116,7 @@ def test_tool_turn_default_policy_cancelled(make_rig: Any) -> None:
     result = completed(outcome)  # claude fails the tool and still ends the turn
     assert not target.exists()
     record = cancelled_by_default(baton, result["runId"])
-    assert record["request_id"] == 0
+    assert record["requestId"] == 0
     assert [r.get("is_error") for r in tool_results(mock)] == [True]
     permission = outcome.of_type("permission")
     assert permission and permission[0]["outcome"] == "cancelled", outcome.describe()
@@ -158,7 +158,7 @@ def test_quirk_update_outside_a_prompt(make_rig: Any) -> None:
     result = completed(outcome)
     assert outcome.text() == "after the early update", outcome.describe()
     run = baton.show(result["runId"])
-    records = baton.journal(run["server_instance_id"])
+    records = baton.journal(run["serverInstanceId"])
     early = updates_after_response(records, "session/new", until_method="session/prompt")
     # claude-agent-acp sends available_commands_update right after its session/new answer,
     # before any prompt: it must neither count as foreign traffic nor quarantine the lane.

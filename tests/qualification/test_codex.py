@@ -111,9 +111,9 @@ def test_tool_turn_auto_edits(make_rig: Any) -> None:
     assert target.read_text().rstrip("\n") == "made by codex"
     records = interactions(baton, result["runId"])
     assert len(records) == 1 and records[0]["state"] == "RESOLVED", records
-    assert records[0]["chosen_by"] == "policy" and records[0]["choice"] == "approved", records
+    assert records[0]["chosenBy"] == "policy" and records[0]["choice"] == "approved", records
     # The quirk: the agent's request ids are UUID strings.
-    assert is_uuid(records[0]["request_id"]), records
+    assert is_uuid(records[0]["requestId"]), records
     assert [o["type"] for o in tool_outputs(mock)] == ["custom_tool_call_output"]
     aftermath(baton, CODEX)
 
@@ -127,7 +127,7 @@ def test_tool_turn_default_policy_cancelled(make_rig: Any) -> None:
     result = interrupted(outcome, EXIT_INTERRUPTED)
     assert not target.exists()
     record = cancelled_by_default(baton, result["runId"])
-    assert is_uuid(record["request_id"]), record
+    assert is_uuid(record["requestId"]), record
     assert "unreachable" not in outcome.text()
     aftermath(baton, CODEX)
 
@@ -143,9 +143,9 @@ def test_quirk_permission_before_tool_call(make_rig: Any) -> None:
     assert target.read_text() == "shell-ran\n"
     records = interactions(baton, result["runId"])
     assert len(records) == 1 and records[0]["choice"] == "approved", records
-    assert records[0]["tool_call"]["kind"] == "execute", records
+    assert records[0]["toolCall"]["kind"] == "execute", records
     calls = outcome.of_type("tool_call")
-    assert calls and calls[-1]["toolCallId"] == records[0]["tool_call"]["toolCallId"], (
+    assert calls and calls[-1]["toolCallId"] == records[0]["toolCall"]["toolCallId"], (
         outcome.describe()
     )
     assert [o["type"] for o in tool_outputs(mock)] == ["function_call_output"]
@@ -173,7 +173,7 @@ def test_quirk_updates_after_the_prompt_response(make_rig: Any) -> None:
         result = completed(outcome)
         assert outcome.text() == f"answer {attempt}", outcome.describe()
         run = baton.show(result["runId"])
-        late = updates_after_response(baton.journal(run["server_instance_id"]), "session/prompt")
+        late = updates_after_response(baton.journal(run["serverInstanceId"]), "session/prompt")
         if late:
             break
     assert late, (

@@ -216,7 +216,7 @@ def test_sigkill_of_baton_mid_turn_is_found_by_the_next_process(tmp_path: Path) 
     runs = [orjson.loads(line) for line in _baton("runs", "--json", data=data).stdout.splitlines()]
     [record] = [r for r in runs if r["id"] == run_id]
     assert record["status"] == "RECOVERY_REQUIRED"
-    assert record["error_code"] == "RUNTIME_RESTARTED"
+    assert record["errorCode"] == "RUNTIME_RESTARTED"
     _baton("journal", "verify", "--all", data=data)
 
     shown = _baton("recover", run_id, data=data).stdout
@@ -230,7 +230,7 @@ def test_sigkill_of_baton_mid_turn_is_found_by_the_next_process(tmp_path: Path) 
     runs = [orjson.loads(line) for line in _baton("runs", "--json", data=data).stdout.splitlines()]
     [record] = [r for r in runs if r["id"] == run_id]
     assert record["status"] == "FAILED"
-    assert record["error_code"] == "MARKED_FAILED_BY_USER"
+    assert record["errorCode"] == "MARKED_FAILED_BY_USER"
 
 
 async def test_shutdown_waits_for_a_quarantine_in_flight(tmp_path: Path) -> None:

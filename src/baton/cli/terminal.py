@@ -28,7 +28,7 @@ MAX_VISIBLE_CHARS: Final = 300
 SPINNER_INTERVAL_SECONDS: Final = 0.1
 SPINNER_FRAMES: Final = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 #: The spinner's words while Baton waits on the agent.
-WAITING_LABEL: Final = "waiting for the agent (Ctrl-C cancels)"
+WAITING_LABEL: Final = "waiting for the agent (Ctrl-C interrupts)"
 
 _ANSI: Final = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 

@@ -233,9 +233,9 @@ class Runtime:
     async def resolve(self, request: RunRequest) -> LaunchSpec:
         """The launch spec of the request's agent (discovery for a profile)."""
         if (request.agent is None) == (request.agent_command is None):
-            raise ConfigurationError("name exactly one of --agent and --agent-command")
+            raise ConfigurationError("name exactly one of agent (a profile) and agent_command")
         if request.lane != DEFAULT_LANE and request.agent_command is not None:
-            raise ConfigurationError("--lane review needs a profile with a read-only sandbox")
+            raise ConfigurationError("the review lane needs a profile with a read-only sandbox")
         if request.agent_command is not None:
             return from_command(
                 request.agent_command,
@@ -344,7 +344,7 @@ class Runtime:
         check_policy(policy, policies, profile=spec.profile_id, ad_hoc=ad_hoc)
         cwd = os.path.realpath(request.cwd or os.getcwd())
         if not os.path.isdir(cwd):
-            raise ConfigurationError(f"--cwd {cwd} is not a directory")
+            raise ConfigurationError(f"the working directory {cwd} is not a directory")
         tools = load_tool_declarations(request.tools_file, self.environ)
         if spec.read_only:
             check_review_root(cwd, self.environ)

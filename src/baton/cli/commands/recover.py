@@ -220,7 +220,8 @@ def _attach(args: argparse.Namespace, known: dict[str, Any]) -> int:
     if session is None or not session.get("provider_session_id"):
         raise NoProviderSession(f"run {run_id} never had a provider session to attach")
     profile = (known.get("server_instance") or {}).get("profile")
-    agent, command, env_keys = args.agent, args.agent_command, ()
+    agent, command = args.agent, args.agent_command
+    env_keys: tuple[str, ...] = ()
     if command is None and agent is None:
         if profile in (None, CUSTOM_PROFILE_ID):
             launch = _recorded_launch(known)

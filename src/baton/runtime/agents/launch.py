@@ -10,8 +10,10 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 from baton.errors import ConfigurationError
 from baton.runtime.agents.environment import BASE_GROUP, filter_environment, sensitive_values
@@ -21,6 +23,12 @@ from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
 
 #: The profile id recorded for an ad-hoc ``--agent-command`` agent.
 CUSTOM_PROFILE_ID = "custom"
+
+#: The bundled scripted agent as an ad-hoc command, through this interpreter: works whether or
+#: not the ``baton`` console script is on PATH (``RunRequest(agent_command=SCRIPTED_AGENT)``).
+SCRIPTED_AGENT: Final[tuple[str, ...]] = (sys.executable, "-m", "baton.agents.scripted")
+#: ``baton agent scripted``: resolved to :data:`SCRIPTED_AGENT` when ``baton`` is not on PATH.
+BUNDLED_SCRIPTED_COMMAND: Final = ("baton", "agent", "scripted")
 
 #: An ad-hoc command line longer than this is refused (it is split like a shell, no shell).
 MAX_AGENT_COMMAND_CHARS = 8192
@@ -107,29 +115,36 @@ def from_command(
     if isinstance(command, str):
         if len(command) > MAX_AGENT_COMMAND_CHARS:
             raise ConfigurationError(
-                f"--agent-command is longer than {MAX_AGENT_COMMAND_CHARS} characters"
+                f"the agent command is longer than {MAX_AGENT_COMMAND_CHARS} characters"
             )
         try:
             argv = shlex.split(command)
         except ValueError as exc:
-            raise ConfigurationError(f"--agent-command cannot be split: {exc}") from exc
+            raise ConfigurationError(
+                f"the agent command cannot be split like a shell line: {exc}"
+            ) from exc
     else:
         argv = list(command)
     if not argv:
-        raise ConfigurationError("--agent-command is empty")
+        raise ConfigurationError("the agent command is empty")
     if any("\0" in arg for arg in argv):
-        raise ConfigurationError("--agent-command contains a NUL byte")
+        raise ConfigurationError("the agent command contains a NUL byte")
     executable = argv[0]
     if "/" in executable:
         resolved = os.path.abspath(os.path.join(cwd or os.getcwd(), executable))
     else:
         found = shutil.which(executable, path=parent_env.get("PATH", os.defpath))
+        if found is None and list(argv[:3]) == list(BUNDLED_SCRIPTED_COMMAND):
+            # `baton agent scripted` outside an activated venv: the bundled agent through this
+            # interpreter, so the library example runs without `baton` on PATH.
+            argv = [*SCRIPTED_AGENT, *argv[3:]]
+            found = SCRIPTED_AGENT[0]
         if found is None:
-            raise ConfigurationError(f"--agent-command: {executable!r} was not found on PATH")
+            raise ConfigurationError(f"the agent executable {executable!r} was not found on PATH")
         resolved = os.path.abspath(found)
     for key in env_keys:
         if not key or "=" in key or "\0" in key:
-            raise ConfigurationError(f"--env takes a variable name, got {key!r}")
+            raise ConfigurationError(f"an environment key must be a variable name, got {key!r}")
     env = filter_environment(set(BASE_GROUP.keys) | set(env_keys), parent_env)
     secrets = sorted(
         {parent_env[k] for k in env_keys if parent_env.get(k)}, key=lambda v: (-len(v), v)

@@ -498,6 +498,9 @@ def _launch_error(executable: str, cwd: str | None, exc: OSError) -> AgentLaunch
     }.get(code if code is not None else -1, "check the agent's installation")
     return AgentLaunchFailed(
         executable,
-        f"cannot start the agent executable {executable!r}: {reason} ({name}); {advice}",
+        # The path is not followed by ": reason": a path naming a credential word (passwd)
+        # would make the reason look like that credential's value to the redactor.
+        f"the agent executable {executable!r} cannot be started: {reason.lower()} ({name}); "
+        f"{advice}",
         code,
     )
