@@ -8,10 +8,17 @@ command language of its prompts and every flag.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Final
 
 from baton.agents.scripted import add_arguments, options_from_namespace, run
 from baton.agents.scripted.app import DESCRIPTION
+
+
+EXAMPLES: Final = """examples:
+  baton run --agent-command "baton agent scripted" "echo hi; stream 3"
+  baton run --agent-command "baton agent scripted --profile claude" "write a.txt hello"
+  baton agent scripted --help        # its flags; docs/scripted-agent.md has its commands
+"""
 
 
 def register(subparsers: Any) -> None:
@@ -20,6 +27,8 @@ def register(subparsers: Any) -> None:
         "agent",
         help="run a bundled ACP agent on stdin/stdout",
         description="Run an ACP agent bundled with Baton, speaking JSON-RPC on stdin/stdout.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     agents = parser.add_subparsers(dest="agent_name", metavar="AGENT", required=True)
     scripted = agents.add_parser(

@@ -248,18 +248,28 @@ class TextPrinter:
         # toolCallId -> the status last printed for it ("" while nothing was printed).
         self._tools: dict[str, str] = {}
         self.usage: dict[str, Any] | None = None
+        self._thought = ""
 
     def _note(self, text: str) -> None:
         self.screen.note(text)
 
+    def flush_thought(self) -> None:
+        """The thought streamed so far, as one line (cut to :data:`MAX_THOUGHT_CHARS`)."""
+        if self._thought.strip():
+            text = visible(self._thought.strip(), MAX_THOUGHT_CHARS)
+            self._note(self.screen.style(f"· thinking: {text}", "dim"))
+        self._thought = ""
+
     def __call__(self, event: RunEvent) -> None:
         data = event.data
         kind = event.type
+        if kind == "thought":
+            # A thought streams in parts: shown as one line when something else comes.
+            self._thought += str(data.get("text", ""))
+            return
+        self.flush_thought()
         if kind == "text":
             self.screen.reply(str(data.get("text", "")))
-        elif kind == "thought":
-            text = visible(str(data.get("text", "")), MAX_THOUGHT_CHARS)
-            self._note(self.screen.style(f"· thinking: {text}", "dim"))
         elif kind == "tool_call":
             self._tool(data)
         elif kind == "plan":
@@ -319,6 +329,7 @@ class TextPrinter:
             self._note(f"{self.screen.style('✗', 'red')} permission: cancelled ({reason})")
 
     def summary(self, result: RunResult, exit_code: int, fail_on_denied: bool) -> None:
+        self.flush_thought()
         self.screen.end()
         counts = permission_counts(result.permissions)
         parts = [
@@ -518,6 +529,8 @@ class _RunSession:
             self.result_event = event  # written last, completed with what only the CLI knows
             return
         if self.reader_left:
+            if self.turn is not None and event.run_id:
+                self.turn.interrupt("reader")
             return
         try:
             if self.printer is not None:
@@ -539,9 +552,9 @@ class _RunSession:
             self.turn.interrupt("reader")
 
     def on_turn(self, turn: Turn) -> None:
+        # A reader gone before the turn started: the turn is cancelled once its first event
+        # shows the prompt under way (see emit), not while it is being submitted.
         self.turn = turn
-        if self.reader_left:
-            turn.interrupt("reader")
 
     # --- Ctrl-C ---------------------------------------------------------------------------
 
@@ -612,6 +625,8 @@ class _RunSession:
             return exit_codes.INTERRUPTED
         except BatonError as exc:
             self.screen.end()
+            if self.reader_left:
+                return exit_codes.PIPE_CLOSED
             return _refused(exc, self.fmt, _policy_hint(exc, self.request, self.profiles))
         finally:
             if stderr_task is not None:
