@@ -13,7 +13,6 @@ from typing import Any, Final
 from baton.agents.scripted import add_arguments, options_from_namespace, run
 from baton.agents.scripted.app import DESCRIPTION
 
-
 EXAMPLES: Final = """examples:
   baton run --agent-command "baton agent scripted" "echo hi; stream 3"
   baton run --agent-command "baton agent scripted --profile claude" "write a.txt hello"
