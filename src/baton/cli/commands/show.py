@@ -150,9 +150,7 @@ def print_view(view: dict[str, Any]) -> None:
         payload = observation.get("payload")
         if observation.get("kind") == "BATON_RESOLUTION" and isinstance(payload, dict):
             recovery = payload.get("recovery")
-            if isinstance(recovery, dict):
-                print(
-                    f"recovered  by {recovery.get('action')}: run {recovery.get('runId')}"
-                    if recovery.get("runId")
-                    else f"recovered  {recovery.get('action')}"
-                )
+            if isinstance(recovery, dict) and recovery.get("runId"):
+                print(f"recovered  by {recovery.get('action')}: run {recovery.get('runId')}")
+            elif isinstance(recovery, dict) and recovery.get("of"):
+                print(f"recovers   run {recovery.get('of')} ({recovery.get('action')})")
