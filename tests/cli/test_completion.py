@@ -59,9 +59,3 @@ def test_zsh_and_fish_scripts_name_every_verb(tmp_path: Path) -> None:
     for verb in ("run", "runs", "show", "recover", "doctor", "journal", "agent", "completion"):
         assert f"-a {verb} " in fish
     assert "-l policy -x -a 'ask auto-edits full'" in fish
-
-
-def test_doctor_names_the_install_command(tmp_path: Path) -> None:
-    done = baton(tmp_path, "doctor", "claude")
-    assert done.returncode == 5
-    assert "npm install -g @zed-industries/claude-agent-acp" in done.stdout
