@@ -75,6 +75,8 @@ def test_session_options_and_the_config_file_have_one_flag_each(tmp_path: Path) 
     assert done.returncode == 0, done.stderr
     done = baton(tmp_path, "run", "--agent-command", AGENT, "--config", "/nope.toml", "echo hi")
     assert done.returncode == exit_codes.USAGE
+    done = baton(tmp_path, "run", "--agent-command", AGENT, "--config", "mode=plan", "echo hi")
+    assert done.returncode == exit_codes.USAGE and "--set-option mode=plan" in done.stderr
 
 
 def test_json_is_one_flag_and_format_json_its_alias(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import contextlib
 import math
+import os
 import signal
 import sys
 from typing import Any, Final
@@ -414,6 +415,11 @@ def run(args: argparse.Namespace) -> int:
     """Handle `baton run`."""
     fmt = args.format or "text"
     try:
+        if args.config_file and "=" in args.config_file and not os.path.exists(args.config_file):
+            raise BadFlag(
+                f"--config takes Baton's config FILE; to set a session option use "
+                f"--set-option {args.config_file}"
+            )
         prompt = _read_prompt(args.prompt)
         config = load_config(args.config_file)
         request = RunRequest(
