@@ -49,7 +49,11 @@ def visible(text: str, limit: int | None = MAX_VISIBLE_CHARS, *, newlines: bool 
     and format characters, escape sequences, bidi overrides, line separators) shown as an
     escape; with ``newlines``, line feeds and tabs are kept (multi-line text: a reply, a
     thought). Cut to ``limit`` characters with an ellipsis (``None``: no limit)."""
-    if not text.isprintable():
+    # The common case costs C-level scans only (a streamed reply is mostly printable lines).
+    clean = (
+        text.replace("\n", "").replace("\t", "").isprintable() if newlines else text.isprintable()
+    )
+    if not clean:
         keep = "\n\t" if newlines else ""
         text = "".join(c if c.isprintable() or c in keep else _escape(c) for c in text)
     if limit is not None and len(text) > limit:
