@@ -107,11 +107,33 @@ def test_version_and_its_short_flag() -> None:
 def test_version_imports_no_verb_and_no_asyncio() -> None:
     code = (
         "import sys; sys.argv = ['baton', '--version']; from baton.cli.main import entry; "
-        "entry(); print(sorted(m for m in sys.modules if m in ('asyncio', 'argparse', 'typing') "
+        "entry(); print(sorted(m for m in sys.modules if m in ('asyncio', 'argparse', 'typing', "
+        "'importlib.metadata') "
         "or m.startswith('baton.cli.commands') or m.startswith('baton.runtime')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.splitlines()[-1] == "[]"
+
+
+def test_the_fast_version_line_is_the_full_one_and_a_possible_clash_takes_the_full_path(
+    tmp_path: Path,
+) -> None:
+    from baton.cli.version import version_line
+
+    code = "import sys; sys.argv = ['baton', '-V']; from baton.cli.main import entry; entry()"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout == version_line() + "\n" and done.stderr == ""
+    (tmp_path / "baton-9.0.dist-info").mkdir()
+    (tmp_path / "baton-9.0.dist-info" / "METADATA").write_text("Name: baton\nVersion: 9.0\n")
+    (tmp_path / "baton-9.0.dist-info" / "top_level.txt").write_text("baton\n")
+    done = subprocess.run(
+        [sys.executable, "-c", f"import sys; sys.path.append({str(tmp_path)!r}); {code}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0 and done.stdout == version_line() + "\n"
+    assert "also installed by baton" in done.stderr
 
 
 def test_a_verb_imports_only_its_own_module() -> None:

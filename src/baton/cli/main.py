@@ -79,13 +79,9 @@ def build_parser(verb: str | None = "*") -> argparse.ArgumentParser:
         epilog=_TOP_EXAMPLES + "\n" + exit_codes.EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "-V",
-        "--version",
-        action="version",
-        version=f"baton {__version__}",
-        help="print the version",
-    )
+    from baton.cli.version import VersionAction
+
+    parser.add_argument("-V", "--version", action=VersionAction)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module_name, help_text) in VERBS.items():
         if verb == "*" or name == verb:
@@ -123,7 +119,7 @@ def main(
         reporter.error(f"unrecognized arguments: {' '.join(extra)}")
     handler = getattr(args, "handler", None)
     if handler is None:
-        parser.print_help(sys.stderr)
+        parser.print_help()
         return exit_codes.USAGE
     try:
         code = int(handler(args))
