@@ -197,25 +197,25 @@ def _resolve(raw: str, base: str) -> str | None:
 
 
 def _too_large(tool_call: Mapping[str, Any]) -> str | None:
-    """Why the tool call is past the policy's bounds, or None. Iterative; stops at the bound."""
+    """Why the tool call is past the policy's bounds, or None. Iterative, and it stops at the
+    first bound crossed, so its own cost is bounded too."""
     values = chars = 0
     stack: list[tuple[object, int]] = [(tool_call, 0)]
     while stack:
         value, depth = stack.pop()
-        values += 1
-        if values > MAX_POLICY_VALUES:
-            return f"more than {MAX_POLICY_VALUES} JSON values"
         if isinstance(value, str):
             chars += len(value)
         elif isinstance(value, Mapping | list | tuple):
             if depth >= MAX_POLICY_DEPTH:
                 return f"nested deeper than {MAX_POLICY_DEPTH} levels"
-            if isinstance(value, Mapping):
-                for key, item in value.items():
-                    chars += len(key) if isinstance(key, str) else 0
-                    stack.append((item, depth + 1))
-            else:
-                stack.extend((item, depth + 1) for item in value)
+            values += len(value)
+            if values > MAX_POLICY_VALUES:
+                return f"more than {MAX_POLICY_VALUES} JSON values"
+            items = value.items() if isinstance(value, Mapping) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str):
+                    chars += len(key)
+                stack.append((item, depth + 1))
         if chars > MAX_POLICY_CHARS:
             return f"more than {MAX_POLICY_CHARS} characters"
     return None
