@@ -1,0 +1,101 @@
+"""The shell recognizer: what it accepts it reads exactly as bash does; the rest is opaque."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from baton.runtime.permissions.shell_reading import Opaque, SimpleCommand, read_script
+
+BASH = shutil.which("bash")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("ls -la", [SimpleCommand(("ls", "-la"))]),
+        ("a 'b c' \"d e\" f'g'\"h\"", [SimpleCommand(("a", "b c", "d e", "fgh"))]),
+        ("echo ''", [SimpleCommand(("echo", ""))]),
+        ("a && b || c; d | e |& f", [SimpleCommand((w,)) for w in "abcdef"]),
+        ("a\nb\n\n", [SimpleCommand(("a",)), SimpleCommand(("b",))]),
+        ("x > out 2>&1", [SimpleCommand(("x",), ("out",))]),
+        ("x 2> err >> log < in", [SimpleCommand(("x",), ("err", "log", "in"))]),
+        (">log x", [SimpleCommand(("x",), ("log",))]),
+        ("x &> all", [SimpleCommand(("x",), ("all",))]),
+        ("cat <<< 'a b'", [SimpleCommand(("cat",), (), ("a b",))]),
+        ("x a=b --k=v", [SimpleCommand(("x", "a=b", "--k=v"))]),
+        ("git diff HEAD~1", [SimpleCommand(("git", "diff", "HEAD~1"))]),
+        ("sleep 1 &", [SimpleCommand(("sleep", "1"))]),
+        ("'X=1' y", [SimpleCommand(("X=1", "y"))]),  # a quoted name is no assignment
+        ("'if' x", [SimpleCommand(("if", "x"))]),  # nor a quoted keyword
+    ],
+)
+def test_accepted_commands(text: str, expected: list[SimpleCommand]) -> None:
+    assert read_script(text) == tuple(expected)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "   ",
+        "a &&",
+        "&& a",
+        "a | | b",
+        "x >",
+        "> out",
+        "a ;; b",
+        "cat <<EOF",
+        "x <> f",
+        "X=1",
+        "X+=1 y",
+        "if x",
+        "a\\ b",
+        "a\\\nb",
+        "$HOME",
+        "`x`",
+        "a*",
+        "~",
+        "a=~",
+        "x --dir=~/a",
+        "a:~",
+        "#x",
+        "!x",
+        "(x)",
+        "x\x00",
+        "x\r",
+        "é",
+    ],
+)
+def test_outside_the_subset_is_opaque(text: str) -> None:
+    assert isinstance(read_script(text), Opaque)
+
+
+# Characters that make up a command, hostile ones included, weighted toward the subset.
+ALPHABET = st.sampled_from(
+    list("abcgit-./=:~%^@+,") + [" ", " ", "'", "'", '"', '"', "\\", "$", "*", "{", "}", "#", "\t"]
+)
+
+
+@pytest.mark.skipif(BASH is None, reason="needs bash")
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(ALPHABET, min_size=1, max_size=24))
+def test_what_is_accepted_is_read_as_bash_reads_it(text: str) -> None:
+    reading = read_script("p " + text)
+    if isinstance(reading, Opaque) or len(reading) != 1 or reading[0].redirect_targets:
+        return
+    script = 'p() { for a in "$@"; do printf "%s\\0" "$a"; done; }; p ' + text
+    result = subprocess.run(
+        [BASH or "bash", "--norc", "--noprofile", "-c", script],
+        capture_output=True,
+        timeout=10,
+        check=False,
+        env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"},
+        cwd="/",
+    )
+    words = result.stdout.split(b"\0")[:-1] if result.stdout else []
+    assert tuple(word.decode() for word in words) == reading[0].words[1:], text
