@@ -75,15 +75,20 @@ def test_outside_the_subset_is_opaque(text: str) -> None:
     assert isinstance(read_script(text), Opaque)
 
 
-# Characters that make up a command, hostile ones included, weighted toward the subset.
-ALPHABET = st.sampled_from(
-    list("abcgit-./=:~%^@+,") + [" ", " ", "'", "'", '"', '"', "\\", "$", "*", "{", "}", "#", "\t"]
+# Pieces that make up a command, hostile ones included, weighted toward the subset.
+PIECES = st.sampled_from(
+    [
+        *("a", "git", "-x", "./p", "a=b", "%", "^", "@", "+", ",", ":", "=", " ", " ", "\t"),
+        *("~", "~/a", "a~b", "~a", "=~", ":~", "'s q'", "''", '"d q"', '""', "'", '"'),
+        *("'~'", '"~"', "\\", "$x", "*", "?", "{a,b}", "#", "'$x'", '"a\'b"', "\\\n"),
+    ]
 )
+TEXTS = st.lists(PIECES, min_size=1, max_size=10).map("".join)
 
 
 @pytest.mark.skipif(BASH is None, reason="needs bash")
 @settings(max_examples=200, deadline=None)
-@given(text=st.text(ALPHABET, min_size=1, max_size=24))
+@given(text=TEXTS)
 def test_what_is_accepted_is_read_as_bash_reads_it(text: str) -> None:
     reading = read_script("p " + text)
     if isinstance(reading, Opaque) or len(reading) != 1 or reading[0].redirect_targets:
