@@ -108,6 +108,8 @@ def test_more_than_one_command_key_is_opaque(
         {"command": "bash", "stdin": "git push"},
         {"command": "ls", "shell": "/tmp/evil"},
         {"command": "ls", "environment": {"PATH": "/tmp"}},
+        {"command": "git p", "vars": {"GIT_CONFIG_COUNT": "1"}},  # shaped like an environment
+        {"command": "git p", "extra": ["GIT_CONFIG_COUNT=1"]},
     ],
 )
 def test_fields_that_change_how_a_command_runs_are_opaque(
@@ -115,6 +117,15 @@ def test_fields_that_change_how_a_command_runs_are_opaque(
 ) -> None:
     decision = evaluate(_execute(raw_input), context)
     assert (decision.permits_allow, decision.reason_code) == (False, lp.OPAQUE_COMMAND)
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["git fetch 'ext::sh -c git%20push' main", "git pull fd::7 main", "git ls-remote EXT::x"],
+)
+def test_transports_that_run_commands_are_reserved(command: str, context: LocalContext) -> None:
+    decision = evaluate(_execute({"command": command}), context)
+    assert (decision.permits_allow, decision.reason_code) == (False, lp.RESERVED_COMMAND)
 
 
 def test_codex_and_claude_execute_shapes_stay_grantable(
@@ -222,6 +233,24 @@ def test_edits_inside_a_nested_bare_repository_are_refused(
     decision = evaluate(_edit({"file_path": "vendor/lib.git/hooks/post-update"}), context)
     assert decision.reason_code == lp.GIT_CONTROL_PATH
     assert evaluate(_edit({"file_path": "vendor/other.txt"}), context).permits_allow
+
+
+@pytest.mark.parametrize("kind", ["delete", "move", "edit"])
+@pytest.mark.parametrize("holds", ["nested/.git", "deep/er/.GIT", "bare.git"])
+def test_changing_a_directory_that_holds_a_repository_is_refused(
+    kind: str, holds: str, worktree: Path, context: LocalContext
+) -> None:
+    inner = worktree / "vendor" / holds
+    inner.mkdir(parents=True)
+    if holds == "bare.git":
+        (inner / "objects").mkdir()
+        (inner / "refs").mkdir()
+        (inner / "HEAD").write_text("ref: refs/heads/main\n")
+    decision = evaluate({"kind": kind, "rawInput": {"path": "vendor"}}, context)
+    assert (decision.permits_allow, decision.reason_code) == (False, lp.GIT_CONTROL_PATH)
+    read = evaluate({"kind": "read", "rawInput": {"path": "vendor"}}, context)
+    assert read.permits_allow
+    assert evaluate({"kind": kind, "rawInput": {"path": "src"}}, context).permits_allow
 
 
 @pytest.mark.parametrize(

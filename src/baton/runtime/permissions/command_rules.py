@@ -363,6 +363,8 @@ GIT_TRANSPORTS: Final = frozenset(
         "imap-send",
     }
 )
+#: Remote URLs whose transport runs a command (``ext::sh -c ...``) or talks over a descriptor.
+_COMMAND_TRANSPORTS: Final = ("ext::", "fd::")
 #: ``git remote`` verbs that only read (or refresh remote-tracking refs, like fetch).
 _GIT_REMOTE_READS: Final = frozenset({"show", "get-url", "prune", "update"})
 _GIT_SUBMODULE_READS: Final = frozenset({"status", "summary"})
@@ -592,6 +594,7 @@ def _judge_git_subcommand(
         subcommand in GIT_TRANSPORTS
         or (subcommand == "subtree")
         or (subcommand == "lfs" and first == "push")
+        or any(word.lower().startswith(_COMMAND_TRANSPORTS) for word in rest)
     ):
         return reserved_finding("git-transport", shown)
     if program == "hub" and subcommand in HUB_READS:

@@ -47,6 +47,7 @@ from urllib.parse import urlsplit
 from baton.runtime.permissions.command_rules import is_git_control_name
 from baton.runtime.permissions.reserved_commands import assess_command
 from baton.wire.toolcalls import (
+    RAW_INPUT_COMMAND_KEYS,
     RAW_INPUT_CWD_KEYS,
     path_candidates,
     tool_command_values,
@@ -128,6 +129,10 @@ MAX_POLICY_DEPTH: Final = 32
 #: they may be resolved from: past it the command is opaque (the check is quadratic in it).
 MAX_COMMAND_DIRECTORIES: Final = 64
 
+#: Entries looked at inside a directory an edit, delete or move names (for a nested ``.git``);
+#: a larger directory cannot be checked and is refused.
+MAX_DIRECTORY_ENTRIES: Final = 10_000
+
 #: rawInput keys of an execute request that could change how its command runs (an environment,
 #: standard input, a shell or interpreter, configuration): such a request is opaque. Matched as
 #: substrings of the key, lower-cased, without ``_`` and ``-``.
@@ -143,6 +148,10 @@ EXECUTION_CHANGING_KEY_PARTS: Final = (
     "hook",
     "preload",
 )
+
+#: An environment variable's name (``PATH``, ``GIT_DIR``) and a ``NAME=value`` assignment.
+_ENV_NAME: Final = re.compile(r"[A-Z_][A-Z0-9_]*")
+_ENV_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 
 _URL_SAFE: Final = re.compile(r"[^\s\x00-\x1f\x7f\\]+")
 
@@ -237,6 +246,25 @@ def _nested_git_dir(path: str, root: str) -> str | None:
     return None
 
 
+def _check_directory(raw: str, directory: str) -> LocalDecision | None:
+    """Why changing the directory ``directory`` (deleting or moving it, with all it holds) may
+    not be allowed: it holds a ``.git`` entry or a bare repository at some depth, or more
+    entries than :data:`MAX_DIRECTORY_ENTRIES` to look at. Symlinks are not followed: deleting
+    or moving one changes only the link."""
+    seen = 0
+    for _, dirs, files in os.walk(directory, followlinks=False):
+        seen += len(dirs) + len(files)
+        if seen > MAX_DIRECTORY_ENTRIES:
+            return _block(
+                PATH_UNVERIFIABLE, f"directory {_quote(raw)} holds more than Baton looks at"
+            )
+        if any(is_git_control_name(name) for name in (*dirs, *files)) or (
+            "HEAD" in files and "objects" in dirs and "refs" in dirs
+        ):
+            return _block(GIT_CONTROL_PATH, f"directory {_quote(raw)} holds a Git repository")
+    return None
+
+
 def check_path(raw: str, base: str, root: str, *, mutating: bool) -> LocalDecision | None:
     """Why the path ``raw`` (relative ones against ``base``) may not be allowed, or None.
 
@@ -272,7 +300,7 @@ def check_path(raw: str, base: str, root: str, *, mutating: bool) -> LocalDecisi
             return None  # nothing there yet: a new file
         return _block(PATH_UNVERIFIABLE, f"path {_quote(raw)} cannot be checked ({exc.strerror})")
     if stat.S_ISDIR(info.st_mode):
-        return None
+        return _check_directory(raw, resolved) if mutating else None
     if not stat.S_ISREG(info.st_mode):
         return _block(PATH_NOT_REGULAR, f"path {_quote(raw)} is not a regular file")
     if info.st_nlink != 1:
@@ -319,8 +347,29 @@ def _check_paths(tool_call: Mapping[str, Any], kind: str, context: LocalContext)
     return LocalDecision(True, PATHS_INSIDE_WORKTREE, f"{count} path(s) inside the worktree")
 
 
-def _normalized_key(key: str) -> str:
-    return key.lower().replace("_", "").replace("-", "")
+def _looks_like_environment(value: object) -> bool:
+    """A mapping with an environment-variable name as a key, or a list of ``NAME=value``."""
+    if isinstance(value, Mapping):
+        return any(isinstance(key, str) and _ENV_NAME.fullmatch(key) for key in value)
+    if isinstance(value, list):
+        return any(isinstance(item, str) and _ENV_ASSIGNMENT.match(item) for item in value)
+    return False
+
+
+def _execution_changing_field(raw: Mapping[str, Any]) -> str | None:
+    """The first rawInput key (besides the command's own) that could change how the command
+    runs: a name from :data:`EXECUTION_CHANGING_KEY_PARTS` with a value, or any value shaped
+    like an environment."""
+    for key, value in raw.items():
+        name = str(key)
+        if name in RAW_INPUT_COMMAND_KEYS or value in (None, False, "", [], {}):
+            continue
+        normalized = name.lower().replace("_", "").replace("-", "")
+        if any(part in normalized for part in EXECUTION_CHANGING_KEY_PARTS):
+            return name
+        if _looks_like_environment(value):
+            return name
+    return None
 
 
 def _check_command(tool_call: Mapping[str, Any], kind: str, context: LocalContext) -> LocalDecision:
@@ -340,18 +389,11 @@ def _check_command(tool_call: Mapping[str, Any], kind: str, context: LocalContex
         return _block(NO_COMMAND, f"the {kind} request carries no command Baton can read")
     raw = tool_call.get("rawInput")
     if isinstance(raw, Mapping):
-        for key in raw:
-            name = _normalized_key(str(key))
-            if any(part in name for part in EXECUTION_CHANGING_KEY_PARTS) and raw[key] not in (
-                None,
-                False,
-                "",
-                [],
-                {},
-            ):
-                return _block(
-                    OPAQUE_COMMAND, f"the field {_quote(str(key))} may change how the command runs"
-                )
+        changing = _execution_changing_field(raw)
+        if changing is not None:
+            return _block(
+                OPAQUE_COMMAND, f"the field {_quote(changing)} may change how the command runs"
+            )
     bases = _working_directories(tool_call, context)
     if isinstance(bases, LocalDecision):
         return bases
