@@ -190,7 +190,10 @@ def test_path_candidates_read_every_string_but_contents() -> None:
     call = {
         "toolCallId": "t",
         "locations": [{"path": "loc", "line": 3}],
-        "content": [{"type": "diff", "path": "diffpath", "newText": "NEW", "oldText": "OLD"}],
+        "content": [
+            {"type": "diff", "path": "diffpath", "newText": "NEW", "oldText": "OLD"},
+            {"type": "content", "diff": {"path": "nested-diff"}, "content": {"text": "TEXT"}},
+        ],
         "rawInput": {
             "file_path": "fp",
             "to": ["x", {"deeper": "y"}],
@@ -202,9 +205,9 @@ def test_path_candidates_read_every_string_but_contents() -> None:
     }
     walk = path_candidates(call, frozenset({"cwd"}))
     assert walk.complete
-    for expected in ("loc", "diffpath", "fp", "x", "y", "ch", "mp", "to", "deeper"):
+    for expected in ("loc", "diffpath", "nested-diff", "fp", "x", "y", "ch", "mp", "to", "deeper"):
         assert expected in walk.strings, expected
-    for content in ("NEW", "OLD", "CONTENT", "NS", "C2", "/skipped"):
+    for content in ("NEW", "OLD", "TEXT", "CONTENT", "NS", "C2", "/skipped"):
         assert content not in walk.strings, content
 
 

@@ -221,7 +221,7 @@ class StringWalk:
 
 
 def _walk_strings(roots: list[object], skip_keys: frozenset[str]) -> StringWalk:
-    """Every string and mapping key under ``roots``, except the values of ``skip_keys``;
+    """Every string and mapping key under ``roots``, except the scalar values of ``skip_keys``;
     iterative (no recursion on agent data) and bounded."""
     found: list[str] = []
     complete = True
@@ -239,7 +239,8 @@ def _walk_strings(roots: list[object], skip_keys: frozenset[str]) -> StringWalk:
                 for key, item in value.items():
                     if isinstance(key, str):
                         found.append(key)
-                        if key in skip_keys:
+                        # Contents are strings; a container under such a key is still read.
+                        if key in skip_keys and not isinstance(item, Mapping | list | tuple):
                             continue
                     children.append((item, depth + 1))
             else:
@@ -250,13 +251,16 @@ def _walk_strings(roots: list[object], skip_keys: frozenset[str]) -> StringWalk:
     return StringWalk(tuple(dict.fromkeys(item for item in found if item)), complete)
 
 
-def path_candidates(tool_call: Mapping[str, Any], skip_keys: frozenset[str]) -> StringWalk:
+def path_candidates(
+    tool_call: Mapping[str, Any], skip_keys: frozenset[str], *, skip_contents: bool = True
+) -> StringWalk:
     """Every string that may name a path in the tool call's ``locations``, ``content`` and
-    ``rawInput``: every string value and mapping key at any depth, except the values of
+    ``rawInput``: every string value and mapping key at any depth, except the string values of
     :data:`CONTENT_KEYS` and of ``skip_keys`` (the caller's own fields, such as a working
     directory). Reading more than a path is harmless for a check that every candidate must pass:
-    a field name or a word resolves to a name inside the working directory."""
-    skip = CONTENT_KEYS | skip_keys
+    a field name or a word resolves to a name inside the working directory. With
+    ``skip_contents`` false (a fetch, which carries no file contents) contents are read too."""
+    skip = CONTENT_KEYS | skip_keys if skip_contents else skip_keys
     roots: list[object] = [tool_call.get("locations"), tool_call.get("content")]
     raw = tool_call.get("rawInput")
     if isinstance(raw, Mapping):

@@ -302,6 +302,7 @@ def test_file_contents_are_not_read_as_paths(context: LocalContext) -> None:
         {"urls": ["https://example.com", "file:///etc/passwd"]},
         {"url": "https://example.com", "extra": {"local": "../outside/secret.txt"}},
         {"url": "escape/secret.txt"},
+        {"url": "https://example.com", "description": "/etc/shadow"},  # no content keys here
     ],
 )
 def test_fetch_reads_every_target_and_local_ones_follow_the_path_rules(

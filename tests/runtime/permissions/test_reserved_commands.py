@@ -203,6 +203,10 @@ RESERVED: list[tuple[str, str]] = [
     ("git fetch --upload-pack=evil origin", "git-runs-command"),
     ("git init --template=tpl sub", "git-runs-command"),
     ("git difftool --extcmd=evil", "git-runs-command"),
+    ("git merge -s evil topic", "git-runs-command"),
+    ("git pull --strategy=evil origin main", "git-runs-command"),
+    ("git STATUS", "git-other-subcommand"),  # no builtin: git would look up an alias
+    ("gh PR list", "gh-other"),
     # anything not on the local list: aliases, external programs, clone
     ("git p", "git-other-subcommand"),
     ("git clone --bare . ../copy.git", "git-other-subcommand"),
@@ -318,6 +322,7 @@ CLEAN: list[str] = [
     "git config get remote.origin.url",
     "git -C sub status",
     "git",
+    "git merge -s ours topic",
     "gh pr view 12",
     "gh pr list --state open",
     "gh pr diff 12",

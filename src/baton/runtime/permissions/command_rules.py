@@ -363,6 +363,11 @@ GIT_TRANSPORTS: Final = frozenset(
         "imap-send",
     }
 )
+#: Subcommands that take a merge strategy, and the strategies git builds in.
+_GIT_STRATEGY_SUBCOMMANDS: Final = frozenset({"merge", "pull", "rebase", "cherry-pick", "revert"})
+_GIT_BUILTIN_STRATEGIES: Final = frozenset(
+    {"ort", "recursive", "resolve", "octopus", "ours", "subtree"}
+)
 #: Remote URLs whose transport runs a command (``ext::sh -c ...``) or talks over a descriptor.
 _COMMAND_TRANSPORTS: Final = ("ext::", "fd::")
 #: ``git remote`` verbs that only read (or refresh remote-tracking refs, like fetch).
@@ -581,7 +586,9 @@ class _Judge:
             return reserved_finding("git-other-subcommand", f"git option {option[:100]!r}")
         if index >= len(args):
             return None  # git alone prints its help
-        return _judge_git_subcommand(program, args[index].lower(), args[index + 1 :], args)
+        # Exact case: ``git STATUS`` is no builtin, and git then looks up an alias
+        # case-insensitively (``alias.status`` may push).
+        return _judge_git_subcommand(program, args[index], args[index + 1 :], args)
 
 
 def _judge_git_subcommand(
@@ -601,6 +608,8 @@ def _judge_git_subcommand(
         return _judge_reads(HUB_READS, subcommand, rest, shown, "hub")
     if subcommand not in GIT_LOCAL_SUBCOMMANDS:
         return reserved_finding("git-other-subcommand", shown)
+    if subcommand in _GIT_STRATEGY_SUBCOMMANDS and _external_strategy(rest):
+        return reserved_finding("git-runs-command", shown)
     runs = _GIT_RUNS_OPTIONS.get(subcommand, ())
     if any(_has_option(word, runs) for word in rest):
         return reserved_finding("git-runs-command", shown)
@@ -615,6 +624,22 @@ def _judge_git_subcommand(
     if subcommand == "config" and not _config_reads(rest):
         return reserved_finding("git-config-write", shown)
     return None
+
+
+def _external_strategy(rest: list[str]) -> bool:
+    """True when ``-s``/``--strategy`` names a merge strategy git does not build in: git runs
+    ``git-merge-<name>`` from its exec path or ``PATH``, a program Baton cannot see into."""
+    for index, word in enumerate(rest):
+        value = None
+        if word in ("-s", "--strategy"):
+            value = rest[index + 1] if index + 1 < len(rest) else ""
+        elif word.startswith("--strategy="):
+            value = word.partition("=")[2]
+        elif word.startswith("-s") and len(word) > 2 and not word.startswith("--"):
+            value = word[2:]
+        if value is not None and value not in _GIT_BUILTIN_STRATEGIES:
+            return True
+    return False
 
 
 def _has_option(word: str, options: tuple[str, ...]) -> bool:
@@ -652,7 +677,7 @@ def _config_reads(rest: list[str]) -> bool:
 def _judge_reads(
     table: dict[str, frozenset[str] | None], group: str, rest: list[str], shown: str, tool: str
 ) -> CommandFinding | None:
-    verbs = [word.lower() for word in rest if not word.startswith("-")]
+    verbs = [word for word in rest if not word.startswith("-")]  # exact case, as gh reads them
     if group == "api":
         return reserved_finding("gh-api-write", shown) if api_writes(rest) else None
     allowed = table[group]
@@ -672,7 +697,7 @@ def _judge_gh(args: list[str]) -> CommandFinding | None:
     positionals = [word for word in args if not word.startswith("-")]
     if not positionals:
         return None  # gh alone (or with --help, --version) prints help
-    group = positionals[0].lower()
+    group = positionals[0]
     if group not in GH_READS:
         return reserved_finding("gh-other", shown)
     rest = args[args.index(positionals[0]) + 1 :]

@@ -430,7 +430,7 @@ def is_plain_web_url(text: str) -> bool:
 
 
 def _check_fetch(tool_call: Mapping[str, Any], context: LocalContext) -> LocalDecision:
-    walk = path_candidates(tool_call, frozenset())
+    walk = path_candidates(tool_call, frozenset(), skip_contents=False)
     urls = [item for item in walk.strings if is_plain_web_url(item)]
     named = _quote(urls[0]) if urls else "an unnamed target"
     if not context.network_allowed:
