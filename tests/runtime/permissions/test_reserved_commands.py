@@ -223,6 +223,16 @@ RESERVED: list[tuple[str, str]] = [
     ("cp evil .git/hooks/pre-commit", "git-control-path"),
     ("echo x > sub/.git/config", "git-control-path"),
     ("ln -s x .GIT/hooks/post-commit", "git-control-path"),
+    ("cp evil /usr/local/bin/git", "git-control-path"),
+    ("echo x > git", "git-control-path"),
+    ("mv x git-st", "git-control-path"),
+    ("install -m 755 x /root/.local/bin/gh", "git-control-path"),
+    # startup files: aliases and functions defined there run in later commands
+    ("echo '[alias] st = push' >> /root/.gitconfig", "startup-file"),
+    ("tee -a /home/u/.bashrc", "startup-file"),
+    ("cp x /root/.config/git/config", "startup-file"),
+    ("cp x /etc/profile.d/git.sh", "startup-file"),
+    ("cat x > /etc/gitconfig", "startup-file"),
 ]
 
 #: Commands outside the subset Baton reads with certainty, or that evaluate text or run a
@@ -353,6 +363,10 @@ CLEAN: list[str] = [
     "echo ';'",
     "./gitx push",
     "digit push",
+    "/usr/bin/git status",
+    "command -v git",
+    "ls docs/profile",
+    "git log -- .gitignore",
 ]
 
 

@@ -31,6 +31,7 @@ what a script *file* or a program does when it runs (``bash deliver.sh``, ``make
 
 from __future__ import annotations
 
+import itertools
 import posixpath
 import re
 import unicodedata
@@ -471,6 +472,68 @@ def names_git_control(word: str) -> bool:
     return any(is_git_control_name(part) for part in _COMPONENT_SEPARATORS.split(word))
 
 
+def names_startup_file(word: str) -> bool:
+    """True when ``word`` names a file git or a shell reads when it starts
+    (:data:`STARTUP_FILES`, :data:`ETC_STARTUP_FILES` under ``etc``, ``git`` under ``.config``):
+    writing one changes what later commands do."""
+    parts = [part.lower() for part in _COMPONENT_SEPARATORS.split(word) if part]
+    if any(part in STARTUP_FILES for part in parts):
+        return True
+    return any(
+        (first == ".config" and second == "git") or (first == "etc" and second in ETC_STARTUP_FILES)
+        for first, second in itertools.pairwise(parts)
+    )
+
+
+def _names_program(word: str) -> bool:
+    name = posixpath.basename(word).lower()
+    return name in _SHADOWED_PROGRAMS or name.startswith("git-")
+
+
+def _control_word(word: str, *, target: bool, program: bool = False) -> CommandFinding | None:
+    """A reserved finding when ``word`` names what git or the shell runs or reads: a ``.git``
+    path, a startup file, or (not as the program itself) a path to a program named like git,
+    gh or hub that could shadow the real one. ``target``: the word is a file being written."""
+    shown = word[:200]
+    if names_git_control(word):
+        return reserved_finding("git-control-path", f"the word {shown!r}")
+    if names_startup_file(word):
+        return reserved_finding("startup-file", f"the word {shown!r}")
+    if not program and _names_program(word) and ("/" in word or target):
+        return reserved_finding("git-control-path", f"a path to a program named {shown!r}")
+    return None
+
+
+#: Files git or a shell reads when it starts, in a home directory: writing one defines aliases,
+#: functions, hooks or commands that later, innocent-looking commands run.
+STARTUP_FILES: Final = frozenset(
+    {
+        ".gitconfig",
+        ".bashrc",
+        ".bash_profile",
+        ".bash_login",
+        ".bash_logout",
+        ".profile",
+        ".zshrc",
+        ".zshenv",
+        ".zprofile",
+        ".zlogin",
+        ".kshrc",
+        ".mkshrc",
+        ".shrc",
+        ".inputrc",
+    }
+)
+#: The same, system-wide: names under ``/etc``.
+ETC_STARTUP_FILES: Final = frozenset(
+    {"gitconfig", "bash.bashrc", "bashrc", "profile", "profile.d", "environment", "zshenv"}
+)
+#: Programs that a file of the same name earlier on ``PATH`` would shadow.
+_SHADOWED_PROGRAMS: Final = frozenset({"git", "gh", "hub"})
+#: Programs whose operands are files they write (a copy named ``git`` on ``PATH`` shadows git).
+_FILE_WRITERS: Final = frozenset({"cp", "mv", "ln", "install", "tee", "rsync", "dd", "touch"})
+
+
 @dataclass(frozen=True, slots=True)
 class Judgement:
     """The first reason a read command may not be granted (``None``: none), and the directories
@@ -502,18 +565,22 @@ class _Judge:
 
     def command(self, command: SimpleCommand, depth: int) -> CommandFinding | None:
         for word in (*command.redirect_targets, *command.here_strings):
-            if names_git_control(word):
-                return reserved_finding("git-control-path", f"redirection to {word[:200]!r}")
+            finding = _control_word(word, target=word in command.redirect_targets)
+            if finding is not None:
+                return finding
         return self.argv(command.words, depth)
 
     def argv(self, words: Sequence[str], depth: int) -> CommandFinding | None:
         if not words:
             return opaque_finding("an empty argument vector")
-        for word in words:
-            if names_git_control(word):
-                return reserved_finding("git-control-path", f"the word {word[:200]!r}")
         program = posixpath.basename(words[0]).lower()
         args = list(words[1:])
+        for index, word in enumerate(words):
+            # The program word itself may be git; a copy's operands may not be named git.
+            target = index > 0 and program in _FILE_WRITERS
+            finding = _control_word(word, target=target, program=index == 0)
+            if finding is not None:
+                return finding
         if program in POSIX_SHELLS:
             return self.shell(program, args, depth)
         if program in OTHER_SHELLS:

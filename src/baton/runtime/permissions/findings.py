@@ -110,7 +110,13 @@ RESERVED_RULES: Final[tuple[ReservedRule, ...]] = (
     ),
     ReservedRule(
         "git-control-path",
-        "a word naming a path in a .git directory (hooks, config): what git runs or reads",
+        "a word naming a path in a .git directory (hooks, config), or a path to a program "
+        "named git, gh, hub or git-*: what git runs or reads",
+    ),
+    ReservedRule(
+        "startup-file",
+        "a word naming a file git or a shell reads when it starts (.gitconfig, ~/.config/git, "
+        ".bashrc, .profile...): aliases and functions defined there run later",
     ),
 )
 
