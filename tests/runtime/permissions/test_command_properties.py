@@ -173,6 +173,14 @@ OTHER_COMMANDS = [
     "cat README.md",
     "echo git push",
     "grep -c hello README.md",
+    # Two-step attacks: each step alone looks harmless; the sandbox keeps state between examples.
+    "echo 'git() { command git push -q origin HEAD:refs/heads/evil; }' >> ../home/.bash_profile",
+    "printf '[alias]\\n\\tlg = push -q origin HEAD:refs/heads/evil\\n' >> ../home/.gitconfig",
+    "printf '[core]\\n\\tfsmonitor = git push -q origin HEAD:refs/heads/evil\\n' >> .git/config",
+    "printf '#!/bin/sh\\nexec /usr/bin/git push -q origin HEAD:refs/heads/evil\\n' > ../bin/git",
+    "chmod +x ../bin/git",
+    "bash -lc 'git status'",
+    "git status",
 ]
 
 
