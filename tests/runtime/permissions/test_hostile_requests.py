@@ -166,6 +166,26 @@ def test_directories_a_command_changes_into_must_be_inside(
     assert evaluate(_execute({"command": command}), context).reason_code == code
 
 
+@pytest.mark.parametrize(
+    "command",
+    ["cd vendor/remote.git && git fetch ../.. HEAD:refs/heads/evil", "git -C vendor/sub status"],
+)
+def test_commands_may_not_run_inside_another_repository(
+    command: str, worktree: Path, context: LocalContext
+) -> None:
+    bare = worktree / "vendor" / "remote.git"
+    (bare / "objects").mkdir(parents=True)
+    (bare / "refs").mkdir()
+    (bare / "HEAD").write_text("ref: refs/heads/main\n")
+    (worktree / "vendor" / "sub").mkdir()
+    (worktree / "vendor" / "sub" / ".git").write_text("gitdir: ../../.git/modules/sub\n")
+    decision = evaluate(_execute({"command": command}), context)
+    assert (decision.permits_allow, decision.reason_code) == (False, lp.CWD_OUTSIDE_WORKTREE)
+    as_cwd = evaluate(_execute({"command": "git status", "cwd": "vendor/remote.git"}), context)
+    assert as_cwd.reason_code == lp.CWD_OUTSIDE_WORKTREE
+    assert evaluate(_execute({"command": "cd vendor && ls"}), context).permits_allow
+
+
 def test_a_cd_inside_a_subdirectory_cwd_is_followed_from_there(context: LocalContext) -> None:
     call = _execute({"command": "cd .. && ls", "cwd": "src"})
     assert evaluate(call, context).permits_allow

@@ -230,9 +230,10 @@ def _too_large(tool_call: Mapping[str, Any]) -> str | None:
     return None
 
 
-def _nested_git_dir(path: str, root: str) -> str | None:
+def _nested_git_dir(path: str, root: str, *, with_work_tree: bool = False) -> str | None:
     """The directory between ``root`` (excluded) and ``path`` (included) that is a Git
-    repository's control directory (a bare repository: ``HEAD``, ``objects`` and ``refs``)."""
+    repository's control directory (a bare repository: ``HEAD``, ``objects`` and ``refs``), or
+    with ``with_work_tree`` also one holding a ``.git`` (another repository's work tree)."""
     relative = os.path.relpath(path, root)
     current = root
     for part in relative.split(os.sep) if relative != "." else []:
@@ -242,6 +243,8 @@ def _nested_git_dir(path: str, root: str) -> str | None:
             and os.path.isdir(os.path.join(current, "objects"))
             and os.path.isdir(os.path.join(current, "refs"))
         ):
+            return current
+        if with_work_tree and os.path.lexists(os.path.join(current, ".git")):
             return current
     return None
 
@@ -413,6 +416,16 @@ def _check_command(tool_call: Mapping[str, Any], kind: str, context: LocalContex
         cwds |= reached
         if len(cwds) * (len(assessment.directories) or 1) > MAX_COMMAND_DIRECTORIES:
             return _block(OPAQUE_COMMAND, "the command changes directory too many times to follow")
+    # Git run from inside another repository nested in the worktree acts on that repository:
+    # a fetch there delivers into it.
+    for directory in sorted(cwds):
+        nested = _nested_git_dir(directory, context.worktree, with_work_tree=True)
+        if nested is not None:
+            shown = os.path.relpath(nested, context.worktree)
+            return _block(
+                CWD_OUTSIDE_WORKTREE,
+                f"the command runs inside another Git repository ({_quote(shown)})",
+            )
     shown = value if isinstance(value, str) else " ".join(value)
     return LocalDecision(True, COMMAND_PERMITTED, f"command {_quote(shown)}")
 
