@@ -308,6 +308,8 @@ def test_file_contents_are_not_read_as_paths(context: LocalContext) -> None:
         "rawInput": {"changes": {"a.txt": {"type": "add", "content": "/etc/x"}}},
     }
     assert evaluate(call, context).permits_allow
+    call = _edit({"command": "create", "path": "a.c", "file_text": "/* C */\nint x;"})
+    assert evaluate(call, context).permits_allow
 
 
 # --- fetch ----------------------------------------------------------------------------------
