@@ -204,6 +204,34 @@ _AWK_RUNS: Final = re.compile(r"system|\||getline")
 _AWK_OPAQUE_OPTIONS: Final = ("-f", "--file", "-l", "--load", "-i", "--include", "-E", "--exec")
 _SEDS: Final = frozenset({"sed", "gsed"})
 _FIND_RUNS: Final = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+#: HTTP clients, and the options with which curl and wget send data or read their options from a
+#: file (a request that writes could create a ref or a pull request through a forge's API).
+_HTTP_CLIENTS: Final = frozenset({"curl", "wget", "http", "https", "xh", "xhs"})
+_CURL_WRITES: Final = (
+    "-d",
+    "--data",
+    "--data-raw",
+    "--data-binary",
+    "--data-ascii",
+    "--data-urlencode",
+    "--json",
+    "-F",
+    "--form",
+    "--form-string",
+    "-T",
+    "--upload-file",
+    "-K",
+    "--config",
+)
+_WGET_WRITES: Final = (
+    "--post-data",
+    "--post-file",
+    "--body-data",
+    "--body-file",
+    "-e",
+    "--execute",
+    "--config",
+)
 #: Options that make an archiver or a copier run a command: ``tar --to-command``, ``rsync -e``.
 _COMMAND_OPTIONS: Final[dict[str, tuple[str, ...]]] = {
     "tar": (
@@ -801,11 +829,45 @@ def _judge_program(program: str, args: list[str]) -> CommandFinding | None:
         return None
     if program in _SEDS:
         return _judge_sed(program, args)
+    if program in _HTTP_CLIENTS:
+        return _judge_http_client(program, args)
     if program == "find" and any(word in _FIND_RUNS for word in args):
         return opaque_finding("find runs a command (-exec)")
     options = _COMMAND_OPTIONS.get(program, ())
     if any(_has_option(word, options) for word in args):
         return opaque_finding(f"{program} with an option that runs a command")
+    return None
+
+
+def _judge_http_client(program: str, args: list[str]) -> CommandFinding | None:
+    """curl and wget may only read: a method other than GET or HEAD, data to send, an upload,
+    or options read from a file could write to a forge's API (a ref, a pull request)."""
+    if program in ("http", "https", "xh", "xhs"):
+        if args and all(word in ("--help", "--version") for word in args):
+            return None
+        return opaque_finding(f"{program} requests are not read (they may send data)")
+    writes = _CURL_WRITES if program == "curl" else _WGET_WRITES
+    methods = ("-X", "--request") if program == "curl" else ("--method",)
+    for index, word in enumerate(args):
+        if _has_option(word, writes):
+            return opaque_finding(f"{program} {word[:40]!r} may send data")
+        # curl clusters short options (``-sSd``): any sending letter in a cluster counts.
+        if (
+            program == "curl"
+            and word[:1] == "-"
+            and word[1:2] != "-"
+            and any(letter in word[1:] for letter in "dFTKX")
+        ):
+            return opaque_finding(f"curl {word[:40]!r} may send data")
+        method = None
+        if word in methods:
+            method = args[index + 1] if index + 1 < len(args) else ""
+        elif word.startswith(tuple(f"{option}=" for option in methods)):
+            method = word.partition("=")[2]
+        elif program == "curl" and word.startswith("-X") and len(word) > 2:
+            method = word[2:]
+        if method is not None and method.upper() not in ("GET", "HEAD"):
+            return opaque_finding(f"{program} with the method {method[:20]!r}")
     return None
 
 
