@@ -374,6 +374,8 @@ CLEAN: list[str] = [
     "/usr/bin/git status",
     "curl -sSL https://example.com/x.json",
     "curl -I https://example.com",
+    "curl -X GET https://example.com",
+    "curl -sS -X HEAD https://example.com",
     "wget -q https://example.com/x.tgz",
     "command -v git",
     "ls docs/profile",

@@ -855,7 +855,7 @@ def _judge_http_client(program: str, args: list[str]) -> CommandFinding | None:
         if (
             program == "curl"
             and word[:1] == "-"
-            and word[1:2] != "-"
+            and word[1:2] not in ("-", "X")
             and any(letter in word[1:] for letter in "dFTKX")
         ):
             return opaque_finding(f"curl {word[:40]!r} may send data")
