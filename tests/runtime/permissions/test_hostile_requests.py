@@ -186,6 +186,29 @@ def test_commands_may_not_run_inside_another_repository(
     assert evaluate(_execute({"command": "cd vendor && ls"}), context).permits_allow
 
 
+@pytest.mark.parametrize(
+    "command",
+    [
+        "cp ../remote.git/refs/heads/main ../remote.git/refs/heads/evil",
+        "echo 0123 > ../remote.git/refs/heads/evil",
+        "tee ../remote.git/packed-refs",
+        "cp -r objects ../remote.git",
+        "dd if=x of=../remote.git/HEAD",
+        "ln -s ../remote.git r && cp x r/refs/heads/evil",  # r is not there yet: ln names it
+    ],
+)
+def test_arguments_in_another_repositorys_control_directory_are_refused(
+    command: str, worktree: Path, context: LocalContext
+) -> None:
+    bare = worktree.parent / "remote.git"
+    (bare / "objects").mkdir(parents=True)
+    (bare / "refs" / "heads").mkdir(parents=True)
+    (bare / "HEAD").write_text("ref: refs/heads/main\n")
+    decision = evaluate(_execute({"command": command}), context)
+    assert (decision.permits_allow, decision.reason_code) == (False, lp.GIT_CONTROL_PATH)
+    assert evaluate(_execute({"command": "cp README.md ../outside/"}), context).permits_allow
+
+
 def test_a_cd_inside_a_subdirectory_cwd_is_followed_from_there(context: LocalContext) -> None:
     call = _execute({"command": "cd .. && ls", "cwd": "src"})
     assert evaluate(call, context).permits_allow

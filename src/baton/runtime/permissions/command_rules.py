@@ -532,6 +532,10 @@ def _control_word(word: str, *, target: bool, program: bool = False) -> CommandF
     return None
 
 
+#: Arguments of one command kept for the file-system check (:attr:`Judgement.operands`); more
+#: make the command opaque. It bounds the stat calls one request causes.
+MAX_OPERANDS: Final = 256
+
 #: Files git or a shell reads when it starts, in a home directory: writing one defines aliases,
 #: functions, hooks or commands that later, innocent-looking commands run.
 STARTUP_FILES: Final = frozenset(
@@ -569,12 +573,25 @@ class Judgement:
 
     finding: CommandFinding | None
     directories: tuple[str, ...]
+    #: Every argument and redirection target (and the value after ``=`` of one), for the local
+    #: policy to check none of them lies in a Git repository's control directory.
+    operands: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)
 class _Judge:
     budget: int = MAX_SCAN_CHARS
     directories: list[str] = field(default_factory=list)
+    operands: list[str] = field(default_factory=list)
+
+    def note_operand(self, word: str) -> CommandFinding | None:
+        """Keep ``word`` (and what follows its last ``=``) for the file-system check."""
+        self.operands.append(word)
+        if "=" in word:
+            self.operands.append(word.rpartition("=")[2])
+        if len(self.operands) > MAX_OPERANDS:
+            return opaque_finding(f"more than {MAX_OPERANDS} arguments to check")
+        return None
 
     def script(self, text: str, depth: int) -> CommandFinding | None:
         if depth > MAX_NESTING_DEPTH:
@@ -596,6 +613,10 @@ class _Judge:
             finding = _control_word(word, target=word in command.redirect_targets)
             if finding is not None:
                 return finding
+        for word in command.redirect_targets:
+            finding = self.note_operand(word)
+            if finding is not None:
+                return finding
         return self.argv(command.words, depth)
 
     def argv(self, words: Sequence[str], depth: int) -> CommandFinding | None:
@@ -607,6 +628,8 @@ class _Judge:
             # The program word itself may be git; a copy's operands may not be named git.
             target = index > 0 and program in _FILE_WRITERS
             finding = _control_word(word, target=target, program=index == 0)
+            if finding is None and index > 0:
+                finding = self.note_operand(word)
             if finding is not None:
                 return finding
         if program in POSIX_SHELLS:
@@ -907,11 +930,11 @@ def judge_script(text: str, *, depth: int = 0) -> Judgement:
     """Judge a shell command string (read by :func:`.shell_reading.read_script`)."""
     judge = _Judge()
     finding = judge.script(text, depth)
-    return Judgement(finding, tuple(judge.directories))
+    return Judgement(finding, tuple(judge.directories), tuple(judge.operands))
 
 
 def judge_argv(argv: Sequence[str]) -> Judgement:
     """Judge an argument vector run without a shell (Codex's ``["/bin/bash", "-lc", ...]``)."""
     judge = _Judge()
     finding = judge.argv(argv, 0)
-    return Judgement(finding, tuple(judge.directories))
+    return Judgement(finding, tuple(judge.directories), tuple(judge.operands))

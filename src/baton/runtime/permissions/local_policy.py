@@ -249,6 +249,37 @@ def _nested_git_dir(path: str, root: str, *, with_work_tree: bool = False) -> st
     return None
 
 
+def _is_git_control_dir(directory: str) -> bool:
+    return (
+        os.path.isfile(os.path.join(directory, "HEAD"))
+        and os.path.isdir(os.path.join(directory, "objects"))
+        and os.path.isdir(os.path.join(directory, "refs"))
+    )
+
+
+def _in_git_control_dir(operand: str, base: str, seen: dict[str, bool]) -> str | None:
+    """The Git control directory (a bare repository, or a ``.git``) that ``operand``, read as a
+    path from ``base`` with symlinks followed, lies in or names, anywhere on the file system; or
+    None. Writing there moves refs or objects of that repository (``echo SHA >
+    ../remote.git/refs/heads/x``). ``seen`` caches directories already looked at (one
+    request's operands share most of their ancestors)."""
+    resolved = _resolve(operand, base)
+    if resolved is None:
+        return None
+    current = resolved
+    while True:
+        known = seen.get(current)
+        if known is None:
+            known = is_git_control_name(os.path.basename(current)) or _is_git_control_dir(current)
+            seen[current] = known
+        if known:
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
 def _check_directory(raw: str, directory: str) -> LocalDecision | None:
     """Why changing the directory ``directory`` (deleting or moving it, with all it holds) may
     not be allowed: it holds a ``.git`` entry or a bare repository at some depth, or more
@@ -426,6 +457,15 @@ def _check_command(tool_call: Mapping[str, Any], kind: str, context: LocalContex
                 CWD_OUTSIDE_WORKTREE,
                 f"the command runs inside another Git repository ({_quote(shown)})",
             )
+    seen: dict[str, bool] = {}
+    for operand in assessment.operands:
+        for base in sorted(cwds):
+            control = _in_git_control_dir(operand, base, seen)
+            if control is not None:
+                return _block(
+                    GIT_CONTROL_PATH,
+                    f"the argument {_quote(operand)} is in the Git repository {_quote(control)}",
+                )
     shown = value if isinstance(value, str) else " ".join(value)
     return LocalDecision(True, COMMAND_PERMITTED, f"command {_quote(shown)}")
 

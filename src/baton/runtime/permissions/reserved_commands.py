@@ -62,12 +62,15 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class CommandAssessment:
-    """Why a command may not be granted (``finding``, ``None`` when nothing stops it) and the
+    """Why a command may not be granted (``finding``, ``None`` when nothing stops it), the
     directories it changes into (``cd DIR``, ``git -C DIR``), which the caller must check lie
-    inside the worktree before granting."""
+    inside the worktree before granting, and its operands."""
 
     finding: CommandFinding | None
     directories: tuple[str, ...]
+    #: Every argument and redirection target, which the caller must check does not lie in a
+    #: Git repository's control directory (a bare remote next to the worktree, say).
+    operands: tuple[str, ...] = ()
 
 
 def assess_command(command: str | Sequence[str]) -> CommandAssessment:
@@ -77,10 +80,11 @@ def assess_command(command: str | Sequence[str]) -> CommandAssessment:
     if finding is not None:
         return CommandAssessment(finding, ())
     judgement = judge_script(command) if isinstance(command, str) else judge_argv(list(command))
-    return CommandAssessment(judgement.finding, judgement.directories)
+    return CommandAssessment(judgement.finding, judgement.directories, judgement.operands)
 
 
 def find_reserved(command: str | Sequence[str]) -> CommandFinding | None:
     """Why ``command`` may not be granted, or ``None`` when nothing in it stops a grant (its
-    directories still need checking: :func:`assess_command`)."""
+    directories and operands still need checking against the file system:
+    :func:`assess_command`)."""
     return assess_command(command).finding
