@@ -14,7 +14,12 @@ import pytest
 from baton.runtime.permissions import local_policy as lp
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.correlation import ToolCallTracker
-from baton.runtime.permissions.engine import MAX_PERMISSION_OPTIONS, PermissionSettings, settle
+from baton.runtime.permissions.engine import (
+    MAX_PERMISSION_OPTIONS,
+    PermissionSettings,
+    refuse,
+    settle,
+)
 from baton.runtime.permissions.local_policy import LocalContext, evaluate
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.permissions.records import (
@@ -437,3 +442,15 @@ def test_too_many_options_are_refused(worktree: Path) -> None:
     )
     assert resolution.outcome == {"outcome": {"outcome": "cancelled"}}
     assert resolution.record.reason_code == "invalid_request"
+
+
+def test_a_refusal_of_a_deep_request_is_recorded_within_bounds() -> None:
+    params = {
+        "sessionId": "s",
+        "toolCall": {"toolCallId": "t", "rawInput": _nested(5_000)},
+        "options": "not a list",
+    }
+    record = refuse(1, params, reason_code="invalid_request", reason="bad").record
+    stored = record.to_json()
+    assert "nested deeper than" in orjson.dumps(stored).decode()
+    assert "rawInput" not in repr(record)  # agent data stays out of repr()
