@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from baton.runtime.permissions.command_rules import GIT_LOCAL_SUBCOMMANDS
+from baton.runtime.permissions.git_rules import GIT_LOCAL_SUBCOMMANDS
 from baton.runtime.permissions.local_policy import LocalContext, evaluate
 
 REAL_GIT = shutil.which("git")

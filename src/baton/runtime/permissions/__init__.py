@@ -7,7 +7,8 @@ never becomes an approval. The pieces, in the order a request meets them:
 - :mod:`.local_policy`: may anything be allowed at all; for commands it asks
   :mod:`.reserved_commands`, which combines :mod:`.command_scan` (reserved commands in any
   syntax), :mod:`.shell_reading` (the certain reading of a shell subset) and
-  :mod:`.command_rules` (what each read command does), with the rules in :mod:`.findings`;
+  :mod:`.command_rules` (what each read command does: :mod:`.git_rules`,
+  :mod:`.program_rules`, :mod:`.word_rules`), with the rules in :mod:`.findings`;
 - :mod:`.policies`: ``ask``, ``auto-edits`` or ``full`` on what the local policy permits;
 - :mod:`.ask`: putting the question to a user within the turn budget;
 - :mod:`.records`: the durable interaction record;

@@ -44,8 +44,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from baton.runtime.permissions.command_rules import is_git_control_name
 from baton.runtime.permissions.reserved_commands import assess_command
+from baton.runtime.permissions.word_rules import is_git_control_name
 from baton.wire.toolcalls import (
     RAW_INPUT_COMMAND_KEYS,
     RAW_INPUT_CWD_KEYS,
