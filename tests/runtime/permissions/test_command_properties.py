@@ -179,6 +179,8 @@ OTHER_COMMANDS = [
     "printf '[core]\\n\\tfsmonitor = git push -q origin HEAD:refs/heads/evil\\n' >> .git/config",
     "printf '#!/bin/sh\\nexec /usr/bin/git push -q origin HEAD:refs/heads/evil\\n' > ../bin/git",
     "chmod +x ../bin/git",
+    "printf 'git push -q origin HEAD:refs/heads/evil\\n' > d.sh && sh d.sh",
+    "echo 'git push -q origin HEAD:refs/heads/evil' | bash /dev/stdin",
     "cp ../remote.git/refs/heads/main ../remote.git/refs/heads/evil",
     "git rev-parse HEAD > ../remote.git/refs/heads/evil",
     "bash -lc 'git status'",

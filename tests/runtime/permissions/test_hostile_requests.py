@@ -136,6 +136,8 @@ def test_transports_that_run_commands_are_reserved(command: str, context: LocalC
 def test_codex_and_claude_execute_shapes_stay_grantable(
     context: LocalContext, worktree: Path
 ) -> None:
+    codex_bash = {"command": ["/bin/bash", "-lc", "cat bash_out.txt"]}
+    assert evaluate(_execute(codex_bash), context).permits_allow
     codex = {
         "call_id": "call_4",
         "command": ["/bin/bash", "-lc", "echo hello > hello_shell.txt"],

@@ -45,7 +45,10 @@ from baton.runtime.permissions.program_rules import (
     SHELL_FLAGS,
     SHELL_LONG_OPTIONS,
     SHELL_SET_OPTIONS,
+    is_interpreter,
     judge_program,
+    names_standard_input,
+    script_operands,
 )
 from baton.runtime.permissions.shell_reading import Opaque, SimpleCommand, read_script
 from baton.runtime.permissions.word_rules import FILE_WRITERS, control_word
@@ -72,6 +75,19 @@ class _Judge:
     budget: int = MAX_SCAN_CHARS
     directories: list[str] = field(default_factory=list)
     operands: list[str] = field(default_factory=list)
+    #: Every word and redirection target read, and the files run as programs or scripts: a
+    #: file the same command line writes and then runs is a script Baton has not read.
+    words: list[str] = field(default_factory=list)
+    runs: list[str] = field(default_factory=list)
+
+    def ran_written_script(self) -> CommandFinding | None:
+        """Opaque when a file run as a program or script is named anywhere else in the
+        command line (where it may be written: ``printf ... > d.sh && sh d.sh``)."""
+        for run in self.runs:
+            name = posixpath.basename(run.rstrip("/")) or run
+            if sum(1 for word in self.words if name in word) > 1:
+                return opaque_finding(f"{run[:80]!r} is run and named elsewhere in the command")
+        return None
 
     def note_operand(self, word: str) -> CommandFinding | None:
         """Keep ``word`` (and what follows its last ``=``) for the file-system check."""
@@ -102,6 +118,7 @@ class _Judge:
             finding = control_word(word, target=word in command.redirect_targets)
             if finding is not None:
                 return finding
+        self.words.extend(command.redirect_targets)
         for word in command.redirect_targets:
             finding = self.note_operand(word)
             if finding is not None:
@@ -113,6 +130,16 @@ class _Judge:
             return opaque_finding("an empty argument vector")
         program = posixpath.basename(words[0]).lower()
         args = list(words[1:])
+        self.words.extend(words)
+        runs_scripts = is_interpreter(program) or program in POSIX_SHELLS
+        if "/" in words[0] and not runs_scripts:  # /bin/bash is the shell, not a script
+            self.runs.append(words[0])
+        if runs_scripts:
+            operands = script_operands(args)
+            if any(names_standard_input(word) for word in operands):
+                return opaque_finding(f"{program} runs a script from its standard input")
+            if operands and program not in POSIX_SHELLS:
+                self.runs.append(operands[0])
         for index, word in enumerate(words):
             # The program word itself may be git; a copy's operands may not be named git.
             target = index > 0 and program in FILE_WRITERS
@@ -173,13 +200,16 @@ class _Judge:
             return self.script(args[index], depth + 1)
         if index >= len(args):
             return opaque_finding(f"{program} reads its script from standard input")
-        return None  # a script file: a program like any other
+        self.runs.append(args[index])
+        return None  # a script file: a program like any other, unless written right here
 
 
 def judge_script(text: str, *, depth: int = 0) -> Judgement:
     """Judge a shell command string (read by :func:`.shell_reading.read_script`)."""
     judge = _Judge()
     finding = judge.script(text, depth)
+    if finding is None:
+        finding = judge.ran_written_script()
     return Judgement(finding, tuple(judge.directories), tuple(judge.operands))
 
 
@@ -187,4 +217,6 @@ def judge_argv(argv: Sequence[str]) -> Judgement:
     """Judge an argument vector run without a shell (Codex's ``["/bin/bash", "-lc", ...]``)."""
     judge = _Judge()
     finding = judge.argv(argv, 0)
+    if finding is None:
+        finding = judge.ran_written_script()
     return Judgement(finding, tuple(judge.directories), tuple(judge.operands))

@@ -219,6 +219,31 @@ def has_option(word: str, options: tuple[str, ...]) -> bool:
     return False
 
 
+def is_interpreter(program: str) -> bool:
+    """True for a program of :data:`INLINE_CODE_OPTIONS` (``python3.11`` is ``python``)."""
+    match = _INTERPRETER_NAME.match(program)
+    base = match.group(1) if match else program
+    return program in INLINE_CODE_OPTIONS or base in INLINE_CODE_OPTIONS
+
+
+def script_operands(args: list[str]) -> list[str]:
+    """The words a shell or an interpreter may run as a program file: every operand that is
+    not an option, and the module after ``-m``."""
+    found: list[str] = []
+    for index, word in enumerate(args):
+        if not word.startswith("-") or word == "-":
+            found.append(word)
+        elif word == "-m" and index + 1 < len(args):
+            found.append(args[index + 1])
+    return found
+
+
+def names_standard_input(word: str) -> bool:
+    """True for a file name that is the program's own standard input (``/dev/stdin``,
+    ``/dev/fd/0``, ``/proc/self/fd/0``, ``-``): a script fed by the command line itself."""
+    return word == "-" or word.startswith(("/dev/", "/proc/"))
+
+
 def judge_program(program: str, args: list[str]) -> CommandFinding | None:
     """Programs other than shells, builtins, git and gh: opaque when they run code given inline
     or commands given in their options, else ``None``."""
