@@ -230,6 +230,16 @@ def _too_large(tool_call: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _is_git_control_dir(directory: str) -> bool:
+    """True for a Git control directory: ``HEAD``, ``objects`` and ``refs`` (a bare repository
+    or a ``.git`` directory, whatever its name)."""
+    return (
+        os.path.isfile(os.path.join(directory, "HEAD"))
+        and os.path.isdir(os.path.join(directory, "objects"))
+        and os.path.isdir(os.path.join(directory, "refs"))
+    )
+
+
 def _nested_git_dir(path: str, root: str, *, with_work_tree: bool = False) -> str | None:
     """The directory between ``root`` (excluded) and ``path`` (included) that is a Git
     repository's control directory (a bare repository: ``HEAD``, ``objects`` and ``refs``), or
@@ -238,23 +248,11 @@ def _nested_git_dir(path: str, root: str, *, with_work_tree: bool = False) -> st
     current = root
     for part in relative.split(os.sep) if relative != "." else []:
         current = os.path.join(current, part)
-        if (
-            os.path.isfile(os.path.join(current, "HEAD"))
-            and os.path.isdir(os.path.join(current, "objects"))
-            and os.path.isdir(os.path.join(current, "refs"))
-        ):
+        if _is_git_control_dir(current):
             return current
         if with_work_tree and os.path.lexists(os.path.join(current, ".git")):
             return current
     return None
-
-
-def _is_git_control_dir(directory: str) -> bool:
-    return (
-        os.path.isfile(os.path.join(directory, "HEAD"))
-        and os.path.isdir(os.path.join(directory, "objects"))
-        and os.path.isdir(os.path.join(directory, "refs"))
-    )
 
 
 def _in_git_control_dir(operand: str, base: str, seen: dict[str, bool]) -> str | None:
