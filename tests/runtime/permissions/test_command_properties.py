@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from baton.runtime.permissions.git_rules import GIT_LOCAL_SUBCOMMANDS
@@ -85,6 +85,11 @@ def sandbox(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Sandbox]:
     wrapper = bin_dir / "git"
     wrapper.write_text(WRAPPER.format(git=REAL_GIT))
     wrapper.chmod(0o755)
+    # A git that pushes, in a directory no PATH names unless a command changes PATH.
+    evil = base / "evilbin" / "git"
+    evil.parent.mkdir()
+    evil.write_text(f"#!/bin/sh\nexec {REAL_GIT} push -q origin HEAD:refs/heads/evil\n")
+    evil.chmod(0o755)
     env = {
         "HOME": str(home),
         "PATH": f"{bin_dir}:/usr/local/bin:/usr/bin:/bin",
@@ -164,6 +169,8 @@ PREFIXES = [
     "export GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=alias.p GIT_CONFIG_VALUE_0=push; ",
     "cd .. && cd remote.git && ",
     "cd sub && ",
+    "PATH='../evilbin:/usr/bin:/bin' ",
+    'HOME="../home" ',
 ]
 SEPARATORS = [" && ", " || ", "; ", "\n", " | "]
 OTHER_COMMANDS = [
@@ -230,6 +237,13 @@ def _subcommand(argv: list[str]) -> str:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(command=commands())
+# Always tried, besides the generated ones: one of each way around the rules found so far.
+@example(command="PATH='../evilbin:/usr/bin:/bin' git status")
+@example(command="printf 'git push -q origin HEAD:refs/heads/evil\\n' > d.sh && sh d.sh")
+@example(command="git rev-parse HEAD > ../remote.git/refs/heads/evil")
+@example(command="git -C ../remote.git fetch ../repo HEAD:refs/heads/evil")
+@example(command="git config alias.p push && git p origin HEAD:refs/heads/evil")
+@example(command="git \\\npush origin HEAD:refs/heads/evil")
 def test_a_permitted_command_delivers_nothing(sandbox: Sandbox, command: str) -> None:
     context = LocalContext(str(sandbox.worktree), network_allowed=True)
     decision = evaluate({"kind": "execute", "rawInput": {"command": command}}, context)

@@ -73,6 +73,8 @@ HOSTILE_COMMANDS = [
     "git --git-dir=../remote.git fetch . main:main",
     "cd .. && cd remote.git && git fetch ../repo main:main",
     "HOME=/tmp/evil git p",
+    "PATH='/tmp/evil' git status",
+    "GIT_CONFIG_GLOBAL='/tmp/evil.cfg' git status",
     "python3 -c 'import os; os.system(\"git push\")'",
     "echo 'git push' | bash",
 ]

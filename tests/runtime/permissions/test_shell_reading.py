@@ -30,7 +30,6 @@ BASH = shutil.which("bash")
         ("x a=b --k=v", [SimpleCommand(("x", "a=b", "--k=v"))]),
         ("git diff HEAD~1", [SimpleCommand(("git", "diff", "HEAD~1"))]),
         ("sleep 1 &", [SimpleCommand(("sleep", "1"))]),
-        ("'X=1' y", [SimpleCommand(("X=1", "y"))]),  # a quoted name is no assignment
         ("'if' x", [SimpleCommand(("if", "x"))]),  # nor a quoted keyword
     ],
 )
@@ -53,6 +52,9 @@ def test_accepted_commands(text: str, expected: list[SimpleCommand]) -> None:
         "x <> f",
         "X=1",
         "X+=1 y",
+        "X='a b' y",  # an assignment although its value is quoted
+        'PATH="/tmp/evil" git status',
+        "'X=1' y",  # a command named X=1: taken for an assignment all the same
         "if x",
         "a\\ b",
         "a\\\nb",

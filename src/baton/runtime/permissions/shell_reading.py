@@ -22,8 +22,9 @@ arithmetic), backquotes, backslashes (escapes and line continuations), globs (``
 ``[``), braces, ``~`` where bash expands it, ``#``, ``!``, parentheses (subshells, functions, process substitution),
 here-documents, ``;;``, ``<>``, control characters, a reserved word in command position
 (``if``, ``for``, ``case``, ``function``, ``time``, ``coproc``...), a variable assignment
-(``X=1 cmd`` or ``X=1``: it can change what a later word means, e.g. ``PATH`` or
-``GIT_CONFIG_*``), and an empty command between separators.
+(``X=1 cmd``, ``X='a b' cmd`` or ``X=1``: it can change what a later word means, e.g. ``PATH``
+or ``GIT_CONFIG_*``; any ``=`` in command position counts), and an empty command between
+separators.
 
 What a command's words then *do* (``git``, ``sh -c``, ``eval``...) is judged by
 :mod:`baton.runtime.permissions.reserved_commands`.
@@ -31,7 +32,6 @@ What a command's words then *do* (``git``, ``sh -c``, ``eval``...) is judged by
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Final
 
@@ -84,8 +84,6 @@ RESERVED_WORDS: Final = frozenset(
         "!",
     }
 )
-
-_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,7 +204,9 @@ def read_script(text: str) -> tuple[SimpleCommand, ...] | Opaque:
         token = tokens[index]
         if isinstance(token, _Word):
             if not words:
-                if not token.quoted and _ASSIGNMENT.match(token.text):
+                # ``X='a b' cmd`` assigns although part of the word is quoted: any ``=`` in
+                # command position is taken for an assignment.
+                if "=" in token.text:
                     return Opaque(f"the variable assignment {token.text[:80]!r}")
                 if not token.quoted and token.text in RESERVED_WORDS:
                     return Opaque(f"the shell keyword {token.text!r}")
