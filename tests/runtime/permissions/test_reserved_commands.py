@@ -454,6 +454,8 @@ def test_directories_are_reported_for_the_caller_to_check(
         (["echo", "$(git push)"], False),  # no shell: nothing expands
         (["sh", "-c", "echo $(git push)"], True),
         (["env", "A=1", "gh", "pr", "create"], True),
+        (["git", "config", "alias.p", "push", "--get\x00"], True),
+        (["sh", "-c", "ls\x00; git push"], True),
     ],
 )
 def test_argument_vectors_are_read_word_for_word(argv: list[str], reserved: bool) -> None:

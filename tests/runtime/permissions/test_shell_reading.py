@@ -69,6 +69,7 @@ def test_accepted_commands(text: str, expected: list[SimpleCommand]) -> None:
         "!x",
         "(x)",
         "x\x00",
+        "git config alias.p push '--get\x00'",
         "x\r",
         "é",
     ],

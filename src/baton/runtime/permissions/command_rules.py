@@ -128,6 +128,8 @@ class _Judge:
     def argv(self, words: Sequence[str], depth: int) -> CommandFinding | None:
         if not words:
             return opaque_finding("an empty argument vector")
+        if any("\x00" in word for word in words):
+            return opaque_finding("a NUL character in an argument (a program would see it cut)")
         if "=" in words[0]:
             return opaque_finding(f"the program name {words[0][:80]!r} holds '='")
         program = posixpath.basename(words[0]).lower()

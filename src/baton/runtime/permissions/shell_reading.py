@@ -191,6 +191,8 @@ def _tokens(text: str) -> list[_Word | _Operator] | Opaque:
 def read_script(text: str) -> tuple[SimpleCommand, ...] | Opaque:
     """The simple commands of a shell command string, in order, or :class:`Opaque` when any part
     of it is outside the subset in the module docstring. Never raises; linear in the text."""
+    if "\x00" in text:
+        return Opaque("a NUL character (a program would see the text cut there)")
     tokens = _tokens(text)
     if isinstance(tokens, Opaque):
         return tokens
