@@ -9,10 +9,15 @@ import pytest
 from baton.errors import InternalError
 from baton.wire.toolcalls import (
     MAX_EXACT_DIFF_LINES,
+    MAX_WALK_DEPTH,
+    MAX_WALK_STRINGS,
     merge_tool_call,
+    path_candidates,
     tool_argv,
     tool_command,
+    tool_command_values,
     tool_cwd,
+    tool_cwd_values,
     tool_diff_stats,
     tool_kind,
     tool_network_target,
@@ -167,3 +172,69 @@ def test_huge_diffs_get_an_upper_bound() -> None:
         {"content": [{"type": "diff", "path": "/p", "oldText": at_cap, "newText": "y"}]}
     )
     assert stats[0].exact
+
+
+def test_display_paths_include_move_destinations() -> None:
+    call = {
+        "toolCallId": "t",
+        "rawInput": {
+            "path": "a",
+            "new_path": "b",
+            "changes": {"c": {"type": "update", "move_path": "d"}},
+        },
+    }
+    assert tool_paths(call) == ["c", "d", "a", "b"]
+
+
+def test_path_candidates_read_every_string_but_contents() -> None:
+    call = {
+        "toolCallId": "t",
+        "locations": [{"path": "loc", "line": 3}],
+        "content": [
+            {"type": "diff", "path": "diffpath", "newText": "NEW", "oldText": "OLD"},
+            {"type": "content", "diff": {"path": "nested-diff"}, "content": {"text": "TEXT"}},
+        ],
+        "rawInput": {
+            "file_path": "fp",
+            "to": ["x", {"deeper": "y"}],
+            "content": "CONTENT",
+            "new_string": "NS",
+            "cwd": "/skipped",
+            "changes": {"ch": {"type": "add", "content": "C2", "move_path": "mp"}},
+        },
+    }
+    walk = path_candidates(call, frozenset({"cwd"}))
+    assert walk.complete
+    for expected in ("loc", "diffpath", "nested-diff", "fp", "x", "y", "ch", "mp", "to", "deeper"):
+        assert expected in walk.strings, expected
+    for content in ("NEW", "OLD", "TEXT", "CONTENT", "NS", "C2", "/skipped"):
+        assert content not in walk.strings, content
+
+
+def test_path_candidates_are_bounded() -> None:
+    deep: Any = "leaf"
+    for _ in range(MAX_WALK_DEPTH + 5):
+        deep = [deep]
+    walk = path_candidates({"toolCallId": "t", "rawInput": {"p": deep}}, frozenset())
+    assert not walk.complete
+    assert "leaf" not in walk.strings
+    wide = {f"k{index}": "v" for index in range(MAX_WALK_STRINGS + 1)}
+    walk = path_candidates({"toolCallId": "t", "rawInput": wide}, frozenset())
+    assert not walk.complete
+    assert len(walk.strings) <= MAX_WALK_STRINGS
+    deeper: Any = "x"
+    for _ in range(5_000):  # far deeper than Python's recursion limit: no RecursionError
+        deeper = {"a": deeper}
+    assert not path_candidates({"toolCallId": "t", "rawInput": deeper}, frozenset()).complete
+
+
+def test_every_command_key_is_reported() -> None:
+    call = {"toolCallId": "t", "rawInput": {"command": "ls", "script": "x", "args": ["push"]}}
+    assert tool_command_values(call) == [("command", "ls"), ("script", "x"), ("args", ["push"])]
+    assert tool_command_values({"toolCallId": "t", "rawInput": "ls"}) == [("rawInput", "ls")]
+    assert tool_command_values({"toolCallId": "t", "rawInput": 7}) == []
+
+
+def test_every_cwd_key_is_reported() -> None:
+    call = {"toolCallId": "t", "rawInput": {"cwd": "a", "directory": "b", "workdir": 3}}
+    assert tool_cwd_values(call) == ["a", 3, "b"]

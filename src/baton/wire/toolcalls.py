@@ -25,10 +25,11 @@ from baton.errors import InternalError
 #: Keys of a session update that are framing, not tool-call state.
 _UPDATE_ONLY_KEYS: Final = frozenset({"sessionUpdate"})
 
-#: rawInput keys that name one file (or a list of files) a tool reads or changes. The first four
-#: are the protocol-neutral spellings; ``file_path`` and ``notebook_path`` are Claude Code's,
-#: ``source`` and ``destination`` name both ends of a move. More keys only make the path check
-#: stricter: every path found must pass it.
+#: rawInput keys that name one file (or a list of files) a tool reads or changes, as shown to
+#: people. The first four are the protocol-neutral spellings; ``file_path`` and ``notebook_path``
+#: are Claude Code's, ``source``/``destination``, ``new_path``/``old_path`` and ``move_path`` name
+#: both ends of a move. The permission policy does not rely on this list: it reads every string
+#: of a file tool's rawInput (:func:`path_candidates`).
 RAW_INPUT_PATH_KEYS: Final = (
     "path",
     "file",
@@ -39,16 +40,112 @@ RAW_INPUT_PATH_KEYS: Final = (
     "source",
     "destination",
     "paths",
+    "new_path",
+    "newPath",
+    "old_path",
+    "oldPath",
+    "move_path",
+    "movePath",
 )
 
-#: rawInput keys that hold the command of an execute or search tool, in the order they are tried.
-RAW_INPUT_COMMAND_KEYS: Final = ("command", "cmd", "script")
+#: rawInput keys that hold the command of an execute or search tool. Display takes the first
+#: present; the permission policy reads them all and refuses a request that carries more than one
+#: (:func:`tool_command_values`).
+RAW_INPUT_COMMAND_KEYS: Final = (
+    "command",
+    "cmd",
+    "script",
+    "argv",
+    "args",
+    "arguments",
+    "commands",
+    "commandLine",
+    "command_line",
+    "shellCommand",
+    "shell_command",
+    "code",
+    "program",
+)
 
-#: rawInput keys that hold a tool's working directory.
-RAW_INPUT_CWD_KEYS: Final = ("cwd", "workdir")
+#: rawInput keys that hold a tool's working directory (Gemini says ``directory``).
+RAW_INPUT_CWD_KEYS: Final = (
+    "cwd",
+    "workdir",
+    "directory",
+    "dir",
+    "working_directory",
+    "workingDirectory",
+)
 
-#: rawInput keys that hold a fetch tool's network target.
-RAW_INPUT_NETWORK_KEYS: Final = ("url", "uri", "host")
+#: rawInput keys that hold a fetch tool's network target, as shown to people. The permission
+#: policy reads every string of a fetch's rawInput instead.
+RAW_INPUT_NETWORK_KEYS: Final = ("url", "uri", "host", "urls", "uris")
+
+#: Keys whose values are file contents or prose, never a path: skipped when every other string
+#: of a file tool's rawInput, ``content`` and ``locations`` is read as a path.
+CONTENT_KEYS: Final = frozenset(
+    {
+        "content",
+        "contents",
+        "text",
+        "newText",
+        "oldText",
+        "new_string",
+        "old_string",
+        "newString",
+        "oldString",
+        "new_source",
+        "newSource",
+        "new_content",
+        "old_content",
+        "newContent",
+        "oldContent",
+        "file_text",
+        "old_str",
+        "new_str",
+        "insert_text",
+        "code",
+        "source_code",
+        "replacement",
+        "search",
+        "replace",
+        "body",
+        "snippet",
+        "message",
+        "summary",
+        "prompt",
+        "query",
+        "unified_diff",
+        "diff",
+        "patch",
+        "instruction",
+        "instructions",
+        "description",
+        "explanation",
+        "reason",
+        "justification",
+        "title",
+        "type",
+        "kind",
+        "cell_type",
+        "cell_id",
+        "edit_mode",
+        "mimeType",
+        "data",
+        "call_id",
+        "turn_id",
+        "toolCallId",
+        "terminalId",
+    }
+)
+
+#: Containers entered when every string of a tool call is read (:func:`path_candidates`). Deeper
+#: data is not read, and the reading says so: the policy then fails closed.
+MAX_WALK_DEPTH: Final = 32
+
+#: Strings and keys read by one :func:`path_candidates` call. More is not read (and the policy
+#: fails closed); it bounds the work one request can cause.
+MAX_WALK_STRINGS: Final = 10_000
 
 #: Diffs with more lines than this (old plus new) get an upper-bound summary instead of an exact
 #: one: the exact line matcher is quadratic in the worst case, and the summary is only a hint.
@@ -105,11 +202,12 @@ def _items(value: object) -> list[Mapping[str, Any]]:
 
 
 def tool_paths(tool_call: Mapping[str, Any]) -> list[str]:
-    """Every file path the tool call names, in first-seen order, without duplicates.
+    """The file paths the tool call names, for people, in first-seen order, without duplicates.
 
     Read from ``locations[].path``, ``content[].path`` (a ``diff`` item), ``content[].diff.path``
-    (a nested diff), the keys of ``rawInput.changes`` (Codex's patch) and the rawInput keys in
-    :data:`RAW_INPUT_PATH_KEYS`.
+    (a nested diff), the keys of ``rawInput.changes`` (Codex's patch) and their ``move_path``,
+    and the rawInput keys in :data:`RAW_INPUT_PATH_KEYS`. The permission policy reads more
+    (:func:`path_candidates`).
     """
     found: list[str] = []
     for location in _items(tool_call.get("locations")):
@@ -123,10 +221,84 @@ def tool_paths(tool_call: Mapping[str, Any]) -> list[str]:
     if raw is not None:
         changes = raw.get("changes")
         if isinstance(changes, Mapping):
-            found.extend(key for key in changes if isinstance(key, str) and key)
+            for key, change in changes.items():
+                if isinstance(key, str) and key:
+                    found.append(key)
+                if isinstance(change, Mapping):
+                    found.extend(_strings(change.get("move_path")))
         for key in RAW_INPUT_PATH_KEYS:
             found.extend(_strings(raw.get(key)))
     return list(dict.fromkeys(found))
+
+
+@dataclass(frozen=True, slots=True)
+class StringWalk:
+    """Strings read out of agent JSON: ``strings`` in first-seen order, and ``complete`` false
+    when a bound (:data:`MAX_WALK_DEPTH`, :data:`MAX_WALK_STRINGS`) stopped the reading."""
+
+    strings: tuple[str, ...]
+    complete: bool
+
+
+def _walk_strings(roots: list[object], skip_keys: frozenset[str]) -> StringWalk:
+    """Every string and mapping key under ``roots``, except the scalar values of ``skip_keys``;
+    iterative (no recursion on agent data) and bounded."""
+    found: list[str] = []
+    complete = True
+    stack: list[tuple[object, int]] = [(root, 0) for root in reversed(roots)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            found.append(value)
+        elif isinstance(value, Mapping | list | tuple):
+            if depth >= MAX_WALK_DEPTH:
+                complete = False
+                continue
+            children: list[tuple[object, int]] = []
+            if isinstance(value, Mapping):
+                for key, item in value.items():
+                    if isinstance(key, str):
+                        found.append(key)
+                        # Contents are strings; a container under such a key is still read.
+                        if key in skip_keys and not isinstance(item, Mapping | list | tuple):
+                            continue
+                    children.append((item, depth + 1))
+            else:
+                children = [(item, depth + 1) for item in value]
+            stack.extend(reversed(children))
+        if len(found) > MAX_WALK_STRINGS:
+            return StringWalk(tuple(found[:MAX_WALK_STRINGS]), complete=False)
+    return StringWalk(tuple(dict.fromkeys(item for item in found if item)), complete)
+
+
+def path_candidates(
+    tool_call: Mapping[str, Any], skip_keys: frozenset[str], *, skip_contents: bool = True
+) -> StringWalk:
+    """Every string that may name a path in the tool call's ``locations``, ``content`` and
+    ``rawInput``: every string value and mapping key at any depth, except the string values of
+    :data:`CONTENT_KEYS` and of ``skip_keys`` (the caller's own fields, such as a working
+    directory). Reading more than a path is harmless for a check that every candidate must pass:
+    a field name or a word resolves to a name inside the working directory. With
+    ``skip_contents`` false (a fetch, which carries no file contents) contents are read too."""
+    skip = CONTENT_KEYS | skip_keys if skip_contents else skip_keys
+    roots: list[object] = [tool_call.get("locations"), tool_call.get("content")]
+    raw = tool_call.get("rawInput")
+    if isinstance(raw, Mapping):
+        roots.append({key: value for key, value in raw.items() if key not in skip_keys})
+    elif raw is not None:
+        roots.append(raw)
+    return _walk_strings([root for root in roots if root is not None], skip)
+
+
+def tool_command_values(tool_call: Mapping[str, Any]) -> list[tuple[str, object]]:
+    """Every command-carrying field of the tool call: ``("rawInput", value)`` when rawInput is
+    itself a string, else each present key of :data:`RAW_INPUT_COMMAND_KEYS` with its value."""
+    raw = tool_call.get("rawInput")
+    if isinstance(raw, str):
+        return [("rawInput", raw)]
+    if not isinstance(raw, Mapping):
+        return []
+    return [(key, raw[key]) for key in RAW_INPUT_COMMAND_KEYS if raw.get(key) is not None]
 
 
 def tool_argv(tool_call: Mapping[str, Any]) -> list[str] | None:
@@ -148,9 +320,10 @@ def tool_argv(tool_call: Mapping[str, Any]) -> list[str] | None:
 
 
 def tool_command(tool_call: Mapping[str, Any]) -> str | None:
-    """The command the tool call runs: ``rawInput`` itself when it is a string, else the first of
-    ``rawInput.command``, ``cmd``, ``script`` (a list is joined with spaces). ``None`` when there
-    is none, it is blank, or its shape is not a string or a list of strings."""
+    """The command the tool call runs, for people: ``rawInput`` itself when it is a string, else
+    the first present key of :data:`RAW_INPUT_COMMAND_KEYS` (a list is joined with spaces).
+    ``None`` when there is none, it is blank, or its shape is not a string or a list of strings.
+    """
     raw = tool_call.get("rawInput")
     if isinstance(raw, str):
         return raw if raw.strip() else None
@@ -182,12 +355,22 @@ def _first_string(tool_call: Mapping[str, Any], keys: tuple[str, ...]) -> str | 
 
 
 def tool_cwd(tool_call: Mapping[str, Any]) -> str | None:
-    """The tool's working directory from ``rawInput.cwd`` or ``rawInput.workdir``, if any."""
+    """The tool's working directory from the first of :data:`RAW_INPUT_CWD_KEYS`, if any."""
     return _first_string(tool_call, RAW_INPUT_CWD_KEYS)
 
 
+def tool_cwd_values(tool_call: Mapping[str, Any]) -> list[object]:
+    """Every working-directory field of the rawInput (:data:`RAW_INPUT_CWD_KEYS`), whatever its
+    type: the policy requires each to be a string naming a directory inside the worktree."""
+    raw = _raw_input(tool_call)
+    if raw is None:
+        return []
+    return [raw[key] for key in RAW_INPUT_CWD_KEYS if raw.get(key) is not None]
+
+
 def tool_network_target(tool_call: Mapping[str, Any]) -> str | None:
-    """The network target of a fetch from ``rawInput.url``, ``uri`` or ``host``, if any."""
+    """The network target of a fetch from the first of :data:`RAW_INPUT_NETWORK_KEYS`, for
+    people. The permission policy reads every string of the request instead."""
     return _first_string(tool_call, RAW_INPUT_NETWORK_KEYS)
 
 

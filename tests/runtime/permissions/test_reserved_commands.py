@@ -11,6 +11,7 @@ from baton.runtime.permissions.reserved_commands import (
     MAX_NESTING_DEPTH,
     MAX_PROGRAM_WORDS,
     RESERVED_RULES,
+    assess_command,
     find_reserved,
 )
 
@@ -175,7 +176,146 @@ RESERVED: list[tuple[str, str]] = [
     ("hub api -X POST repos/o/r/pulls", "gh-api-write"),
     ("hub api repos/o/r/issues -F title=x", "gh-api-write"),
     ("hub -C dir push", "git-push"),
+    # transports under push, and plumbing that moves objects to another repository
+    ("git send-pack ../remote.git main", "git-transport"),
+    ("git http-push https://x/r.git main", "git-transport"),
+    ("git subtree push --prefix=lib ../remote.git main", "git-transport"),
+    ("git lfs push origin main", "git-transport"),
+    ("git receive-pack ../remote.git", "git-transport"),
+    ("git-send-pack ../remote.git main", "git-transport"),
+    # configuration writes: aliases, hooks, includes, remotes
+    ("git config alias.p push && git p", "git-config-write"),
+    ("git config --global alias.p push", "git-config-write"),
+    ("git config core.hooksPath hooks", "git-config-write"),
+    ("git config include.path ../evil", "git-config-write"),
+    ("git -c core.sshCommand=x fetch", "git-config-write"),
+    ("git --config-env=core.pager=X log", "git-config-write"),
+    # git pointed at another repository or other programs
+    ("git --git-dir=../remote.git update-server-info", "git-repository-redirect"),
+    ("git --work-tree=/tmp status", "git-repository-redirect"),
+    ("git --exec-path=/tmp/evil status", "git-repository-redirect"),
+    # options and subcommands that run commands
+    ("git rebase --exec 'make' main", "git-runs-command"),
+    ("git rebase -xmake main", "git-runs-command"),
+    ("git bisect run make", "git-runs-command"),
+    ("git submodule foreach ls", "git-runs-command"),
+    ("git grep -O foo", "git-runs-command"),
+    ("git fetch --upload-pack=evil origin", "git-runs-command"),
+    ("git init --template=tpl sub", "git-runs-command"),
+    ("git difftool --extcmd=evil", "git-runs-command"),
+    ("git merge -s evil topic", "git-runs-command"),
+    ("git pull --strategy=evil origin main", "git-runs-command"),
+    ("git STATUS", "git-other-subcommand"),  # no builtin: git would look up an alias
+    ("gh PR list", "gh-other"),
+    # anything not on the local list: aliases, external programs, clone
+    ("git p", "git-other-subcommand"),
+    ("git clone --bare . ../copy.git", "git-other-subcommand"),
+    ("git filter-branch --tree-filter x", "git-other-subcommand"),
+    ("git annex copy --to origin", "git-other-subcommand"),
+    ("git submodule sync", "git-other-subcommand"),
+    ("git --bare status", "git-other-subcommand"),
+    ("gh co 12", "gh-other"),
+    ("gh issue create -t x", "gh-other"),
+    ("gh secret set X", "gh-other"),
+    ("hub issue create", "gh-other"),
+    ("hub sync", "git-other-subcommand"),
+    # .git paths: hooks and configuration git runs or reads
+    ("cp evil .git/hooks/pre-commit", "git-control-path"),
+    ("echo x > sub/.git/config", "git-control-path"),
+    ("ln -s x .GIT/hooks/post-commit", "git-control-path"),
+    ("cp evil /usr/local/bin/git", "git-control-path"),
+    ("echo x > git", "git-control-path"),
+    ("mv x git-st", "git-control-path"),
+    ("install -m 755 x /root/.local/bin/gh", "git-control-path"),
+    # startup files: aliases and functions defined there run in later commands
+    ("echo '[alias] st = push' >> /root/.gitconfig", "startup-file"),
+    ("tee -a /home/u/.bashrc", "startup-file"),
+    ("cp x /root/.config/git/config", "startup-file"),
+    ("cp x /etc/profile.d/git.sh", "startup-file"),
+    ("cat x > /etc/gitconfig", "startup-file"),
 ]
+
+#: Commands outside the subset Baton reads with certainty, or that evaluate text or run a
+#: command from their arguments: opaque, never granted automatically.
+OPAQUE: list[str] = [
+    "git \\\nstatus",  # a line continuation
+    "$'git' push",
+    '$"git" push',
+    "g{i,}t push",
+    "gi? push",
+    "g*t push",
+    "[g]it push",
+    "${X:-git} push",
+    "sh -c '\"$0\" push' git",
+    "export GIT_CONFIG_COUNT=1; git p",
+    "GIT_DIR=../remote.git git fetch . main",
+    "PATH=/tmp/evil git status",
+    "X=1",
+    "eval ls",
+    "source env.sh",
+    ". ./env.sh",
+    "alias g=git",
+    "trap 'ls' EXIT",
+    "printf -v PATH /tmp",
+    "read PATH",
+    "command git status",
+    "env GIT_DIR=x git status",
+    "sudo ls",
+    "timeout 5 ls",
+    "xargs ls",
+    "find . -exec ls {} +",
+    "echo ls | sh",
+    "bash < script.sh",
+    "bash -s",
+    "bash -i -c ls",
+    "zsh -c ls",
+    "python3 -Bc 'print(1)'",
+    "perl -e 'system(1)'",
+    "node -e 'x'",
+    "echo 'import os' | python3",
+    "awk 'BEGIN { system(\"ls\") }'",
+    "sed -e '1e ls' f",
+    "printf 'ls' > d.sh && sh d.sh",
+    "echo ls | tee run.sh; bash ./run.sh",
+    "cp x tool && ./tool",
+    "awk 'BEGIN { print 1 > \"x.py\" }' && python3 x.py",
+    "printf x > m.py; python -m m",
+    "echo ls | bash /dev/stdin",
+    "echo 'print(1)' | python3 /proc/self/fd/0",
+    "echo 'print(1)' | python3 -",
+    "tar --to-command=sh -xf a.tar",
+    "rsync -e ssh a b:c",
+    "curl -X POST https://api.example.com/repos/o/r/git/refs -d x",
+    "curl -XPATCH https://api.example.com/x",
+    "curl -sSd x https://api.example.com/x",
+    "curl --json '{}' https://api.example.com/x",
+    "curl -K cfg https://api.example.com/x",
+    "wget --post-data=x https://api.example.com/x",
+    "wget -e robots=off https://x",
+    "http POST https://api.example.com/x a=b",
+    "ls `pwd`",
+    "ls $(pwd)",
+    "ls <(pwd)",
+    "(ls)",
+    "{ ls; }",
+    "if true; then ls; fi",
+    "for x in a; do ls; done",
+    "time ls",
+    "ls # comment",
+    "cat ~/.ssh/id_rsa",
+    "ls --dir=~",
+    "cat <<EOF\nx\nEOF",
+    "ls &&",
+    "| ls",
+    "ls ;; ls",
+    "ls \t\x07",
+    "echo héllo",
+    'echo "a\\b"',
+    'echo "!x"',
+    "echo 'open",
+    'echo "open',
+]
+
 
 CLEAN: list[str] = [
     "ls -la",
@@ -206,9 +346,9 @@ CLEAN: list[str] = [
     "git config remote.origin.url",
     "git config --list",
     "git config get remote.origin.url",
-    "git config user.name Bot",
     "git -C sub status",
     "git",
+    "git merge -s ours topic",
     "gh pr view 12",
     "gh pr list --state open",
     "gh pr diff 12",
@@ -236,10 +376,20 @@ CLEAN: list[str] = [
     "sh -c 'echo \"git push\"'",
     "bash scripts/test.sh",
     "cat <<< 'hello'",
-    "python -c 'print(1)'",
     "echo ';'",
     "./gitx push",
     "digit push",
+    "/usr/bin/git status",
+    "curl -sSL https://example.com/x.json",
+    "curl -I https://example.com",
+    "curl -X GET https://example.com",
+    "curl -sS -X HEAD https://example.com",
+    "wget -q https://example.com/x.tgz",
+    "bash scripts/test.sh && cat out.txt",
+    "python -m pytest -q tests/test_x.py",
+    "command -v git",
+    "ls docs/profile",
+    "git log -- .gitignore",
 ]
 
 
@@ -256,6 +406,45 @@ def test_clean_commands_pass(command: str) -> None:
 
 
 @pytest.mark.parametrize(
+    ("command", "code"),
+    [
+        # Intentional changes of issue 15: these were clean before.
+        ("git config user.name Bot", "reserved_command"),  # any config write
+        ("python -c 'print(1)'", "opaque_command"),  # inline code is eval-like
+    ],
+)
+def test_formerly_clean_commands_are_refused_now(command: str, code: str) -> None:
+    finding = find_reserved(command)
+    assert finding is not None and finding.code == code
+
+
+@pytest.mark.parametrize("command", OPAQUE)
+def test_commands_outside_the_certain_subset_are_refused(command: str) -> None:
+    finding = find_reserved(command)
+    assert finding is not None, command
+    assert finding.code in ("opaque_command", "unparseable_command", "reserved_command")
+    if "git" not in command and "'open" not in command and '"open' not in command:
+        assert finding.code == "opaque_command", (command, finding)
+
+
+@pytest.mark.parametrize(
+    ("command", "directories"),
+    [
+        ("cd sub && make", ("sub",)),
+        ("git -C sub status; cd ../x", ("sub", "../x")),
+        ("bash -c 'cd a && cd b'", ("a", "b")),
+        ("ls", ()),
+    ],
+)
+def test_directories_are_reported_for_the_caller_to_check(
+    command: str, directories: tuple[str, ...]
+) -> None:
+    assessment = assess_command(command)
+    assert assessment.finding is None
+    assert assessment.directories == directories
+
+
+@pytest.mark.parametrize(
     ("argv", "reserved"),
     [
         (["/bin/bash", "-lc", "echo hello > hello_shell.txt"], False),
@@ -265,6 +454,8 @@ def test_clean_commands_pass(command: str) -> None:
         (["echo", "$(git push)"], False),  # no shell: nothing expands
         (["sh", "-c", "echo $(git push)"], True),
         (["env", "A=1", "gh", "pr", "create"], True),
+        (["git", "config", "alias.p", "push", "--get\x00"], True),
+        (["sh", "-c", "ls\x00; git push"], True),
     ],
 )
 def test_argument_vectors_are_read_word_for_word(argv: list[str], reserved: bool) -> None:
@@ -287,7 +478,9 @@ def test_nesting_bound() -> None:
             script = f'echo "$({script})"'
         return script
 
-    assert find_reserved(nested(MAX_NESTING_DEPTH)) is None
+    # A substitution is opaque now (issue 15); the scan's own bound still names it unparseable.
+    finding = find_reserved(nested(MAX_NESTING_DEPTH))
+    assert finding is not None and finding.code == "opaque_command"
     finding = find_reserved(nested(MAX_NESTING_DEPTH + 1))
     assert finding is not None and finding.code == "unparseable_command"
 

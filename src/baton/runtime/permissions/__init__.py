@@ -4,7 +4,11 @@ No permission is ever granted that the run's policy did not allow, and an unansw
 never becomes an approval. The pieces, in the order a request meets them:
 
 - :mod:`.correlation`: the tool-call state the request refers to;
-- :mod:`.local_policy` (with :mod:`.reserved_commands`): may anything be allowed at all;
+- :mod:`.local_policy`: may anything be allowed at all; for commands it asks
+  :mod:`.reserved_commands`, which combines :mod:`.command_scan` (reserved commands in any
+  syntax), :mod:`.shell_reading` (the certain reading of a shell subset) and
+  :mod:`.command_rules` (what each read command does: :mod:`.git_rules`,
+  :mod:`.program_rules`, :mod:`.word_rules`), with the rules in :mod:`.findings`;
 - :mod:`.policies`: ``ask``, ``auto-edits`` or ``full`` on what the local policy permits;
 - :mod:`.ask`: putting the question to a user within the turn budget;
 - :mod:`.records`: the durable interaction record;

@@ -12,9 +12,9 @@ then sends :attr:`Resolution.outcome`. Requests the caller refuses itself get
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from baton.errors import InternalError, InvalidPermissionRequest
 from baton.runtime.permissions.ask import (
@@ -40,6 +40,11 @@ from baton.runtime.permissions.records import (
 from baton.wire.budget import BudgetClock
 from baton.wire.jsonrpc import RequestId
 from baton.wire.permission import parse_permission_request
+
+#: Options one request may offer. Agents offer two to four; a request with more is refused
+#: (``invalid_request``) before anything reads them, so a flood of options cannot make the
+#: credential check, the filtering or the record grow without bound.
+MAX_PERMISSION_OPTIONS: Final = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,6 +98,15 @@ async def settle(
     ``now`` reads its clock (the event loop's by default). Cancellation propagates: a caller
     that cancels a pending decision (session/cancel) answers it with :func:`refuse`."""
     policy = settings.policy
+    options = params.get("options") if isinstance(params, Mapping) else None
+    if isinstance(options, list) and len(options) > MAX_PERMISSION_OPTIONS:
+        return refuse(
+            request_id,
+            params,
+            reason_code=INVALID_REQUEST,
+            reason=f"{len(options)} options offered; at most {MAX_PERMISSION_OPTIONS} are read",
+            policy=policy,
+        )
     suspicious = credential_identifiers(request_id, params)
     if suspicious:
         return refuse(

@@ -6,19 +6,28 @@ not, every allow option is withheld (even from the user under ``ask``) and only 
 and cancel remain. Rules by tool kind:
 
 - ``edit``, ``delete``, ``move``, ``read``: the tool call must name at least one path, and every
-  path, resolved with symlinks followed, must lie inside the worktree. ``edit``, ``delete`` and
-  ``move`` may not touch the worktree root itself or anything under its ``.git``.
-- ``execute`` and ``search``: the tool call must carry a command; a working directory it names
-  must lie inside the worktree; the command may contain no reserved Git or GitHub delivery
-  command (:mod:`baton.runtime.permissions.reserved_commands`).
-- ``fetch``: permitted when the run allows network access; a ``file:`` URL is a read outside
-  the worktree and is refused.
+  string that may name a path (every string of ``locations``, ``content`` and ``rawInput`` but
+  file contents and prose, :func:`baton.wire.toolcalls.path_candidates`) must pass
+  :func:`check_path`: resolved with symlinks followed it lies inside the worktree, and what is
+  there now is a directory, nothing yet, or a regular file with a single link (a hard link could
+  be the other name of a file outside). ``edit``, ``delete`` and ``move`` may not touch the
+  worktree root, anything with a ``.git`` component at any depth, or anything inside a nested
+  bare repository.
+- ``execute`` and ``search``: the tool call must carry exactly one command (more than one
+  command field is opaque), no field that could change how it runs (an environment, standard
+  input, a shell), working directories inside the worktree, and a command that
+  :func:`~baton.runtime.permissions.reserved_commands.assess_command` reads with certainty and
+  finds no reserved command in; every directory it changes into must lie inside too.
+- ``fetch``: permitted when the run allows network access and every string of the request is
+  either a plain ``http``/``https`` URL or a path that passes the ``read`` rule: anything else
+  is a local read.
 - any other kind (``think``, ``switch_mode``, ``other``, a kind Baton does not know, no kind):
   declined or cancelled only.
 
-A request that stays opaque after correlation (no path, no command) fails closed. The worktree
-is also the session's working directory: relative paths are resolved against the tool's own
-``cwd`` when it names one, else against the worktree.
+A tool call larger than the bounds below is not read at all (``input_too_large``): the
+decision's cost stays linear and bounded whatever the agent sends. A request that stays opaque
+after correlation (no path, no command) fails closed. Relative paths are resolved against the
+tool's own working directory when it names one, else against the worktree.
 
 Paths are checked when the decision is made; a symlink created later is not seen. ACP attests
 no sandbox for the agent process: this is a rule on what Baton approves, not confinement.
@@ -26,19 +35,24 @@ no sandbox for the agent process: this is a rule on what Baton approves, not con
 
 from __future__ import annotations
 
+import errno
 import os
+import re
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
+from urllib.parse import urlsplit
 
-from baton.runtime.permissions.reserved_commands import find_reserved
+from baton.runtime.permissions.reserved_commands import assess_command
+from baton.runtime.permissions.word_rules import is_git_control_name
 from baton.wire.toolcalls import (
-    tool_argv,
-    tool_command,
-    tool_cwd,
+    RAW_INPUT_COMMAND_KEYS,
+    RAW_INPUT_CWD_KEYS,
+    path_candidates,
+    tool_command_values,
+    tool_cwd_values,
     tool_kind,
-    tool_network_target,
-    tool_paths,
 )
 
 #: Kinds whose paths are checked against the worktree.
@@ -59,16 +73,20 @@ NETWORK_PERMITTED: Final = "network_permitted"
 NO_PATH: Final = "no_path"
 PATH_OUTSIDE_WORKTREE: Final = "path_outside_worktree"
 PATH_UNVERIFIABLE: Final = "path_unverifiable"
+PATH_NOT_REGULAR: Final = "path_not_regular"
+PATH_HARD_LINKED: Final = "path_hard_linked"
 WORKTREE_ROOT: Final = "worktree_root"
 GIT_CONTROL_PATH: Final = "git_control_path"
 NO_COMMAND: Final = "no_command"
 CWD_OUTSIDE_WORKTREE: Final = "cwd_outside_worktree"
 RESERVED_COMMAND: Final = "reserved_command"
 UNPARSEABLE_COMMAND: Final = "unparseable_command"
+OPAQUE_COMMAND: Final = "opaque_command"
 NETWORK_DISABLED: Final = "network_disabled"
 LOCAL_FILE_FETCH: Final = "local_file_fetch"
 KIND_NOT_ALLOWABLE: Final = "kind_not_allowable"
 READ_ONLY_LANE: Final = "read_only_lane"
+INPUT_TOO_LARGE: Final = "input_too_large"
 
 #: Every reason code :func:`evaluate` can return.
 REASON_CODES: Final = (
@@ -78,20 +96,64 @@ REASON_CODES: Final = (
     NO_PATH,
     PATH_OUTSIDE_WORKTREE,
     PATH_UNVERIFIABLE,
+    PATH_NOT_REGULAR,
+    PATH_HARD_LINKED,
     WORKTREE_ROOT,
     GIT_CONTROL_PATH,
     NO_COMMAND,
     CWD_OUTSIDE_WORKTREE,
     RESERVED_COMMAND,
     UNPARSEABLE_COMMAND,
+    OPAQUE_COMMAND,
     NETWORK_DISABLED,
     LOCAL_FILE_FETCH,
     KIND_NOT_ALLOWABLE,
     READ_ONLY_LANE,
+    INPUT_TOO_LARGE,
 )
 
 #: Characters of agent text (a path, a command) quoted in a decision's detail.
 MAX_DETAIL_QUOTE_CHARS: Final = 200
+
+#: JSON values (containers, strings, numbers...) in one correlated tool call that the policy
+#: will read. A larger tool call is refused unread (``input_too_large``): it bounds the work and
+#: memory one request can cause, and no real tool call comes near it.
+MAX_POLICY_VALUES: Final = 50_000
+#: Characters of strings and keys in one correlated tool call the policy will read (a large
+#: file's new text counts; 8 MB is far past what an agent edits in one call).
+MAX_POLICY_CHARS: Final = 8_000_000
+#: Container depth of a correlated tool call the policy will read; deeper data is refused
+#: unread (JSON nests far less in any real tool call).
+MAX_POLICY_DEPTH: Final = 32
+#: Paths (``cd DIR``, ``git -C DIR``) a command may change into, times the working directories
+#: they may be resolved from: past it the command is opaque (the check is quadratic in it).
+MAX_COMMAND_DIRECTORIES: Final = 64
+
+#: Entries looked at inside a directory an edit, delete or move names (for a nested ``.git``);
+#: a larger directory cannot be checked and is refused.
+MAX_DIRECTORY_ENTRIES: Final = 10_000
+
+#: rawInput keys of an execute request that could change how its command runs (an environment,
+#: standard input, a shell or interpreter, configuration): such a request is opaque. Matched as
+#: substrings of the key, lower-cased, without ``_`` and ``-``.
+EXECUTION_CHANGING_KEY_PARTS: Final = (
+    "env",
+    "stdin",
+    "input",
+    "shell",
+    "interpreter",
+    "executable",
+    "config",
+    "alias",
+    "hook",
+    "preload",
+)
+
+#: An environment variable's name (``PATH``, ``GIT_DIR``) and a ``NAME=value`` assignment.
+_ENV_NAME: Final = re.compile(r"[A-Z_][A-Z0-9_]*")
+_ENV_ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
+
+_URL_SAFE: Final = re.compile(r"[^\s\x00-\x1f\x7f\\]+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +196,8 @@ def _inside(path: str, root: str) -> bool:
 def _resolve(raw: str, base: str) -> str | None:
     """``raw`` resolved against ``base`` with symlinks followed, or None when the path cannot
     be checked as a file tool would read it."""
-    if "\x00" in raw or raw.startswith("~") or "://" in raw or raw.lower().startswith("file:"):
+    probe = raw.strip().lower()
+    if "\x00" in raw or probe.startswith(("~", "file:")) or "://" in raw:
         return None
     try:
         return os.path.realpath(os.path.join(base, raw))
@@ -142,74 +205,313 @@ def _resolve(raw: str, base: str) -> str | None:
         return None
 
 
-def _check_paths(tool_call: Mapping[str, Any], kind: str, context: LocalContext) -> LocalDecision:
-    paths = tool_paths(tool_call)
-    if not paths:
-        return _block(NO_PATH, f"the {kind} request names no path")
-    root = context.worktree
-    base = root
-    cwd = tool_cwd(tool_call)
-    if cwd is not None:
-        resolved_cwd = _resolve(cwd, root)
-        if resolved_cwd is None or not _inside(resolved_cwd, root):
-            return _block(CWD_OUTSIDE_WORKTREE, f"working directory {_quote(cwd)} is outside")
-        base = resolved_cwd
-    mutating = kind in MUTATING_KINDS
-    for raw in paths:
-        resolved = _resolve(raw, base)
-        if resolved is None:
-            return _block(PATH_UNVERIFIABLE, f"path {_quote(raw)} cannot be checked")
-        if not _inside(resolved, root):
+def _too_large(tool_call: Mapping[str, Any]) -> str | None:
+    """Why the tool call is past the policy's bounds, or None. Iterative, and it stops at the
+    first bound crossed, so its own cost is bounded too."""
+    values = chars = 0
+    stack: list[tuple[object, int]] = [(tool_call, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, str):
+            chars += len(value)
+        elif isinstance(value, Mapping | list | tuple):
+            if depth >= MAX_POLICY_DEPTH:
+                return f"nested deeper than {MAX_POLICY_DEPTH} levels"
+            values += len(value)
+            if values > MAX_POLICY_VALUES:
+                return f"more than {MAX_POLICY_VALUES} JSON values"
+            items = value.items() if isinstance(value, Mapping) else enumerate(value)
+            for key, item in items:
+                if isinstance(key, str):
+                    chars += len(key)
+                stack.append((item, depth + 1))
+        if chars > MAX_POLICY_CHARS:
+            return f"more than {MAX_POLICY_CHARS} characters"
+    return None
+
+
+def _is_git_control_dir(directory: str) -> bool:
+    """True for a Git control directory: ``HEAD``, ``objects`` and ``refs`` (a bare repository
+    or a ``.git`` directory, whatever its name)."""
+    return (
+        os.path.isfile(os.path.join(directory, "HEAD"))
+        and os.path.isdir(os.path.join(directory, "objects"))
+        and os.path.isdir(os.path.join(directory, "refs"))
+    )
+
+
+def _nested_git_dir(path: str, root: str, *, with_work_tree: bool = False) -> str | None:
+    """The directory between ``root`` (excluded) and ``path`` (included) that is a Git
+    repository's control directory (a bare repository: ``HEAD``, ``objects`` and ``refs``), or
+    with ``with_work_tree`` also one holding a ``.git`` (another repository's work tree)."""
+    relative = os.path.relpath(path, root)
+    current = root
+    for part in relative.split(os.sep) if relative != "." else []:
+        current = os.path.join(current, part)
+        if _is_git_control_dir(current):
+            return current
+        if with_work_tree and os.path.lexists(os.path.join(current, ".git")):
+            return current
+    return None
+
+
+def _in_git_control_dir(operand: str, base: str, seen: dict[str, bool]) -> str | None:
+    """The Git control directory (a bare repository, or a ``.git``) that ``operand``, read as a
+    path from ``base`` with symlinks followed, lies in or names, anywhere on the file system; or
+    None. Writing there moves refs or objects of that repository (``echo SHA >
+    ../remote.git/refs/heads/x``). ``seen`` caches directories already looked at (one
+    request's operands share most of their ancestors)."""
+    resolved = _resolve(operand, base)
+    if resolved is None:
+        return None
+    current = resolved
+    while True:
+        known = seen.get(current)
+        if known is None:
+            known = is_git_control_name(os.path.basename(current)) or _is_git_control_dir(current)
+            seen[current] = known
+        if known:
+            return current
+        parent = os.path.dirname(current)
+        if parent == current:
+            return None
+        current = parent
+
+
+def _check_directory(raw: str, directory: str) -> LocalDecision | None:
+    """Why changing the directory ``directory`` (deleting or moving it, with all it holds) may
+    not be allowed: it holds a ``.git`` entry or a bare repository at some depth, or more
+    entries than :data:`MAX_DIRECTORY_ENTRIES` to look at. Symlinks are not followed: deleting
+    or moving one changes only the link."""
+    seen = 0
+    for _, dirs, files in os.walk(directory, followlinks=False):
+        seen += len(dirs) + len(files)
+        if seen > MAX_DIRECTORY_ENTRIES:
             return _block(
-                PATH_OUTSIDE_WORKTREE, f"path {_quote(raw)} resolves outside the worktree"
+                PATH_UNVERIFIABLE, f"directory {_quote(raw)} holds more than Baton looks at"
             )
-        if mutating and resolved == root:
-            return _block(WORKTREE_ROOT, f"{kind} of the worktree root itself")
-        first = os.path.relpath(resolved, root).split(os.sep, 1)[0]
-        if mutating and first.lower() == ".git":
-            return _block(GIT_CONTROL_PATH, f"path {_quote(raw)} is Git's control directory")
-    count = len(paths)
+        if any(is_git_control_name(name) for name in (*dirs, *files)) or (
+            "HEAD" in files and "objects" in dirs and "refs" in dirs
+        ):
+            return _block(GIT_CONTROL_PATH, f"directory {_quote(raw)} holds a Git repository")
+    return None
+
+
+def check_path(raw: str, base: str, root: str, *, mutating: bool) -> LocalDecision | None:
+    """Why the path ``raw`` (relative ones against ``base``) may not be allowed, or None.
+
+    Inside means: resolved with symlinks followed it lies in ``root``; what is there now is a
+    directory, nothing yet, or a regular file with exactly one link. A ``mutating`` access may
+    also not name ``root`` itself, a ``.git`` component at any depth (of the path as given or
+    resolved), or anything in a nested bare repository.
+    """
+    resolved = _resolve(raw, base)
+    if resolved is None:
+        return _block(PATH_UNVERIFIABLE, f"path {_quote(raw)} cannot be checked")
+    if not _inside(resolved, root):
+        return _block(PATH_OUTSIDE_WORKTREE, f"path {_quote(raw)} resolves outside the worktree")
+    if mutating and resolved == root:
+        return _block(WORKTREE_ROOT, f"a change to the worktree root itself ({_quote(raw)})")
+    if mutating:
+        given = raw.replace("\\", "/").split("/")
+        real = os.path.relpath(resolved, root).split(os.sep)
+        if any(is_git_control_name(part) for part in (*given, *real)):
+            return _block(GIT_CONTROL_PATH, f"path {_quote(raw)} is in a .git directory")
+        nested = _nested_git_dir(resolved, root)
+        if nested is not None:
+            return _block(
+                GIT_CONTROL_PATH, f"path {_quote(raw)} is in a Git repository's control directory"
+            )
+    try:
+        info = os.lstat(resolved)
+    except OSError as exc:
+        if (
+            isinstance(exc, FileNotFoundError | NotADirectoryError)
+            or exc.errno == errno.ENAMETOOLONG
+        ):
+            return None  # nothing there yet: a new file
+        return _block(PATH_UNVERIFIABLE, f"path {_quote(raw)} cannot be checked ({exc.strerror})")
+    if stat.S_ISDIR(info.st_mode):
+        return _check_directory(raw, resolved) if mutating else None
+    if not stat.S_ISREG(info.st_mode):
+        return _block(PATH_NOT_REGULAR, f"path {_quote(raw)} is not a regular file")
+    if info.st_nlink != 1:
+        return _block(
+            PATH_HARD_LINKED,
+            f"path {_quote(raw)} has {info.st_nlink} hard links; another may be outside",
+        )
+    return None
+
+
+def _working_directories(
+    tool_call: Mapping[str, Any], context: LocalContext
+) -> list[str] | LocalDecision:
+    """The tool's working directories (every cwd field must be a string inside), resolved; the
+    worktree when it names none."""
+    values = tool_cwd_values(tool_call)
+    found: list[str] = []
+    for value in values:
+        if not isinstance(value, str):
+            return _block(CWD_OUTSIDE_WORKTREE, "a working directory that is not a string")
+        resolved = _resolve(value, context.worktree)
+        if resolved is None or not _inside(resolved, context.worktree):
+            return _block(CWD_OUTSIDE_WORKTREE, f"working directory {_quote(value)} is outside")
+        found.append(resolved)
+    return list(dict.fromkeys(found)) or [context.worktree]
+
+
+def _check_paths(tool_call: Mapping[str, Any], kind: str, context: LocalContext) -> LocalDecision:
+    bases = _working_directories(tool_call, context)
+    if isinstance(bases, LocalDecision):
+        return bases
+    walk = path_candidates(tool_call, frozenset(RAW_INPUT_CWD_KEYS))
+    if not walk.complete:
+        return _block(INPUT_TOO_LARGE, f"the {kind} request holds more than Baton reads")
+    if not walk.strings:
+        return _block(NO_PATH, f"the {kind} request names no path")
+    mutating = kind in MUTATING_KINDS
+    for raw in walk.strings:
+        for base in bases:
+            refusal = check_path(raw, base, context.worktree, mutating=mutating)
+            if refusal is not None:
+                return refusal
+    count = len(walk.strings)
     return LocalDecision(True, PATHS_INSIDE_WORKTREE, f"{count} path(s) inside the worktree")
 
 
+def _looks_like_environment(value: object) -> bool:
+    """A mapping with an environment-variable name as a key, or a list of ``NAME=value``."""
+    if isinstance(value, Mapping):
+        return any(isinstance(key, str) and _ENV_NAME.fullmatch(key) for key in value)
+    if isinstance(value, list):
+        return any(isinstance(item, str) and _ENV_ASSIGNMENT.match(item) for item in value)
+    return False
+
+
+def _execution_changing_field(raw: Mapping[str, Any]) -> str | None:
+    """The first rawInput key (besides the command's own) that could change how the command
+    runs: a name from :data:`EXECUTION_CHANGING_KEY_PARTS` with a value, or any value shaped
+    like an environment."""
+    for key, value in raw.items():
+        name = str(key)
+        if name in RAW_INPUT_COMMAND_KEYS or value in (None, False, "", [], {}):
+            continue
+        normalized = name.lower().replace("_", "").replace("-", "")
+        if any(part in normalized for part in EXECUTION_CHANGING_KEY_PARTS):
+            return name
+        if _looks_like_environment(value):
+            return name
+    return None
+
+
 def _check_command(tool_call: Mapping[str, Any], kind: str, context: LocalContext) -> LocalDecision:
-    command = tool_command(tool_call)
-    if command is None:
+    values = tool_command_values(tool_call)
+    if not values:
         return _block(NO_COMMAND, f"the {kind} request carries no command")
-    cwd = tool_cwd(tool_call)
-    if cwd is not None:
-        resolved = _resolve(cwd, context.worktree)
-        if resolved is None or not _inside(resolved, context.worktree):
-            return _block(CWD_OUTSIDE_WORKTREE, f"working directory {_quote(cwd)} is outside")
-    # An argument vector is exact; joining it with spaces would lose its quoting.
-    argv = tool_argv(tool_call)
-    finding = find_reserved(argv if argv is not None else command)
-    if finding is not None:
-        return _block(finding.code, finding.detail)
-    return LocalDecision(True, COMMAND_PERMITTED, f"command {_quote(command)}")
+    if len(values) > 1:
+        keys = ", ".join(key for key, _ in values)
+        return _block(OPAQUE_COMMAND, f"the {kind} request carries more than one command ({keys})")
+    _, value = values[0]
+    command: str | list[str]
+    if isinstance(value, str) and value.strip():
+        command = value
+    elif isinstance(value, list) and value and all(isinstance(item, str) for item in value):
+        command = list(value)
+    else:
+        return _block(NO_COMMAND, f"the {kind} request carries no command Baton can read")
+    raw = tool_call.get("rawInput")
+    if isinstance(raw, Mapping):
+        changing = _execution_changing_field(raw)
+        if changing is not None:
+            return _block(
+                OPAQUE_COMMAND, f"the field {_quote(changing)} may change how the command runs"
+            )
+    bases = _working_directories(tool_call, context)
+    if isinstance(bases, LocalDecision):
+        return bases
+    assessment = assess_command(command)
+    if assessment.finding is not None:
+        return _block(assessment.finding.code, assessment.finding.detail)
+    cwds = set(bases)
+    for directory in assessment.directories:
+        reached = set()
+        for base in cwds:
+            resolved = _resolve(directory, base)
+            if resolved is None or not _inside(resolved, context.worktree):
+                return _block(
+                    CWD_OUTSIDE_WORKTREE, f"the command changes into {_quote(directory)}, outside"
+                )
+            reached.add(resolved)
+        cwds |= reached
+        if len(cwds) * (len(assessment.directories) or 1) > MAX_COMMAND_DIRECTORIES:
+            return _block(OPAQUE_COMMAND, "the command changes directory too many times to follow")
+    # Git run from inside another repository nested in the worktree acts on that repository:
+    # a fetch there delivers into it.
+    for directory in sorted(cwds):
+        nested = _nested_git_dir(directory, context.worktree, with_work_tree=True)
+        if nested is not None:
+            shown = os.path.relpath(nested, context.worktree)
+            return _block(
+                CWD_OUTSIDE_WORKTREE,
+                f"the command runs inside another Git repository ({_quote(shown)})",
+            )
+    seen: dict[str, bool] = {}
+    for operand in assessment.operands:
+        for base in sorted(cwds):
+            control = _in_git_control_dir(operand, base, seen)
+            if control is not None:
+                return _block(
+                    GIT_CONTROL_PATH,
+                    f"the argument {_quote(operand)} is in the Git repository {_quote(control)}",
+                )
+    shown = value if isinstance(value, str) else " ".join(value)
+    return LocalDecision(True, COMMAND_PERMITTED, f"command {_quote(shown)}")
+
+
+def is_plain_web_url(text: str) -> bool:
+    """True for an ``http``/``https`` URL with a host and no whitespace, control characters or
+    backslashes: a network target. Anything else a fetch names is a local read."""
+    if _URL_SAFE.fullmatch(text) is None:
+        return False
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in ("http", "https") and bool(parts.hostname)
 
 
 def _check_fetch(tool_call: Mapping[str, Any], context: LocalContext) -> LocalDecision:
-    target = tool_network_target(tool_call)
-    named = _quote(target) if target is not None else "an unnamed target"
+    walk = path_candidates(tool_call, frozenset(), skip_contents=False)
+    urls = [item for item in walk.strings if is_plain_web_url(item)]
+    named = _quote(urls[0]) if urls else "an unnamed target"
     if not context.network_allowed:
         return _block(NETWORK_DISABLED, f"fetch of {named} with network access disabled")
-    if target is not None and target.strip().lower().startswith("file:"):
-        return _block(LOCAL_FILE_FETCH, f"fetch of the local file {named}")
+    if not walk.complete:
+        return _block(INPUT_TOO_LARGE, "the fetch request holds more than Baton reads")
+    for item in walk.strings:
+        if item in urls:
+            continue
+        refusal = check_path(item, context.worktree, context.worktree, mutating=False)
+        if refusal is not None:
+            return _block(LOCAL_FILE_FETCH, f"fetch names a local target: {refusal.detail}")
     return LocalDecision(True, NETWORK_PERMITTED, f"fetch of {named}")
 
 
 def evaluate(tool_call: Mapping[str, Any], context: LocalContext) -> LocalDecision:
-    """The local decision for a correlated tool call. Never raises on agent input."""
+    """The local decision for a correlated tool call. Never raises on agent input; its work is
+    bounded by :data:`MAX_POLICY_VALUES` and :data:`MAX_POLICY_CHARS`."""
     kind = tool_kind(tool_call)
     if context.read_only and kind in MUTATION_KINDS:
         return _block(
             READ_ONLY_LANE, f"a {_quote(kind)} tool call on a read-only lane can only be declined"
         )
+    if kind not in FILE_KINDS and kind not in COMMAND_KINDS and kind != FETCH_KIND:
+        return _block(KIND_NOT_ALLOWABLE, f"a {_quote(kind)} tool call can only be declined")
+    too_large = _too_large(tool_call)
+    if too_large is not None:
+        return _block(INPUT_TOO_LARGE, f"the tool call has {too_large}; Baton does not read it")
     if kind in FILE_KINDS:
         return _check_paths(tool_call, kind, context)
     if kind in COMMAND_KINDS:
         return _check_command(tool_call, kind, context)
-    if kind == FETCH_KIND:
-        return _check_fetch(tool_call, context)
-    return _block(KIND_NOT_ALLOWABLE, f"a {_quote(kind)} tool call can only be declined")
+    return _check_fetch(tool_call, context)

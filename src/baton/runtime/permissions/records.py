@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from baton.redaction import REDACTED, SecretValues, redact_json, redact_text
@@ -44,6 +44,21 @@ INVALID_REQUEST: Final = "invalid_request"
 TURN_CANCELLED: Final = "turn_cancelled"
 #: The reason code of an automatic selection.
 POLICY_SELECTED: Final = "policy_selected"
+
+#: Containers nested deeper than this in agent data (a tool call) are not copied into a
+#: record: the subtree becomes :data:`TRUNCATED`. Below the journal redaction's own bound (64),
+#: and it keeps every walk over a record shallow (no RecursionError on 500 levels).
+MAX_RECORD_DEPTH: Final = 32
+#: Keys of one mapping, or items of one list, kept in a record; the rest is counted in a
+#: :data:`TRUNCATED` entry. It bounds the memory and time one request's record costs.
+MAX_RECORD_ITEMS: Final = 256
+#: Characters of one string (or key) kept in a record; the rest is cut with a marker.
+MAX_RECORD_STRING_CHARS: Final = 16_384
+#: Characters of strings and keys kept from one agent value (a tool call, the options) in a
+#: record, all levels together; past it every further value is :data:`TRUNCATED`.
+MAX_RECORD_CHARS: Final = 256 * 1024
+#: What stands for agent data a record does not keep (too deep, too many items, too large).
+TRUNCATED: Final = "[TRUNCATED]"
 
 #: Shapes of credentials that have no business in a request, option or tool-call id, besides
 #: what the journal's redaction recognizes: provider API keys (OpenAI/Anthropic ``sk-``, xAI,
@@ -99,7 +114,8 @@ def credential_identifiers(request_id: RequestId | None, params: object) -> list
             found.append("toolCall.toolCallId")
     options = params.get("options")
     if isinstance(options, list):
-        for index, option in enumerate(options):
+        # Past the bound the engine refuses the request anyway (too many options).
+        for index, option in enumerate(options[:MAX_RECORD_ITEMS]):
             option_id = option.get("optionId") if isinstance(option, Mapping) else None
             if isinstance(option_id, str) and looks_like_credential(option_id):
                 found.append(f"options[{index}].optionId")
@@ -156,8 +172,9 @@ class InteractionRecord:
     session_id: str | None
     tool_call_id: str | None
     policy: str | None
-    request_tool_call: Mapping[str, Any] | None
-    correlated_tool_call: Mapping[str, Any] | None
+    # Agent data of any size: left out of repr() so a log line or a traceback stays small.
+    request_tool_call: Mapping[str, Any] | None = field(repr=False)
+    correlated_tool_call: Mapping[str, Any] | None = field(repr=False)
     options: tuple[RecordedOption, ...]
     local: LocalDecision | None
     choice: str | None
@@ -184,31 +201,73 @@ class InteractionRecord:
         )
         data = {
             "version": RECORD_VERSION,
-            "requestId": self.request_id,
-            "sessionId": self.session_id,
-            "toolCallId": self.tool_call_id,
+            "requestId": _plain(self.request_id),
+            "sessionId": _plain(self.session_id),
+            "toolCallId": _plain(self.tool_call_id),
             "policy": self.policy,
             "requestToolCall": _plain(self.request_tool_call),
             "correlatedToolCall": _plain(self.correlated_tool_call),
-            "options": [option.to_json() for option in self.options],
+            "options": _plain([option.to_json() for option in self.options]),
             "local": local,
-            "choice": self.choice,
+            "choice": _plain(self.choice),
             "chosenBy": self.chosen_by,
             "reasonCode": self.reason_code,
-            "reason": self.reason,
-            "outcome": self.outcome(),
+            "reason": _plain(self.reason),
+            "outcome": _plain(self.outcome()),
         }
         redacted: dict[str, Any] = redact_json(data, secrets)
         return redacted
 
 
+class _Budget:
+    """What is left of :data:`MAX_RECORD_CHARS` for one agent value."""
+
+    __slots__ = ("chars",)
+
+    def __init__(self) -> None:
+        self.chars = MAX_RECORD_CHARS
+
+    def text(self, value: str) -> str:
+        """``value`` cut to :data:`MAX_RECORD_STRING_CHARS` and to the budget left, marked."""
+        keep = min(len(value), MAX_RECORD_STRING_CHARS, max(self.chars, 0))
+        self.chars -= keep
+        if keep == len(value):
+            return value
+        return f"{value[:keep]}{TRUNCATED} ({len(value) - keep} more characters)"
+
+
 def _plain(value: object) -> Any:
-    """A JSON-typed deep copy (mappings to dicts, sequences to lists)."""
+    """A JSON-typed copy of agent data (mappings to dicts, sequences to lists), bounded: at most
+    :data:`MAX_RECORD_DEPTH` levels, :data:`MAX_RECORD_ITEMS` per container,
+    :data:`MAX_RECORD_STRING_CHARS` per string and :data:`MAX_RECORD_CHARS` in all. What is left
+    out is replaced or counted by an explicit :data:`TRUNCATED` marker, never an error."""
+    return _bounded(value, 0, _Budget())
+
+
+def _bounded(value: object, depth: int, budget: _Budget) -> Any:
+    if isinstance(value, str):
+        return budget.text(value)
+    if not isinstance(value, Mapping | list | tuple):
+        return value if value is None or isinstance(value, bool | int | float) else str(value)
+    if depth >= MAX_RECORD_DEPTH:
+        return f"{TRUNCATED} (nested deeper than {MAX_RECORD_DEPTH} levels)"
+    if budget.chars <= 0:
+        return f"{TRUNCATED} (record size limit)"
     if isinstance(value, Mapping):
-        return {str(key): _plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(item) for item in value]
-    return value
+        out: dict[str, Any] = {}
+        for index, (key, item) in enumerate(value.items()):
+            if index >= MAX_RECORD_ITEMS or budget.chars <= 0:
+                out[TRUNCATED] = f"{len(value) - index} more keys"
+                break
+            out[budget.text(str(key))] = _bounded(item, depth + 1, budget)
+        return out
+    items: list[Any] = []
+    for index, item in enumerate(value):
+        if index >= MAX_RECORD_ITEMS or budget.chars <= 0:
+            items.append(f"{TRUNCATED} ({len(value) - index} more items)")
+            break
+        items.append(_bounded(item, depth + 1, budget))
+    return items
 
 
 def decision_record(
@@ -261,7 +320,8 @@ def refusal_record(
         clean_tool_call = tool_call
     options: list[RecordedOption] = []
     raw_options = fields.get("options")
-    for raw in raw_options if isinstance(raw_options, list) else []:
+    # Bounded like the record itself; the rest is counted by the JSON form's marker.
+    for raw in raw_options[:MAX_RECORD_ITEMS] if isinstance(raw_options, list) else []:
         if not isinstance(raw, Mapping):
             continue
         option_id, name, kind = raw.get("optionId"), raw.get("name"), raw.get("kind")
