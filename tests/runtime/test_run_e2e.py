@@ -46,6 +46,16 @@ async def run(
     return result, events
 
 
+async def warm(rt: Runtime, cwd: Path) -> None:
+    """Start the lane with a trivial turn, so a short bound under test covers only the turn.
+
+    Setup (the agent's start, initialize, session/new) runs within the turn budget too; on a
+    loaded machine a Python agent's start alone can outlast a sub-second bound.
+    """
+    result, _ = await run(rt, "echo warm", cwd)
+    assert result.status == "COMPLETED"
+
+
 def texts(events: list[RunEvent]) -> str:
     return "".join(e.data["text"] for e in events if e.type == "text")
 
@@ -158,6 +168,7 @@ async def test_a_turn_longer_than_the_control_timeout_completes(tmp_path: Path) 
 async def test_an_idle_bound_cancels_the_turn_and_names_the_bound(
     runtime: Runtime, tmp_path: Path
 ) -> None:
+    await warm(runtime, tmp_path)
     result, _ = await run(runtime, "wait_for_cancel 0", tmp_path, idle_timeout=0.5)
     assert result.status == "INTERRUPTED"
     assert result.stop_reason == "cancelled"
@@ -166,6 +177,7 @@ async def test_an_idle_bound_cancels_the_turn_and_names_the_bound(
 
 
 async def test_an_absolute_bound_trips_a_streaming_turn(runtime: Runtime, tmp_path: Path) -> None:
+    await warm(runtime, tmp_path)
     result, events = await run(runtime, "wait_for_cancel 20", tmp_path, idle_timeout=5, timeout=0.6)
     assert result.bound == "absolute"
     assert result.exit_code == 3
@@ -194,6 +206,7 @@ async def test_a_user_interrupt_cancels_the_turn(runtime: Runtime, tmp_path: Pat
 async def test_an_agent_that_ignores_cancel_becomes_recovery_required(
     runtime: Runtime, tmp_path: Path
 ) -> None:
+    await warm(runtime, tmp_path)
     result, _ = await run(runtime, "ignore_cancel 20", tmp_path, timeout=0.5)
     assert result.status == "RECOVERY_REQUIRED"
     assert result.error_code == "INTERRUPT_DEADLINE_EXPIRED"
