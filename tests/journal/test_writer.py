@@ -14,6 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from baton.durable import files as journal_files
 from baton.errors import (
     JournalCorrupt,
     JournalEntryPruned,
@@ -23,7 +24,6 @@ from baton.errors import (
     UsageError,
 )
 from baton.journal import Journal, JournalLimits, SecretValues, ServerJournal
-from baton.journal import files as journal_files
 from baton.redaction import MALFORMED_FRAME_MARKER, STREAM_CONTENT_MARKER
 
 #: Generous bound for background work in tests (never a timing assertion).

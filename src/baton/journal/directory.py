@@ -6,11 +6,13 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
+from baton.durable import files
+from baton.durable.refs import JournalRef, validate_server_id
 from baton.errors import JournalSyncFailed, UsageError
-from baton.journal import files, reader
+from baton.journal import reader
 from baton.journal.limits import DEFAULT_LIMITS, MAX_TAIL_RECORDS, JournalLimits
 from baton.journal.reader import VerifyReport
-from baton.journal.records import JournalRecord, JournalRef, validate_server_id
+from baton.journal.records import JournalRecord
 from baton.journal.writer import Clock, ServerJournal, utc_now
 from baton.redaction import SecretValues
 

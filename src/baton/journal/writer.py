@@ -56,13 +56,20 @@ from typing import Any, Final
 
 import orjson
 
+from baton.durable import files
+from baton.durable.refs import (
+    REF_SLOT_SETTERS,
+    JournalRef,
+    make_ref,
+    record_location,
+    validate_server_id,
+)
 from baton.errors import (
     JournalCorrupt,
     JournalEntryTooLarge,
     JournalSyncFailed,
     UsageError,
 )
-from baton.journal import files
 from baton.journal.limits import (
     DEFAULT_LIMITS,
     MAX_CACHED_RECORD_BODIES,
@@ -73,22 +80,17 @@ from baton.journal.limits import (
 from baton.journal.reader import list_segments
 from baton.journal.records import (
     MAX_METADATA_TEXT_CHARS,
-    REF_SLOT_SETTERS,
     Direction,
     InboundRefs,
-    JournalRef,
     PendingRecords,
     RecordBody,
     RecordHead,
     RecordMetadata,
     UtcStamps,
     decode_record,
-    make_ref,
     metadata_for,
     micros_since_epoch,
-    record_location,
     segment_name,
-    validate_server_id,
 )
 from baton.redaction import MALFORMED_FRAME_MARKER, SecretValues, redact_frame_message
 from baton.redaction.frames import (

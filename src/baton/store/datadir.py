@@ -17,7 +17,7 @@ from typing import Final
 
 import platformdirs
 
-from baton.journal import files
+from baton.durable import files
 
 #: The environment variable that overrides the default data directory.
 DATA_DIR_ENV: Final = "BATON_HOME"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar, Union, get_args
 
-from baton.journal.records import JournalRef
+from baton.durable.refs import JournalRef
 
 _S = TypeVar("_S", bound=str)
 #: One state, or several (``expected=`` and filters): a tuple, list or set of them.

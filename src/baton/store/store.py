@@ -33,9 +33,10 @@ from typing import Any, Final, cast
 
 import orjson
 
+from baton.durable import files
+from baton.durable.refs import JournalRef, validate_server_id
+from baton.durable.timestamps import format_timestamp
 from baton.errors import RecordNotFound, StoreConflict, UsageError
-from baton.journal import files
-from baton.journal.records import JournalRef, format_timestamp, validate_server_id
 from baton.redaction import SecretValues, redact_json, redact_text
 from baton.store.datadir import STORE_FILENAME
 from baton.store.migrations import migrate
