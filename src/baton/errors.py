@@ -431,6 +431,56 @@ class StoreSchemaTooNew(StorageError):
     code = "STORE_SCHEMA_TOO_NEW"
 
 
+class RunStatusTransitionInvalid(StoreConflict):
+    """A write asked for a run status change the transition table
+    (:data:`baton.store.run_status.RUN_STATUS_TRANSITIONS`) does not allow, such as leaving a
+    final status; nothing was written. A compare-and-set conflict of its own kind: the stored
+    status does not permit the change, whoever wrote it."""
+
+    code = "RUN_STATUS_TRANSITION_INVALID"
+
+
+class StoreCorrupt(StorageError):
+    """The run store's file is not a readable SQLite database (its header or pages were
+    overwritten). Baton leaves it untouched; restore it from a backup or move it aside."""
+
+    code = "STORE_CORRUPT"
+    fault = "caller"
+
+
+class StorageFull(StorageError):
+    """The file system holding Baton's data directory has no space left (ENOSPC, SQLITE_FULL).
+    Nothing further was recorded; free space and retry."""
+
+    code = "STORAGE_FULL"
+    fault = "caller"
+
+
+class StorageReadOnly(StorageError):
+    """Baton needed to write to its data directory but cannot: a read-only file system, or a
+    directory or file this user may not write. Read-only verbs (``runs``, ``show``,
+    ``journal verify``) still work on such a directory."""
+
+    code = "STORAGE_READ_ONLY"
+    fault = "caller"
+
+
+class DataDirNotFound(StorageError):
+    """A read-only verb was pointed at a data directory that does not exist; nothing was
+    created."""
+
+    code = "DATA_DIR_NOT_FOUND"
+    fault = "caller"
+
+
+class JournalRetentionExhausted(StorageError):
+    """The journal's disk budget is full of records it must keep (records of an unfinished run,
+    or records the store cites), so it cannot prune to make room. The run that needed the room
+    fails with this code; nothing it must keep was deleted."""
+
+    code = "JOURNAL_RETENTION_EXHAUSTED"
+
+
 # --- time bounds ---------------------------------------------------------------------------
 
 BoundName = Literal["idle", "absolute", "request"]
