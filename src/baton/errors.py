@@ -417,6 +417,15 @@ class JournalSyncFailed(StorageError):
     code = "JOURNAL_SYNC_FAILED"
 
 
+class JournalRetentionExhausted(JournalSyncFailed):
+    """The journal's disk budget is full of records it must keep (records at or after the
+    oldest one the run store cites, which include every record of an unfinished run), so it
+    cannot prune to make room. Nothing it must keep was deleted; like any write failure of the
+    journal it is sticky, and the run that needed the room fails."""
+
+    code = "JOURNAL_RETENTION_EXHAUSTED"
+
+
 class StoreConflict(StorageError):
     """A compare-and-set write found the record in another state than the caller expected;
     nothing was written."""
@@ -471,14 +480,6 @@ class DataDirNotFound(StorageError):
 
     code = "DATA_DIR_NOT_FOUND"
     fault = "caller"
-
-
-class JournalRetentionExhausted(StorageError):
-    """The journal's disk budget is full of records it must keep (records of an unfinished run,
-    or records the store cites), so it cannot prune to make room. The run that needed the room
-    fails with this code; nothing it must keep was deleted."""
-
-    code = "JOURNAL_RETENTION_EXHAUSTED"
 
 
 # --- time bounds ---------------------------------------------------------------------------

@@ -173,7 +173,7 @@ def test_a_real_0500_directory_is_storage_read_only(tmp_path: Path) -> None:
 
 def test_read_only_verbs_create_nothing(tmp_path: Path) -> None:
     missing = tmp_path / "nonexistent" / "x" / "y"
-    with pytest.raises(DataDirNotFound, match="no data directory at"):
+    with pytest.raises(DataDirNotFound, match="no Baton data directory at"):
         existing_data_dir(missing)
     with pytest.raises(DataDirNotFound):
         Store.open_read_only(missing)

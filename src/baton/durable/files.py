@@ -164,7 +164,9 @@ def existing_private_dir(path: Path) -> Path:
     try:
         st = os.lstat(path)
     except FileNotFoundError as exc:
-        raise DataDirNotFound(f"no data directory at {path}") from exc
+        raise DataDirNotFound(
+            f"no Baton data directory at {path} (pass --data-dir or set BATON_HOME)"
+        ) from exc
     except OSError as exc:
         raise storage_error(exc, path, "reading the directory") from exc
     check_private_dir(path, st)

@@ -67,6 +67,7 @@ from baton.durable.refs import (
 from baton.errors import (
     JournalCorrupt,
     JournalEntryTooLarge,
+    JournalRetentionExhausted,
     JournalSyncFailed,
     UsageError,
 )
@@ -101,6 +102,9 @@ from baton.redaction.frames import (
 )
 
 Clock = Callable[[], datetime]
+#: Given a server instance id, the lowest journal sequence that must be kept (every record at
+#: or after it), or None when nothing is pinned. See :meth:`ServerJournal._prune`.
+PinnedFloor = Callable[[str], int | None]
 
 _new_ref = object.__new__
 _TAIL: Final = attrgetter("tail")
@@ -274,6 +278,7 @@ class ServerJournal:
         limits: JournalLimits,
         clock: Clock,
         on_close: Callable[[ServerJournal], None] | None,
+        pinned_floor: PinnedFloor | None = None,
     ) -> None:
         """Use :meth:`open`, which recovers the files first."""
         self._directory = directory
@@ -321,6 +326,10 @@ class ServerJournal:
         # Where the sync in flight will bring ``_synced`` (meaningful while one is).
         self._sync_target = 0
         self._on_close = on_close
+        self._pinned_floor = pinned_floor
+        # The last sequence of each retired segment, once known (from rotation, or read back
+        # from the file when retention asks about a segment recovered from disk).
+        self._last_sequences: dict[int, int] = {}
         self._loop = asyncio.get_running_loop()
         self._retired: list[int] = []
         self._dir_dirty = False
@@ -328,6 +337,7 @@ class ServerJournal:
         self._dirty = asyncio.Event()
         self._armed = False  # mirrors _dirty.is_set() (checked on every inbound append)
         self._sync: asyncio.Future[None] | None = None
+        # (JournalRetentionExhausted, a subclass, when retention could not make room.)
         self._failure: JournalSyncFailed | None = None
         self._closing = False
         self._closed = False
@@ -347,8 +357,11 @@ class ServerJournal:
         limits: JournalLimits = DEFAULT_LIMITS,
         clock: Clock = utc_now,
         on_close: Callable[[ServerJournal], None] | None = None,
+        pinned_floor: PinnedFloor | None = None,
     ) -> ServerJournal:
         """Open (creating or repairing) the journal of ``server_id`` in ``directory``.
+
+        ``pinned_floor`` tells retention which records must stay (see :meth:`_prune`).
 
         ``directory`` must already be a private directory (see :class:`baton.journal.Journal`).
         Raises :class:`~baton.errors.UnsafePath` for symlinked or foreign files and
@@ -358,6 +371,12 @@ class ServerJournal:
         dir_fd = files.open_dir(directory)
         try:
             recovered = await asyncio.to_thread(_recover, dir_fd, directory, server_id)
+        except OSError as exc:
+            os.close(dir_fd)
+            # A full disk or a read-only directory as a stable code, not a traceback.
+            raise files.storage_error(
+                exc, directory, f"opening the journal of {server_id}"
+            ) from exc
         except BaseException:
             os.close(dir_fd)
             raise
@@ -370,6 +389,7 @@ class ServerJournal:
             limits=limits,
             clock=clock,
             on_close=on_close,
+            pinned_floor=pinned_floor,
         )
         try:
             journal._prune()  # lowered limits may already be exceeded
@@ -721,6 +741,7 @@ class ServerJournal:
         except OSError as exc:
             raise self._fail("starting a segment", exc) from exc
         self._retired.append(self._fd)
+        self._last_sequences[self._segment] = self._written_sequence
         size = self._appended - self._segment_base
         self._sizes[self._segment] = size
         self._retired_bytes += size
@@ -734,10 +755,25 @@ class ServerJournal:
         self._check_at = 0  # the prune position moved
 
     def _prune(self) -> None:
+        """Delete the oldest segments until the journal is within its disk budget, never one
+        that holds a pinned record: one at or after the sequence ``pinned_floor`` names (the
+        oldest record the run store cites, which covers every record of an unfinished run from
+        its prompt on). When only pinned segments are left over the budget, the journal fails
+        with JournalRetentionExhausted (sticky) rather than delete evidence or grow without
+        bound."""
         while self.total_bytes > self._limits.max_total_bytes:
             oldest = min(self._sizes)
             if oldest == self._segment:
                 return
+            if self._pinned(oldest):
+                if self._failure is None:
+                    self._failure = JournalRetentionExhausted(
+                        f"the journal of {self._server} is over its disk budget of "
+                        f"{self._limits.max_total_bytes} bytes and its oldest segment "
+                        f"({oldest}) holds records the run store cites or an unfinished run "
+                        f"needs; it accepts no more records"
+                    )
+                raise self._failure
             try:
                 os.unlink(segment_name(self._server, oldest), dir_fd=self._dir_fd)
             except FileNotFoundError:
@@ -745,6 +781,25 @@ class ServerJournal:
             except OSError as exc:
                 raise self._fail("pruning a segment", exc) from exc
             self._retired_bytes -= self._sizes.pop(oldest)
+            self._last_sequences.pop(oldest, None)
+
+    def _pinned(self, segment: int) -> bool:
+        """Whether retired ``segment`` holds a record at or after the pinned floor."""
+        if self._pinned_floor is None:
+            return False
+        floor = self._pinned_floor(self._server)
+        if floor is None:
+            return False
+        last = self._last_sequences.get(segment)
+        if last is None:
+            try:
+                last = _last_sequence_of(self._dir_fd, self._directory, self._server, segment)
+            except OSError as exc:
+                raise self._fail("reading a segment", exc) from exc
+            if last is None:
+                return False  # an empty segment holds nothing to keep
+            self._last_sequences[segment] = last
+        return last >= floor
 
     # --- syncing ---------------------------------------------------------------------------
 
@@ -834,7 +889,7 @@ class ServerJournal:
 
     def _raise_if_failed(self) -> None:
         if self._failure is not None:
-            raise JournalSyncFailed(self._failure.message) from self._failure
+            raise type(self._failure)(self._failure.message) from self._failure
 
     def _check_usable(self) -> None:
         self._raise_if_failed()

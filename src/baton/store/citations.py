@@ -1,11 +1,23 @@
-"""Which journal records the store cites: for ``baton journal verify``."""
+"""Which journal records the store cites: for ``baton journal verify``, and for journal
+retention, which must keep every record at or after the oldest one cited."""
 
 from __future__ import annotations
+
+from typing import Final
 
 from baton.durable.refs import JournalRef
 from baton.store.database import (
     StoreDatabase,
     ref_value,
+)
+
+#: Every (table, column) holding a journal reference, for :meth:`pinned_sequence_floor`.
+_CITING_COLUMNS: Final = (
+    ("runs", "prompt_ref"),
+    ("runs", "response_ref"),
+    ("interactions", "request_ref"),
+    ("interactions", "response_ref"),
+    ("observations", "journal_ref"),
 )
 
 
@@ -51,3 +63,19 @@ class CitationChecks(StoreDatabase):
                 if ref is not None:
                     cited.append((label.format(row[0]), ref))
         return cited
+
+    def pinned_sequence_floor(self, server_id: str) -> int | None:
+        """The oldest sequence of ``server_id``'s journal a stored record cites, or None: the
+        journal's retention keeps every record at or after it
+        (``Journal.set_pinned_floor``). An unfinished run cites its prompt once it is sent,
+        so every record of its turn from then on is kept."""
+        floor: int | None = None
+        for table, column in _CITING_COLUMNS:
+            row = self._conn.execute(
+                f"SELECT MIN(json_extract({column}, '$.sequence')) FROM {table} "
+                f"WHERE {column} IS NOT NULL AND json_extract({column}, '$.server') = ?",
+                (server_id,),
+            ).fetchone()
+            if row[0] is not None and (floor is None or row[0] < floor):
+                floor = int(row[0])
+        return floor

@@ -73,7 +73,7 @@ def _cut_left(text: str, width: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Handle `baton runs`."""
-    with open_store(args.data_dir) as (store, _journal):
+    with open_store(args.data_dir, read_only=True) as (store, _journal):
         runs = store.list_runs(status=args.status)
         if args.limit is not None:
             runs = runs[: args.limit]
