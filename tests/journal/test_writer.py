@@ -574,29 +574,3 @@ async def test_reopening_with_lower_limits_prunes_at_once(journal: Journal) -> N
     assert server.total_bytes <= 3000
     assert server.last_sequence == 30
     await server.close()
-
-
-@pytest.mark.parametrize("step", [1, 7, 4096])
-def test_write_all_resumes_short_writes_across_parts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int
-) -> None:
-    from baton.journal import writer as writer_module
-
-    real_writev = os.writev
-    calls: list[int] = []
-
-    def short_writev(fd: int, buffers: list[bytes | memoryview]) -> int:
-        calls.append(len(buffers))
-        assert len(buffers) <= writer_module._MAX_WRITE_PARTS
-        data = b"".join(bytes(buffer) for buffer in buffers)[:step]
-        return real_writev(fd, [data])
-
-    parts = [bytes([65 + n % 26]) * (n % 5) for n in range(writer_module._MAX_WRITE_PARTS + 50)]
-    monkeypatch.setattr(os, "writev", short_writev)
-    fd = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT)
-    try:
-        writer_module._write_all(fd, parts)
-    finally:
-        os.close(fd)
-    assert (tmp_path / "out").read_bytes() == b"".join(parts)
-    assert len(calls) >= sum(map(len, parts)) // step

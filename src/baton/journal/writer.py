@@ -30,10 +30,15 @@ records surfaces at the write, which may be a later append, a flush or a sync).
 A new segment's directory entry is synced before any record in it counts as synced; a retired
 segment is synced before its descriptor is closed.
 
-Crash safety. :meth:`ServerJournal.open` repairs the current segment: a partial last line (a
-write cut short by a crash) is truncated and the truncation synced; the sequence continues from
-the last complete record, in that segment or the one before it. A complete last line that fails
-validation is corruption, not a torn write, and refuses to open.
+Crash safety. :meth:`ServerJournal.open` repairs the current segment
+(:mod:`baton.journal.repair`): a partial last line (a write cut short by a crash) is truncated
+and the truncation synced; the sequence continues from the last complete record, in that
+segment or the one before it. A complete last line that fails validation is corruption, not a
+torn write, and refuses to open.
+
+Layout. This module is the append path (the hot one), rotation, retention and the group
+commit's bookkeeping; :mod:`baton.journal.repair` is crash repair on open and
+:mod:`baton.journal.segments` the blocking writes and syncs of segment files.
 
 Cancellation. Cancelling an append after its record was written does not unwrite it, and the
 sync it started still completes; the record keeps its sequence number.
@@ -45,7 +50,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import os
 import time
 from collections.abc import Callable
@@ -61,11 +65,9 @@ from baton.durable.refs import (
     REF_SLOT_SETTERS,
     JournalRef,
     make_ref,
-    record_location,
     validate_server_id,
 )
 from baton.errors import (
-    JournalCorrupt,
     JournalEntryTooLarge,
     JournalRetentionExhausted,
     JournalSyncFailed,
@@ -74,11 +76,9 @@ from baton.errors import (
 from baton.journal.limits import (
     DEFAULT_LIMITS,
     MAX_CACHED_RECORD_BODIES,
-    MAX_RECORD_BYTES,
     WRITE_BUFFER_BYTES,
     JournalLimits,
 )
-from baton.journal.reader import list_segments
 from baton.journal.records import (
     MAX_METADATA_TEXT_CHARS,
     Direction,
@@ -88,11 +88,12 @@ from baton.journal.records import (
     RecordHead,
     RecordMetadata,
     UtcStamps,
-    decode_record,
     metadata_for,
     micros_since_epoch,
     segment_name,
 )
+from baton.journal.repair import Recovered, last_sequence_of, recover
+from baton.journal.segments import sync_all, write_all
 from baton.redaction import MALFORMED_FRAME_MARKER, SecretValues, redact_frame_message
 from baton.redaction.frames import (
     MAX_SHAPE_CHARS,
@@ -113,151 +114,10 @@ _TAIL: Final = attrgetter("tail")
 #: checks the unsynced bound: more than the sequence digits (at most 20) a line may still need.
 _NOWAIT_SLACK_BYTES: Final = 32
 
-#: Buffers given to one ``writev`` (the system's IOV_MAX is at least 16 by POSIX, 1024 on
-#: Linux); a write buffer holds a few parts per batch of records, or one per single record.
-_MAX_WRITE_PARTS: Final = min(os.sysconf("SC_IOV_MAX"), 1024) if hasattr(os, "sysconf") else 16
-
-#: Bytes read per step when scanning a segment backwards for its last complete line.
-TAIL_SCAN_CHUNK_BYTES: Final = 64 * 1024
-
 
 def utc_now() -> datetime:
     """The default clock: the current time in UTC."""
     return datetime.now(UTC)
-
-
-def _sync_all(retired: list[int], current: int, dir_fd: int | None) -> None:
-    for fd in retired:
-        files.sync_file(fd)
-    files.sync_file(current)
-    if dir_fd is not None:
-        files.sync_dir(dir_fd)
-
-
-def _write_all(fd: int, parts: list[bytes]) -> None:
-    """Write every byte of ``parts``, in order, with ``writev`` (no joined copy of a write
-    buffer first); a short write resumes where it stopped."""
-    pending: list[bytes | memoryview] = list(parts)
-    while pending:
-        written = os.writev(fd, pending[:_MAX_WRITE_PARTS])
-        done = 0
-        for part in pending:
-            if written < len(part):
-                break
-            written -= len(part)
-            done += 1
-        del pending[:done]
-        if written:
-            pending[0] = memoryview(pending[0])[written:]
-
-
-def _last_newline(fd: int, end: int) -> int:
-    """Offset of the last ``\\n`` before ``end``, or -1."""
-    pos = end
-    while pos > 0:
-        start = max(0, pos - TAIL_SCAN_CHUNK_BYTES)
-        chunk = os.pread(fd, pos - start, start)
-        index = chunk.rfind(b"\n")
-        if index >= 0:
-            return start + index
-        pos = start
-    return -1
-
-
-def _last_sequence(fd: int, size: int, server: str, segment: int) -> int | None:
-    """The sequence of the last record of a segment whose data ends with a newline."""
-    if size == 0:
-        return None
-    start = _last_newline(fd, size - 1) + 1
-    where = record_location(server, segment, None, start)
-    if size - 1 - start > MAX_RECORD_BYTES:
-        raise JournalCorrupt(where, "the last line is longer than any record")
-    line = os.pread(fd, size - 1 - start, start)
-    record = decode_record(line, where)
-    if record.server_instance_id != server or record.segment != segment:
-        raise JournalCorrupt(where, "the record names another server or segment")
-    return record.sequence
-
-
-class _Recovered:
-    """What :func:`_recover` found on disk (blocking work done in a thread)."""
-
-    def __init__(self) -> None:
-        self.fd = -1
-        self.segment = 0
-        self.segment_size = 0
-        self.sizes: dict[int, int] = {}
-        self.next_sequence = 1
-        self.repaired_bytes = 0
-
-
-def _recover(dir_fd: int, directory: Path, server: str) -> _Recovered:
-    state = _Recovered()
-    segments = list_segments(dir_fd, server)
-    for previous, current in itertools.pairwise(segments):
-        if current != previous + 1:
-            raise JournalCorrupt(
-                record_location(server, previous + 1, None, 0), "this segment file is missing"
-            )
-    for number in segments:
-        name = segment_name(server, number)
-        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        files.check_private_file(directory / name, st)
-        state.sizes[number] = st.st_size
-    if not segments:
-        name = segment_name(server, 0)
-        state.fd = files.open_file(
-            dir_fd, name, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, display=directory / name
-        )
-        files.sync_dir(dir_fd)
-        state.sizes[0] = 0
-        return state
-    current = segments[-1]
-    name = segment_name(server, current)
-    fd = files.open_file(dir_fd, name, os.O_RDWR | os.O_APPEND, display=directory / name)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            keep = _last_newline(fd, size) + 1
-            os.ftruncate(fd, keep)
-            state.repaired_bytes = size - keep
-            size = keep
-        # Whatever is on disk now counts as synced from here on: make it so (a writer that
-        # failed before closing may have left records in the page cache only).
-        files.sync_file(fd)
-        state.sizes[current] = size
-        last = _last_sequence(fd, size, server, current)
-        number = current
-        while last is None and number > segments[0]:
-            number -= 1
-            last = _last_sequence_of(dir_fd, directory, server, number)
-        if last is None and segments[0] != 0:
-            raise JournalCorrupt(
-                record_location(server, current, None, 0),
-                "no complete record is left to continue the sequence from",
-            )
-        state.fd = fd
-        state.segment = current
-        state.segment_size = size
-        state.next_sequence = (last or 0) + 1
-        return state
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _last_sequence_of(dir_fd: int, directory: Path, server: str, segment: int) -> int | None:
-    name = segment_name(server, segment)
-    fd = files.open_file(dir_fd, name, os.O_RDONLY, display=directory / name)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            raise JournalCorrupt(
-                record_location(server, segment, None, size), "a retired segment ends mid-line"
-            )
-        return _last_sequence(fd, size, server, segment)
-    finally:
-        os.close(fd)
 
 
 class ServerJournal:
@@ -272,7 +132,7 @@ class ServerJournal:
         directory: Path,
         server_id: str,
         dir_fd: int,
-        recovered: _Recovered,
+        recovered: Recovered,
         *,
         secrets: SecretValues | None,
         limits: JournalLimits,
@@ -370,7 +230,7 @@ class ServerJournal:
         validate_server_id(server_id)
         dir_fd = files.open_dir(directory)
         try:
-            recovered = await asyncio.to_thread(_recover, dir_fd, directory, server_id)
+            recovered = await asyncio.to_thread(recover, dir_fd, directory, server_id)
         except OSError as exc:
             os.close(dir_fd)
             # A full disk or a read-only directory as a stable code, not a traceback.
@@ -715,7 +575,7 @@ class ServerJournal:
         """Append the bytes of ``data``, which start at ``offset`` of the current segment; a
         failure truncates the torn write (best effort) and is sticky."""
         try:
-            _write_all(self._fd, data)
+            write_all(self._fd, data)
         except OSError as exc:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, offset)  # best effort; reopening repairs it anyway
@@ -793,7 +653,7 @@ class ServerJournal:
         last = self._last_sequences.get(segment)
         if last is None:
             try:
-                last = _last_sequence_of(self._dir_fd, self._directory, self._server, segment)
+                last = last_sequence_of(self._dir_fd, self._directory, self._server, segment)
             except OSError as exc:
                 raise self._fail("reading a segment", exc) from exc
             if last is None:
@@ -842,7 +702,7 @@ class ServerJournal:
         dir_fd = self._dir_fd if self._dir_dirty else None
         self._dir_dirty = False
         settled: asyncio.Future[None] = self._loop.create_future()
-        future = self._loop.run_in_executor(None, _sync_all, retired, self._fd, dir_fd)
+        future = self._loop.run_in_executor(None, sync_all, retired, self._fd, dir_fd)
 
         def finished(done: asyncio.Future[None]) -> None:
             self._sync = None
