@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
@@ -15,7 +16,13 @@ from typing import Any, Final
 from baton.errors import RecordNotFound, UsageError
 from baton.journal import Journal, JournalRef
 from baton.runtime.lanes.reconcile import reconcile
-from baton.store import STORE_FILENAME, Store, data_dir, existing_data_dir, resolve_data_dir
+from baton.store import (
+    STORE_FILENAME,
+    Store,
+    existing_data_dir,
+    prepare_data_dir,
+    resolve_data_dir,
+)
 from baton.store.models import Run
 
 #: Candidates named when a run id prefix is ambiguous.
@@ -41,7 +48,10 @@ def open_store(flag: str | None, *, read_only: bool = False) -> Iterator[tuple[S
             with Store.open_read_only(path) as store:
                 yield store, journal
             return
-    path = data_dir(flag)
+    prepared = prepare_data_dir(resolve_data_dir(flag))
+    if prepared.notice is not None:
+        print(f"baton: {prepared.notice}", file=sys.stderr)
+    path = prepared.path
     journal = Journal.in_data_dir(path)
     store = Store.open(path, flush=journal.flush_refs)
     try:
