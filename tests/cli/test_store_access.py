@@ -3,13 +3,17 @@ are stable codes with exit 2 (issues 15 and 16)."""
 
 from __future__ import annotations
 
+import errno
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from baton.cli import store_access
 from baton.cli.main import main
+from baton.durable import files
 from baton.store import STORE_FILENAME, Store
 
 
@@ -94,3 +98,37 @@ def test_a_writing_verb_tightens_an_empty_directory_it_was_given(
     assert code == 2 and "RUN_NOT_FOUND" in err
     assert os.stat(fresh).st_mode & 0o777 == 0o700
     assert f"tightened {fresh} from mode 0755 to 0700" in err
+
+
+AGENT = f"{sys.executable} -m baton.agents.scripted"
+
+
+def test_run_on_a_corrupt_store_is_a_stable_code(data: Path) -> None:
+    with Store.open(data) as store:
+        store.create_run("hello")
+    with open(data / STORE_FILENAME, "r+b") as handle:
+        handle.write(b"\0garbage" * 16)
+    done = subprocess.run(
+        [sys.executable, "-m", "baton.cli.main", "run", "--agent-command", AGENT, "echo hi"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=str(data.parent),
+        env={"PATH": "/usr/bin:/bin", "HOME": str(data.parent), "BATON_HOME": str(data)},
+    )
+    assert done.returncode == 2, done.stderr
+    assert "STORE_CORRUPT" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_run_on_a_full_disk_is_a_stable_code(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def full(path: object, mode: int = 0o777) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(files.os, "mkdir", full)
+    code, _out, err = _run(
+        capsys, "run", "--data-dir", str(tmp_path / "d"), "--agent-command", AGENT, "echo hi"
+    )
+    assert code == 2
+    assert "STORAGE_FULL" in err
