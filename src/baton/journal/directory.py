@@ -14,7 +14,8 @@ from baton.journal import reader
 from baton.journal.limits import DEFAULT_LIMITS, MAX_TAIL_RECORDS, JournalLimits
 from baton.journal.reader import VerifyReport
 from baton.journal.records import JournalRecord
-from baton.journal.writer import Clock, PinnedFloor, ServerJournal, utc_now
+from baton.journal.segments import PinnedFloor
+from baton.journal.writer import Clock, ServerJournal, utc_now
 from baton.redaction import SecretValues
 
 #: The journal directory's name inside Baton's data directory.

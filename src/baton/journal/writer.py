@@ -36,9 +36,10 @@ and the truncation synced; the sequence continues from the last complete record,
 segment or the one before it. A complete last line that fails validation is corruption, not a
 torn write, and refuses to open.
 
-Layout. This module is the append path (the hot one), rotation, retention and the group
-commit's bookkeeping; :mod:`baton.journal.repair` is crash repair on open and
-:mod:`baton.journal.segments` the blocking writes and syncs of segment files.
+Layout. :class:`ServerJournal` is the append path (the hot one), opening and closing; it
+extends :class:`~baton.journal.commit.GroupCommit` (syncing), which extends
+:class:`~baton.journal.segments.SegmentFiles` (writing, rotating and pruning segment files);
+:mod:`baton.journal.repair` is crash repair on open.
 
 Cancellation. Cancelling an append after its record was written does not unwrite it, and the
 sync it started still completes; the record keeps its sequence number.
@@ -69,10 +70,10 @@ from baton.durable.refs import (
 )
 from baton.errors import (
     JournalEntryTooLarge,
-    JournalRetentionExhausted,
     JournalSyncFailed,
     UsageError,
 )
+from baton.journal.commit import GroupCommit
 from baton.journal.limits import (
     DEFAULT_LIMITS,
     MAX_CACHED_RECORD_BODIES,
@@ -85,15 +86,13 @@ from baton.journal.records import (
     InboundRefs,
     PendingRecords,
     RecordBody,
-    RecordHead,
     RecordMetadata,
     UtcStamps,
     metadata_for,
     micros_since_epoch,
-    segment_name,
 )
-from baton.journal.repair import Recovered, last_sequence_of, recover
-from baton.journal.segments import sync_all, write_all
+from baton.journal.repair import Recovered, recover
+from baton.journal.segments import PinnedFloor
 from baton.redaction import MALFORMED_FRAME_MARKER, SecretValues, redact_frame_message
 from baton.redaction.frames import (
     MAX_SHAPE_CHARS,
@@ -103,9 +102,6 @@ from baton.redaction.frames import (
 )
 
 Clock = Callable[[], datetime]
-#: Given a server instance id, the lowest journal sequence that must be kept (every record at
-#: or after it), or None when nothing is pinned. See :meth:`ServerJournal._prune`.
-PinnedFloor = Callable[[str], int | None]
 
 _new_ref = object.__new__
 _TAIL: Final = attrgetter("tail")
@@ -120,7 +116,7 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
-class ServerJournal:
+class ServerJournal(GroupCommit):
     """The append side of one server instance's journal. Open it with :meth:`open`.
 
     ``secrets`` are the exact sensitive values (the profile's environment values) that
@@ -286,11 +282,6 @@ class ServerJournal:
     def segment(self) -> int:
         """The number of the segment being appended to."""
         return self._segment
-
-    @property
-    def total_bytes(self) -> int:
-        """Bytes of all this server's segments (records in the write buffer included)."""
-        return self._retired_bytes + self._appended - self._segment_base
 
     @property
     def closed(self) -> bool:
@@ -560,196 +551,6 @@ class ServerJournal:
         :data:`~baton.journal.limits.WRITE_BUFFER_BYTES` or one sync interval)."""
         self._raise_if_failed()
         self._write_buffer()
-
-    def _write_buffer(self) -> None:
-        """Encode and write the pending inbound lines in one go; a failure is sticky."""
-        pending = self._pending
-        if not pending:
-            return
-        data = self._heads["inbound"].line_parts(pending, self._stamps)
-        pending.clear()
-        self._write_at(self._written - self._segment_base, data)
-        self._written = self._appended
-
-    def _write_at(self, offset: int, data: list[bytes]) -> None:
-        """Append the bytes of ``data``, which start at ``offset`` of the current segment; a
-        failure truncates the torn write (best effort) and is sticky."""
-        try:
-            write_all(self._fd, data)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, offset)  # best effort; reopening repairs it anyway
-            raise self._fail("writing", exc) from exc
-
-    def _heads_for(self, segment: int) -> dict[str, RecordHead]:
-        return {
-            direction: RecordHead(self._server, segment, direction)
-            for direction in ("inbound", "outbound")
-        }
-
-    def _rotate(self) -> None:
-        self._write_buffer()  # the buffered lines belong to the segment being retired
-        number = self._segment + 1
-        name = segment_name(self._server, number)
-        try:
-            fd = files.open_file(
-                self._dir_fd,
-                name,
-                os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL,
-                display=self._directory / name,
-            )
-        except OSError as exc:
-            raise self._fail("starting a segment", exc) from exc
-        self._retired.append(self._fd)
-        self._last_sequences[self._segment] = self._written_sequence
-        size = self._appended - self._segment_base
-        self._sizes[self._segment] = size
-        self._retired_bytes += size
-        self._fd = fd
-        self._segment = number
-        self._segment_base = self._appended
-        self._sizes[number] = 0
-        self._heads = self._heads_for(number)
-        self._inbound_fixed = self._heads["inbound"].fixed
-        self._dir_dirty = True
-        self._check_at = 0  # the prune position moved
-
-    def _prune(self) -> None:
-        """Delete the oldest segments until the journal is within its disk budget, never one
-        that holds a pinned record: one at or after the sequence ``pinned_floor`` names (the
-        oldest record the run store cites, which covers every record of an unfinished run from
-        its prompt on). When only pinned segments are left over the budget, the journal fails
-        with JournalRetentionExhausted (sticky) rather than delete evidence or grow without
-        bound."""
-        while self.total_bytes > self._limits.max_total_bytes:
-            oldest = min(self._sizes)
-            if oldest == self._segment:
-                return
-            if self._pinned(oldest):
-                if self._failure is None:
-                    self._failure = JournalRetentionExhausted(
-                        f"the journal of {self._server} is over its disk budget of "
-                        f"{self._limits.max_total_bytes} bytes and its oldest segment "
-                        f"({oldest}) holds records the run store cites or an unfinished run "
-                        f"needs; it accepts no more records"
-                    )
-                raise self._failure
-            try:
-                os.unlink(segment_name(self._server, oldest), dir_fd=self._dir_fd)
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise self._fail("pruning a segment", exc) from exc
-            self._retired_bytes -= self._sizes.pop(oldest)
-            self._last_sequences.pop(oldest, None)
-
-    def _pinned(self, segment: int) -> bool:
-        """Whether retired ``segment`` holds a record at or after the pinned floor."""
-        if self._pinned_floor is None:
-            return False
-        floor = self._pinned_floor(self._server)
-        if floor is None:
-            return False
-        last = self._last_sequences.get(segment)
-        if last is None:
-            try:
-                last = last_sequence_of(self._dir_fd, self._directory, self._server, segment)
-            except OSError as exc:
-                raise self._fail("reading a segment", exc) from exc
-            if last is None:
-                return False  # an empty segment holds nothing to keep
-            self._last_sequences[segment] = last
-        return last >= floor
-
-    # --- syncing ---------------------------------------------------------------------------
-
-    async def flush(self) -> None:
-        """Write and sync every record appended so far. Raises the sticky failure if there is
-        one."""
-        self._raise_if_failed()
-        await self._sync_through(self._written_sequence)
-
-    async def _sync_through(self, sequence: int) -> None:
-        while self._synced_sequence < sequence:
-            self._raise_if_failed()
-            sync = self._kick_sync()
-            try:
-                await asyncio.shield(sync)
-            except OSError:
-                self._raise_if_failed()
-                raise
-
-    def _kick_sync(self) -> asyncio.Future[None]:
-        """The sync in flight, or a new one. Never blocks."""
-        if self._sync is None:
-            self._sync = self._start_sync()
-        return self._sync
-
-    def _start_sync(self) -> asyncio.Future[None]:
-        # One sync in flight at a time, in a worker thread. Its bookkeeping runs in a done
-        # callback on the loop (before any waiter resumes), so it completes even when every
-        # waiter was cancelled; waiters await it through shield() for the same reason. It is
-        # "in flight" until that callback ran (not merely until the future is done), so a new
-        # sync never starts before the previous one's accounting.
-        #
-        # Waiters get ``settled``, not the executor's future: that one is done a moment before
-        # its callbacks run, and awaiting a done future does not yield, so a waiter looping on
-        # it would spin forever without letting the bookkeeping run.
-        self._write_buffer()  # a sync covers what is in the file: write the buffer first
-        target = self._written_sequence
-        target_bytes = self._sync_target = self._appended
-        retired = list(self._retired)
-        dir_fd = self._dir_fd if self._dir_dirty else None
-        self._dir_dirty = False
-        settled: asyncio.Future[None] = self._loop.create_future()
-        future = self._loop.run_in_executor(None, sync_all, retired, self._fd, dir_fd)
-
-        def finished(done: asyncio.Future[None]) -> None:
-            self._sync = None
-            failure = done.exception()
-            if failure is not None:
-                if isinstance(failure, OSError):
-                    self._fail("syncing", failure)
-                else:  # pragma: no cover - the sync only raises OSError
-                    self._failure = JournalSyncFailed(f"syncing failed: {failure!r}")
-                settled.set_exception(failure)
-                settled.exception()  # waiters are optional: nobody awaiting is no leak
-                return
-            for fd in retired:
-                self._retired.remove(fd)
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-            self._synced_sequence = max(self._synced_sequence, target)
-            self._synced = max(self._synced, target_bytes)
-            self._check_at = 0  # the next inbound append works out the bounds again
-            settled.set_result(None)
-
-        future.add_done_callback(finished)
-        return settled
-
-    async def _sync_loop(self) -> None:
-        interval = self._limits.sync_interval_seconds
-        with contextlib.suppress(JournalSyncFailed):
-            while True:
-                await self._dirty.wait()
-                delay = self._first_unsynced_at + interval - self._loop.time()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                self._dirty.clear()
-                self._armed = False
-                await self._sync_through(self._written_sequence)
-
-    def _fail(self, doing: str, exc: OSError) -> JournalSyncFailed:
-        if self._failure is None:
-            self._failure = JournalSyncFailed(
-                f"{doing} the journal of {self._server} failed ({exc.strerror or exc}); "
-                f"it accepts no more records"
-            )
-        return self._failure
-
-    def _raise_if_failed(self) -> None:
-        if self._failure is not None:
-            raise type(self._failure)(self._failure.message) from self._failure
 
     def _check_usable(self) -> None:
         self._raise_if_failed()
