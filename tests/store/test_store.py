@@ -471,3 +471,14 @@ async def test_run_attachment_and_reconcile_helpers(store: Store) -> None:
     assert (
         await store.update_run_status(run.id, "RUNNING", expected=("STARTING",))
     ).status == "RUNNING"
+
+
+def test_id_like_text_is_bounded_at_max_id_chars(store: Store) -> None:
+    bound = store_module.MAX_ID_CHARS
+    assert bound == 4 * store_module.MAX_NAME_CHARS
+    for length in (bound - 1, bound):
+        session = store.create_session("p", "/w", provider_session_id="s" * length)
+        assert session.provider_session_id == "s" * length
+    cut = store.create_session("p", "/w", provider_session_id="s" * (bound + 1))
+    assert cut.provider_session_id is not None
+    assert len(cut.provider_session_id) == bound and cut.provider_session_id.endswith("[truncated]")

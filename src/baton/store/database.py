@@ -69,6 +69,10 @@ MAX_PROMPT_CHARS: Final = 4 * 1024 * 1024
 MAX_JSON_BYTES: Final = 16 * 1024 * 1024
 #: Longest name-like value (profile, lane, policy, kind, state of readiness).
 MAX_NAME_CHARS: Final = 256
+#: Longest id-like text chosen by someone else (a provider session id, an agent's request id,
+#: an optionId): longer than a name (providers use UUIDs and paths), still bounded so one agent
+#: cannot fill a row with an id.
+MAX_ID_CHARS: Final = 4 * MAX_NAME_CHARS
 #: Most rows one listing returns.
 MAX_LIST_ROWS: Final = 10_000
 

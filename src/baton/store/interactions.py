@@ -11,8 +11,8 @@ import orjson
 from baton.durable.refs import JournalRef
 from baton.errors import RecordNotFound, StoreConflict, UsageError
 from baton.store.database import (
+    MAX_ID_CHARS,
     MAX_LIST_ROWS,
-    MAX_NAME_CHARS,
     StoreDatabase,
     check_in,
     expected_set,
@@ -56,7 +56,7 @@ class InteractionRecords(StoreDatabase):
         await self._publish([request_ref])
         interaction_id = interaction_id or new_id("int")
         if isinstance(request_id, str):
-            request_id = self._text(request_id, MAX_NAME_CHARS * 4)
+            request_id = self._text(request_id, MAX_ID_CHARS)
         request_text = orjson.dumps(request_id).decode()
         with self._tx() as conn:
             conn.execute(
@@ -107,7 +107,7 @@ class InteractionRecords(StoreDatabase):
                 "response_ref = COALESCE(?, response_ref), resolved_at = ? WHERE id = ?",
                 (
                     state,
-                    self._text(choice, MAX_NAME_CHARS * 4),
+                    self._text(choice, MAX_ID_CHARS),
                     chosen_by,
                     self._text(reason),
                     ref_text(response_ref),

@@ -9,8 +9,8 @@ import orjson
 
 from baton.errors import RecordNotFound, StoreConflict
 from baton.store.database import (
+    MAX_ID_CHARS,
     MAX_LIST_ROWS,
-    MAX_NAME_CHARS,
     StoreDatabase,
     check_in,
     check_name,
@@ -53,7 +53,7 @@ class SessionRecords(StoreDatabase):
                 f"INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     session_id,
-                    self._text(provider_session_id, MAX_NAME_CHARS * 4),
+                    self._text(provider_session_id, MAX_ID_CHARS),
                     server_instance_id,
                     check_name(profile, "profile"),
                     cwd,
@@ -136,7 +136,7 @@ class SessionRecords(StoreDatabase):
                 "native_state = COALESCE(?, native_state), updated_at = ? WHERE id = ?",
                 (
                     state,
-                    self._text(provider_session_id, MAX_NAME_CHARS * 4),
+                    self._text(provider_session_id, MAX_ID_CHARS),
                     server_instance_id,
                     None if native_state is None else self._json(native_state, "native state"),
                     self._now(),
