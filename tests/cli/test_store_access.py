@@ -34,10 +34,15 @@ def test_runs_on_a_missing_directory_creates_nothing(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     missing = tmp_path / "nonexistent" / "x" / "y"
+    # `runs` lists nothing (scripts see no lines, exit 0) and says why on stderr.
+    code, out, err = _run(capsys, "runs", "--json", "--data-dir", str(missing))
+    assert (code, out) == (0, "")
+    assert f"no Baton data directory at {missing}" in err
     code, out, err = _run(capsys, "runs", "--data-dir", str(missing))
-    assert code == 2
-    assert "DATA_DIR_NOT_FOUND" in err and str(missing) in err
-    assert "no runs" not in out
+    assert (code, out.strip()) == (0, "no runs")
+    # A verb that names a record fails with the stable code.
+    code, _out, err = _run(capsys, "show", "run-x", "--data-dir", str(missing))
+    assert code == 2 and "DATA_DIR_NOT_FOUND" in err
     assert not (tmp_path / "nonexistent").exists()
 
 
