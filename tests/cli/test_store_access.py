@@ -137,3 +137,20 @@ def test_run_on_a_full_disk_is_a_stable_code(
     )
     assert code == 2
     assert "STORAGE_FULL" in err
+
+
+def test_run_says_when_it_tightens_the_data_directory(tmp_path: Path) -> None:
+    made = tmp_path / "made"
+    made.mkdir()
+    made.chmod(0o755)
+    done = subprocess.run(
+        [sys.executable, "-m", "baton.cli.main", "run", "--agent-command", AGENT, "echo hi"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=str(tmp_path),
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(made)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"baton: tightened {made} from mode 0755 to 0700" in done.stderr
+    assert os.stat(made).st_mode & 0o777 == 0o700

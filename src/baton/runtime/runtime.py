@@ -193,6 +193,9 @@ class Runtime:
         self.store: Store | None = None
         self.recorder: Recorder | None = None
         self.reconciled: list[str] = []
+        #: What preparing the data directory changed (created, tightened), for the surface to
+        #: say; None when nothing changed or before :meth:`open`.
+        self.data_dir_notice: str | None = None
         self._turns: set[Turn] = set()
         # Discovery fingerprints of the executables resolved, by lane identity.
         self._fingerprints: dict[tuple[str, str, str], tuple[object, ...] | None] = {}
@@ -203,7 +206,6 @@ class Runtime:
         """Open the journal and store, and passively reconcile a previous process's state."""
         if self.store is not None:
             return
-        #: What preparing the data directory changed (created, tightened), for the surface.
         self.data_dir_notice = prepare_data_dir(self.data_dir).notice
         journal = Journal.in_data_dir(self.data_dir)
         store = Store.open(self.data_dir, flush=journal.flush_refs)
