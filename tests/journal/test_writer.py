@@ -574,3 +574,24 @@ async def test_reopening_with_lower_limits_prunes_at_once(journal: Journal) -> N
     assert server.total_bytes <= 3000
     assert server.last_sequence == 30
     await server.close()
+
+
+async def test_opening_on_a_full_or_read_only_disk_is_a_stable_code(
+    journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from baton.errors import StorageFull, StorageReadOnly
+
+    real_open = os.open
+    failure = {"errno": errno.ENOSPC}
+
+    def refuse(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_CREAT:
+            raise OSError(failure["errno"], os.strerror(failure["errno"]), str(path))
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "open", refuse)
+    with pytest.raises(StorageFull):
+        await journal.open_server("srv-full")
+    failure["errno"] = errno.EROFS
+    with pytest.raises(StorageReadOnly):
+        await journal.open_server("srv-ro")
