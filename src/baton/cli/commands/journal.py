@@ -18,7 +18,6 @@ A RUN may be given by a unique prefix of its id.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any, Final
