@@ -33,8 +33,9 @@ from typing import Any
 
 import orjson
 
+from baton.durable.timestamps import format_timestamp
 from baton.journal import Journal, ServerJournal
-from baton.journal.records import RecordMetadata, encode_record, format_timestamp
+from baton.journal.records import RecordMetadata, encode_record
 from baton.journal.writer import utc_now
 from baton.redaction import redact_frame_message
 

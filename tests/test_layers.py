@@ -30,6 +30,9 @@ RANKS: Final[dict[str, float]] = {
     "baton.redaction": 1,
     # Layer 2: the asyncio connection over a reader and a writer.
     "baton.connection": 2,
+    # Layer 2.5: what durable records share (file safety, JournalRef, timestamps), below both
+    # the journal and the store so neither imports the other.
+    "baton.durable": 2.5,
     # Layer 3: durability.
     "baton.journal": 3,
     "baton.store": 3,
@@ -51,9 +54,6 @@ RANKS: Final[dict[str, float]] = {
 #: Sideways edges (same rank) that are part of the design, each with its reason.
 ALLOWED_SIDEWAYS: Final[dict[tuple[str, str], str]] = {
     ("baton.cli", "baton.agents"): "`baton agent scripted` runs the bundled agent in-process",
-    # Temporary: the store's citation checks and file safety still live in the journal; the
-    # store/journal split moves them below both (issue 14, part 3).
-    ("baton.store", "baton.journal"): "temporary: citations and file safety (issue 14)",
 }
 
 #: Units that may import less than their rank allows: the scripted agent must run wherever Baton

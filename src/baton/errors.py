@@ -417,6 +417,15 @@ class JournalSyncFailed(StorageError):
     code = "JOURNAL_SYNC_FAILED"
 
 
+class JournalRetentionExhausted(JournalSyncFailed):
+    """The journal's disk budget is full of records it must keep (records at or after the
+    oldest one the run store cites, which include every record of an unfinished run), so it
+    cannot prune to make room. Nothing it must keep was deleted; like any write failure of the
+    journal it is sticky, and the run that needed the room fails."""
+
+    code = "JOURNAL_RETENTION_EXHAUSTED"
+
+
 class StoreConflict(StorageError):
     """A compare-and-set write found the record in another state than the caller expected;
     nothing was written."""
@@ -429,6 +438,48 @@ class StoreSchemaTooNew(StorageError):
     Baton knows); it is left untouched."""
 
     code = "STORE_SCHEMA_TOO_NEW"
+
+
+class RunStatusTransitionInvalid(StoreConflict):
+    """A write asked for a run status change the transition table
+    (:data:`baton.store.run_status.RUN_STATUS_TRANSITIONS`) does not allow, such as leaving a
+    final status; nothing was written. A compare-and-set conflict of its own kind: the stored
+    status does not permit the change, whoever wrote it."""
+
+    code = "RUN_STATUS_TRANSITION_INVALID"
+
+
+class StoreCorrupt(StorageError):
+    """The run store's file is not a readable SQLite database (its header or pages were
+    overwritten). Baton leaves it untouched; restore it from a backup or move it aside."""
+
+    code = "STORE_CORRUPT"
+    fault = "caller"
+
+
+class StorageFull(StorageError):
+    """The file system holding Baton's data directory has no space left (ENOSPC, SQLITE_FULL).
+    Nothing further was recorded; free space and retry."""
+
+    code = "STORAGE_FULL"
+    fault = "caller"
+
+
+class StorageReadOnly(StorageError):
+    """Baton needed to write to its data directory but cannot: a read-only file system, or a
+    directory or file this user may not write. Read-only verbs (``runs``, ``show``,
+    ``journal verify``) still work on such a directory."""
+
+    code = "STORAGE_READ_ONLY"
+    fault = "caller"
+
+
+class DataDirNotFound(StorageError):
+    """A read-only verb was pointed at a data directory that does not exist; nothing was
+    created."""
+
+    code = "DATA_DIR_NOT_FOUND"
+    fault = "caller"
 
 
 # --- time bounds ---------------------------------------------------------------------------

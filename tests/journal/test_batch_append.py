@@ -26,9 +26,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from baton.durable import files as journal_files
+from baton.durable.refs import make_ref
+from baton.durable.timestamps import format_timestamp
 from baton.errors import JournalEntryPruned, JournalEntryTooLarge, JournalSyncFailed
 from baton.journal import Journal, JournalLimits, JournalRef, JournalTap, SecretValues
-from baton.journal import files as journal_files
 from baton.journal.limits import WRITE_BUFFER_BYTES
 from baton.journal.records import (
     InboundRefs,
@@ -38,8 +40,6 @@ from baton.journal.records import (
     RecordMetadata,
     UtcStamps,
     encode_record,
-    format_timestamp,
-    make_ref,
     metadata_for,
     sha256_hex,
 )

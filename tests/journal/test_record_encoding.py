@@ -8,6 +8,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from baton.durable.timestamps import format_timestamp
 from baton.journal.records import (
     Direction,
     RecordBody,
@@ -15,7 +16,6 @@ from baton.journal.records import (
     RecordMetadata,
     UtcStamps,
     encode_record,
-    format_timestamp,
     micros_since_epoch,
 )
 

@@ -8,18 +8,17 @@ from typing import Any
 import orjson
 import pytest
 
+from baton.durable.refs import JournalRef, validate_server_id
+from baton.durable.timestamps import format_timestamp
 from baton.errors import JournalCorrupt, UsageError
 from baton.journal.records import (
-    JournalRef,
     RecordMetadata,
     decode_record,
     encode_record,
-    format_timestamp,
     metadata_for,
     parse_segment_name,
     segment_name,
     sha256_hex,
-    validate_server_id,
 )
 
 RAW = b'{"jsonrpc":"2.0","id":1,"method":"initialize"}'

@@ -14,6 +14,7 @@ from pathlib import Path
 import orjson
 import pytest
 
+from baton.durable import files as journal_files
 from baton.errors import (
     JournalCorrupt,
     JournalEntryPruned,
@@ -23,7 +24,6 @@ from baton.errors import (
     UsageError,
 )
 from baton.journal import Journal, JournalLimits, SecretValues, ServerJournal
-from baton.journal import files as journal_files
 from baton.redaction import MALFORMED_FRAME_MARKER, STREAM_CONTENT_MARKER
 
 #: Generous bound for background work in tests (never a timing assertion).
@@ -576,27 +576,22 @@ async def test_reopening_with_lower_limits_prunes_at_once(journal: Journal) -> N
     await server.close()
 
 
-@pytest.mark.parametrize("step", [1, 7, 4096])
-def test_write_all_resumes_short_writes_across_parts(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step: int
+async def test_opening_on_a_full_or_read_only_disk_is_a_stable_code(
+    journal: Journal, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from baton.journal import writer as writer_module
+    from baton.errors import StorageFull, StorageReadOnly
 
-    real_writev = os.writev
-    calls: list[int] = []
+    real_open = os.open
+    failure = {"errno": errno.ENOSPC}
 
-    def short_writev(fd: int, buffers: list[bytes | memoryview]) -> int:
-        calls.append(len(buffers))
-        assert len(buffers) <= writer_module._MAX_WRITE_PARTS
-        data = b"".join(bytes(buffer) for buffer in buffers)[:step]
-        return real_writev(fd, [data])
+    def refuse(path: object, flags: int, *args: object, **kwargs: object) -> int:
+        if flags & os.O_CREAT:
+            raise OSError(failure["errno"], os.strerror(failure["errno"]), str(path))
+        return real_open(path, flags, *args, **kwargs)  # type: ignore[arg-type]
 
-    parts = [bytes([65 + n % 26]) * (n % 5) for n in range(writer_module._MAX_WRITE_PARTS + 50)]
-    monkeypatch.setattr(os, "writev", short_writev)
-    fd = os.open(tmp_path / "out", os.O_WRONLY | os.O_CREAT)
-    try:
-        writer_module._write_all(fd, parts)
-    finally:
-        os.close(fd)
-    assert (tmp_path / "out").read_bytes() == b"".join(parts)
-    assert len(calls) >= sum(map(len, parts)) // step
+    monkeypatch.setattr(os, "open", refuse)
+    with pytest.raises(StorageFull):
+        await journal.open_server("srv-full")
+    failure["errno"] = errno.EROFS
+    with pytest.raises(StorageReadOnly):
+        await journal.open_server("srv-ro")

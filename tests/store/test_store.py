@@ -14,7 +14,8 @@ import pytest
 from baton.errors import JournalSyncFailed, RecordNotFound, StoreConflict, UsageError
 from baton.journal import Journal, JournalLimits, JournalRef, SecretValues
 from baton.store import NewItem, Store
-from baton.store import store as store_module
+from baton.store import database as store_module
+from baton.store import runs as runs_module
 
 REF = JournalRef("srv-1", 0, 7, 100, 50, "c" * 64)
 ANTHROPIC_KEY = "sk-ant-api03-" + "A1b2C3d4E5f6G7h8I9j0" * 3
@@ -432,7 +433,7 @@ def test_bounds(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     assert kept is not None
     assert len(kept) == store_module.MAX_DIAGNOSTIC_CHARS
     assert kept.endswith("[truncated]")
-    monkeypatch.setattr(store_module, "MAX_PROMPT_CHARS", 10)
+    monkeypatch.setattr(runs_module, "MAX_PROMPT_CHARS", 10)
     assert store.create_run("x" * 10).prompt_text == "x" * 10
     with pytest.raises(UsageError):
         store.create_run("x" * 11)
@@ -470,3 +471,14 @@ async def test_run_attachment_and_reconcile_helpers(store: Store) -> None:
     assert (
         await store.update_run_status(run.id, "RUNNING", expected=("STARTING",))
     ).status == "RUNNING"
+
+
+def test_id_like_text_is_bounded_at_max_id_chars(store: Store) -> None:
+    bound = store_module.MAX_ID_CHARS
+    assert bound == 4 * store_module.MAX_NAME_CHARS
+    for length in (bound - 1, bound):
+        session = store.create_session("p", "/w", provider_session_id="s" * length)
+        assert session.provider_session_id == "s" * length
+    cut = store.create_session("p", "/w", provider_session_id="s" * (bound + 1))
+    assert cut.provider_session_id is not None
+    assert len(cut.provider_session_id) == bound and cut.provider_session_id.endswith("[truncated]")

@@ -5,6 +5,8 @@ prefix; a run's record as the JSON contract shows it."""
 from __future__ import annotations
 
 import asyncio
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
@@ -14,7 +16,13 @@ from typing import Any, Final
 from baton.errors import RecordNotFound, UsageError
 from baton.journal import Journal, JournalRef
 from baton.runtime.lanes.reconcile import reconcile
-from baton.store import Store, data_dir
+from baton.store import (
+    STORE_FILENAME,
+    Store,
+    existing_data_dir,
+    prepare_data_dir,
+    resolve_data_dir,
+)
 from baton.store.models import Run
 
 #: Candidates named when a run id prefix is ambiguous.
@@ -26,10 +34,24 @@ RUN_ID_PREFIX: Final = "run-"
 
 
 @contextmanager
-def open_store(flag: str | None) -> Iterator[tuple[Store, Journal]]:
+def open_store(flag: str | None, *, read_only: bool = False) -> Iterator[tuple[Store, Journal]]:
     """The store and journal of the data directory (``--data-dir`` > ``BATON_HOME`` >
-    platform default), reconciled: stale runs of a dead Baton become RECOVERY_REQUIRED."""
-    path = data_dir(flag)
+    platform default), reconciled: stale runs of a dead Baton become RECOVERY_REQUIRED.
+
+    ``read_only`` (``runs``, ``show``) creates nothing: a missing data directory is
+    DATA_DIR_NOT_FOUND, one without a store reads as empty, and one this user cannot write
+    is read as it is, without the reconciliation (which writes)."""
+    if read_only:
+        path = existing_data_dir(resolve_data_dir(flag))
+        if not (path / STORE_FILENAME).exists() or not os.access(path, os.W_OK):
+            journal = Journal.open_read_only(path)
+            with Store.open_read_only(path) as store:
+                yield store, journal
+            return
+    prepared = prepare_data_dir(resolve_data_dir(flag))
+    if prepared.notice is not None:
+        print(f"baton: {prepared.notice}", file=sys.stderr)
+    path = prepared.path
     journal = Journal.in_data_dir(path)
     store = Store.open(path, flush=journal.flush_refs)
     try:

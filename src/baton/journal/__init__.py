@@ -6,6 +6,7 @@ the directory and reads, verifies and tails. See docs/journal.md for the format,
 the durability guarantees.
 """
 
+from baton.durable.refs import JournalRef, validate_server_id
 from baton.journal.directory import JOURNALS_DIRNAME, Journal
 from baton.journal.limits import (
     DEFAULT_LIMITS,
@@ -20,14 +21,7 @@ from baton.journal.limits import (
     JournalLimits,
 )
 from baton.journal.reader import VerifyReport
-from baton.journal.records import (
-    Direction,
-    JournalRecord,
-    JournalRef,
-    RecordKind,
-    RecordMetadata,
-    validate_server_id,
-)
+from baton.journal.records import Direction, JournalRecord, RecordKind, RecordMetadata
 from baton.journal.tap import JournalTap
 from baton.journal.writer import ServerJournal
 from baton.redaction import SecretValues

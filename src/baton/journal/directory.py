@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
-from baton.errors import JournalSyncFailed, UsageError
-from baton.journal import files, reader
+from baton.durable import files
+from baton.durable.refs import JournalRef, validate_server_id
+from baton.errors import JournalSyncFailed, StorageReadOnly, UsageError
+from baton.journal import reader
 from baton.journal.limits import DEFAULT_LIMITS, MAX_TAIL_RECORDS, JournalLimits
 from baton.journal.reader import VerifyReport
-from baton.journal.records import JournalRecord, JournalRef, validate_server_id
+from baton.journal.records import JournalRecord
+from baton.journal.segments import PinnedFloor
 from baton.journal.writer import Clock, ServerJournal, utc_now
 from baton.redaction import SecretValues
 
@@ -27,18 +31,48 @@ class Journal:
     :meth:`tail`) is safe at any time, also from other processes.
     """
 
-    def __init__(self, directory: Path) -> None:
-        self.directory = files.ensure_private_dir(directory)
+    def __init__(self, directory: Path, *, read_only: bool = False) -> None:
+        #: True when opened for reading only: nothing is created, and no writer can open.
+        self.read_only = read_only
+        if read_only:
+            directory = directory.absolute()
+            # A data directory without journals yet reads as one without servers.
+            self._exists = os.path.lexists(directory)
+            if self._exists:
+                files.check_private_dir(directory, os.lstat(directory))
+            self.directory = directory
+        else:
+            self._exists = True
+            self.directory = files.ensure_private_dir(directory)
         self._open: dict[str, ServerJournal] = {}
         # Writers that closed with a sticky failure and unsynced records: their refs past the
         # synced sequence must never be cited as durable.
         self._failed: dict[str, ServerJournal] = {}
+        self._pinned_floor: PinnedFloor | None = None
 
     @classmethod
     def in_data_dir(cls, data_dir: Path) -> Journal:
         """The journal of Baton's data directory ``data_dir`` (``<data_dir>/journals``); both
         directories are created 0700 if missing and checked."""
         return cls(files.ensure_private_dir(data_dir) / JOURNALS_DIRNAME)
+
+    def set_pinned_floor(self, provider: PinnedFloor | None) -> None:
+        """Tell retention which records must stay: ``provider(server_id)`` returns the oldest
+        sequence of that server's journal that a stored record cites (the run store's
+        ``pinned_sequence_floor``), or None. Writers open now and later ask it before they
+        prune a segment. The store cannot be imported here (it is beside the journal), so the
+        runtime plugs it in."""
+        self._pinned_floor = provider
+
+    def _floor(self, server_id: str) -> int | None:
+        return None if self._pinned_floor is None else self._pinned_floor(server_id)
+
+    @classmethod
+    def open_read_only(cls, data_dir: Path) -> Journal:
+        """The journal of an existing data directory, for reading only (``baton journal``,
+        ``runs``, ``show``): creates nothing. Raises DataDirNotFound when ``data_dir`` does
+        not exist, UnsafePath when it or its journal directory is not private and ours."""
+        return cls(files.existing_private_dir(data_dir) / JOURNALS_DIRNAME, read_only=True)
 
     async def open_server(
         self,
@@ -53,6 +87,8 @@ class Journal:
         ``secrets`` are the profile's sensitive values, redacted from every record.
         """
         validate_server_id(server_id)
+        if self.read_only:
+            raise StorageReadOnly(f"{self.directory}: the journal was opened read-only")
         if server_id in self._open:
             raise UsageError(f"the journal of {server_id} is already open for writing")
         journal = await ServerJournal.open(
@@ -62,6 +98,7 @@ class Journal:
             limits=limits,
             clock=clock,
             on_close=self._forget,
+            pinned_floor=self._floor,
         )
         self._open[server_id] = journal
         self._failed.pop(server_id, None)  # reopening synced what the failed writer left
@@ -104,7 +141,7 @@ class Journal:
 
     def servers(self) -> list[str]:
         """Server instance ids that have a journal here, sorted."""
-        return reader.list_servers(self.directory)
+        return reader.list_servers(self.directory) if self._exists else []
 
     def _write_pending(self, server_id: str) -> None:
         # An open writer may hold appended records in its write buffer: readers here see them.

@@ -16,18 +16,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from baton.durable import files
+from baton.durable.refs import JournalRef, record_location, validate_server_id
 from baton.errors import JournalCorrupt, JournalEntryPruned, RecordNotFound
-from baton.journal import files
 from baton.journal.limits import MAX_RECORD_BYTES, MAX_TAIL_BYTES, MAX_TAIL_RECORDS
-from baton.journal.records import (
-    JournalRecord,
-    JournalRef,
-    decode_record,
-    parse_segment_name,
-    record_location,
-    segment_name,
-    validate_server_id,
-)
+from baton.journal.records import JournalRecord, decode_record, parse_segment_name, segment_name
 
 #: Read buffer for scanning segments front to back.
 SCAN_BUFFER_BYTES: Final = 1024 * 1024

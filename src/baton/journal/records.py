@@ -27,7 +27,15 @@ from typing import Any, Final, Literal, cast, overload
 
 import orjson
 
-from baton.errors import JournalCorrupt, UsageError
+from baton.durable.refs import (
+    SERVER_ID_PATTERN,
+    SHA256_HEX_PATTERN,
+    is_int,
+    make_ref,
+)
+from baton.durable.refs import JournalRef as JournalRef  # re-exported: the journal's own API
+from baton.durable.timestamps import format_timestamp
+from baton.errors import JournalCorrupt
 
 Direction = Literal["inbound", "outbound"]
 RecordKind = Literal["request", "notification", "response", "skipped"]
@@ -38,8 +46,6 @@ RECORD_KINDS: Final[frozenset[str]] = frozenset({"request", "notification", "res
 #: The one protocol journaled today; the field lets another one share the format later.
 PROTOCOL: Final = "acp"
 
-#: What a server instance id may look like: it names files, so no dots, slashes or spaces.
-SERVER_ID_PATTERN: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,127}")
 
 #: Segment files are ``<serverInstanceId>.<segment>.ndjson``.
 SEGMENT_SUFFIX: Final = ".ndjson"
@@ -48,7 +54,6 @@ _SEGMENT_NAME: Final = re.compile(
 )
 
 _TIMESTAMP: Final = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z")
-_SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
 _RECORD_KEYS: Final = (
     "serverInstanceId",
     "segment",
@@ -59,21 +64,8 @@ _RECORD_KEYS: Final = (
     "metadata",
     "sha256",
 )
-_REF_KEYS: Final = frozenset(
-    {"server", "segment", "sequence", "byteOffset", "byteLength", "sha256"}
-)
 #: Longest method name or metadata violation kind kept in metadata (the raw text keeps all).
 MAX_METADATA_TEXT_CHARS: Final = 256
-
-
-def validate_server_id(server_id: str) -> str:
-    """Return ``server_id`` if it is a valid server instance id, else raise UsageError."""
-    if not isinstance(server_id, str) or SERVER_ID_PATTERN.fullmatch(server_id) is None:
-        raise UsageError(
-            f"invalid server instance id {server_id!r}: expected 1-128 letters, digits, "
-            f"'_' or '-', starting with a letter or digit"
-        )
-    return server_id
 
 
 def segment_name(server_id: str, segment: int) -> str:
@@ -89,26 +81,9 @@ def parse_segment_name(name: str) -> tuple[str, int] | None:
     return match.group(1), int(match.group(2))
 
 
-def format_timestamp(moment: datetime) -> str:
-    """``recordedAt``: ISO 8601 in UTC with microseconds and a ``Z``."""
-    # isoformat of an aware UTC time always ends "+00:00" (and is about twice as fast as
-    # strftime, which matters once per journal record).
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")[:-6] + "Z"
-
-
 def sha256_hex(raw: bytes) -> str:
     """The hex SHA-256 stored with (and checked against) a record's raw text."""
     return hashlib.sha256(raw).hexdigest()
-
-
-def record_location(server: str, segment: int, sequence: int | None, offset: int) -> str:
-    """How errors and ``verify`` name one record."""
-    seq = "?" if sequence is None else str(sequence)
-    return f"{server} segment {segment} sequence {seq} at byte {offset}"
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,67 +123,12 @@ class RecordMetadata:
         if method is not None and not isinstance(method, str):
             raise JournalCorrupt(where, "metadata.method is not a string")
         request_id = data.get("id")
-        if "id" in data and not (_is_int(request_id) or isinstance(request_id, str)):
+        if "id" in data and not (is_int(request_id) or isinstance(request_id, str)):
             raise JournalCorrupt(where, "metadata.id is not an integer or a string")
         violation = data.get("violation")
         if violation is not None and not isinstance(violation, str):
             raise JournalCorrupt(where, "metadata.violation is not a string")
         return cls(cast(RecordKind, kind), method, request_id, violation)
-
-
-@dataclass(frozen=True, slots=True)
-class JournalRef:
-    """Where one record is, and the hash of its raw text. Returned by every append and stored
-    on Baton's records as evidence; :meth:`baton.journal.Journal.read` resolves it.
-
-    ``byte_offset`` is the offset of the record line in its segment file and ``byte_length``
-    its length without the newline.
-    """
-
-    server: str
-    segment: int
-    sequence: int
-    byte_offset: int
-    byte_length: int
-    sha256: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """The JSON form Baton stores (camelCase, like the record line)."""
-        return {
-            "server": self.server,
-            "segment": self.segment,
-            "sequence": self.sequence,
-            "byteOffset": self.byte_offset,
-            "byteLength": self.byte_length,
-            "sha256": self.sha256,
-        }
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> JournalRef:
-        """Parse and validate the JSON form; raise JournalCorrupt when it is malformed."""
-        where = "reference"
-        if not isinstance(data, Mapping) or set(data) != _REF_KEYS:
-            raise JournalCorrupt(where, f"a journal reference needs exactly {sorted(_REF_KEYS)}")
-        server = data["server"]
-        if not isinstance(server, str) or SERVER_ID_PATTERN.fullmatch(server) is None:
-            raise JournalCorrupt(where, "server is not a valid server instance id")
-        for key, low in (("segment", 0), ("sequence", 1), ("byteOffset", 0), ("byteLength", 1)):
-            if not _is_int(data[key]) or data[key] < low:
-                raise JournalCorrupt(where, f"{key} is not an integer >= {low}")
-        digest = data["sha256"]
-        if not isinstance(digest, str) or _SHA256_HEX.fullmatch(digest) is None:
-            raise JournalCorrupt(where, "sha256 is not 64 lowercase hex digits")
-        return cls(
-            server,
-            data["segment"],
-            data["sequence"],
-            data["byteOffset"],
-            data["byteLength"],
-            digest,
-        )
-
-    def __str__(self) -> str:
-        return record_location(self.server, self.segment, self.sequence, self.byte_offset)
 
 
 @dataclass(frozen=True, slots=True)
@@ -430,31 +350,6 @@ class UtcStamps:
         return self._start, self._prefix
 
 
-#: The slot setters of :class:`JournalRef`, in field order: :func:`make_ref` and the writer's
-#: inbound hot path build refs with them (a frozen dataclass's own init is 2x slower).
-REF_SLOT_SETTERS: Final = tuple(
-    JournalRef.__dict__[name].__set__
-    for name in ("server", "segment", "sequence", "byte_offset", "byte_length", "sha256")
-)
-
-
-def make_ref(
-    server: str, segment: int, sequence: int, byte_offset: int, byte_length: int, sha256: str
-) -> JournalRef:
-    """``JournalRef(server, segment, ...)``, about twice as fast: the writer makes one per
-    record, and a frozen dataclass's ``__init__`` goes through ``object.__setattr__`` per
-    field. The result is an ordinary, equal, immutable JournalRef."""
-    ref = object.__new__(JournalRef)
-    set_server, set_segment, set_sequence, set_offset, set_length, set_sha = REF_SLOT_SETTERS
-    set_server(ref, server)
-    set_segment(ref, segment)
-    set_sequence(ref, sequence)
-    set_offset(ref, byte_offset)
-    set_length(ref, byte_length)
-    set_sha(ref, sha256)
-    return ref
-
-
 class InboundRefs(Sequence[JournalRef]):
     """The references of a batch of consecutive records of one segment (one per message, in
     order), made when asked for: the handlers of a streamed turn rarely look at a delta's
@@ -547,10 +442,10 @@ def decode_record(line: bytes, where: str) -> JournalRecord:
     if not isinstance(server, str) or SERVER_ID_PATTERN.fullmatch(server) is None:
         raise JournalCorrupt(where, "serverInstanceId is not a valid server instance id")
     segment = data["segment"]
-    if not _is_int(segment) or segment < 0:
+    if not is_int(segment) or segment < 0:
         raise JournalCorrupt(where, "segment is not an integer >= 0")
     sequence = data["sequence"]
-    if not _is_int(sequence) or sequence < 1:
+    if not is_int(sequence) or sequence < 1:
         raise JournalCorrupt(where, "sequence is not an integer >= 1")
     direction = data["direction"]
     if direction not in DIRECTIONS:
@@ -567,7 +462,7 @@ def decode_record(line: bytes, where: str) -> JournalRecord:
         raise JournalCorrupt(where, "raw is not a string")
     metadata = RecordMetadata.from_dict(data["metadata"], where)
     digest = data["sha256"]
-    if not isinstance(digest, str) or _SHA256_HEX.fullmatch(digest) is None:
+    if not isinstance(digest, str) or SHA256_HEX_PATTERN.fullmatch(digest) is None:
         raise JournalCorrupt(where, "sha256 is not 64 lowercase hex digits")
     if sha256_hex(raw.encode("utf-8")) != digest:
         raise JournalCorrupt(where, "the SHA-256 of raw does not match the stored hash")
@@ -588,7 +483,7 @@ def metadata_for(message: Mapping[str, Any], violation: str | None = None) -> Re
     method = message.get("method")
     request_id = message.get("id")
     # An over-long string id stays in raw only: a truncated copy could name another request.
-    has_id = _is_int(request_id) or (
+    has_id = is_int(request_id) or (
         isinstance(request_id, str) and len(request_id) <= MAX_METADATA_TEXT_CHARS
     )
     kind: RecordKind

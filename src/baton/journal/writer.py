@@ -30,10 +30,16 @@ records surfaces at the write, which may be a later append, a flush or a sync).
 A new segment's directory entry is synced before any record in it counts as synced; a retired
 segment is synced before its descriptor is closed.
 
-Crash safety. :meth:`ServerJournal.open` repairs the current segment: a partial last line (a
-write cut short by a crash) is truncated and the truncation synced; the sequence continues from
-the last complete record, in that segment or the one before it. A complete last line that fails
-validation is corruption, not a torn write, and refuses to open.
+Crash safety. :meth:`ServerJournal.open` repairs the current segment
+(:mod:`baton.journal.repair`): a partial last line (a write cut short by a crash) is truncated
+and the truncation synced; the sequence continues from the last complete record, in that
+segment or the one before it. A complete last line that fails validation is corruption, not a
+torn write, and refuses to open.
+
+Layout. :class:`ServerJournal` is the append path (the hot one), opening and closing; it
+extends :class:`~baton.journal.commit.GroupCommit` (syncing), which extends
+:class:`~baton.journal.segments.SegmentFiles` (writing, rotating and pruning segment files);
+:mod:`baton.journal.repair` is crash repair on open.
 
 Cancellation. Cancelling an append after its record was written does not unwrite it, and the
 sync it started still completes; the record keeps its sequence number.
@@ -45,7 +51,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import itertools
 import os
 import time
 from collections.abc import Callable
@@ -56,40 +61,38 @@ from typing import Any, Final
 
 import orjson
 
+from baton.durable import files
+from baton.durable.refs import (
+    REF_SLOT_SETTERS,
+    JournalRef,
+    make_ref,
+    validate_server_id,
+)
 from baton.errors import (
-    JournalCorrupt,
     JournalEntryTooLarge,
     JournalSyncFailed,
     UsageError,
 )
-from baton.journal import files
+from baton.journal.commit import GroupCommit
 from baton.journal.limits import (
     DEFAULT_LIMITS,
     MAX_CACHED_RECORD_BODIES,
-    MAX_RECORD_BYTES,
     WRITE_BUFFER_BYTES,
     JournalLimits,
 )
-from baton.journal.reader import list_segments
 from baton.journal.records import (
     MAX_METADATA_TEXT_CHARS,
-    REF_SLOT_SETTERS,
     Direction,
     InboundRefs,
-    JournalRef,
     PendingRecords,
     RecordBody,
-    RecordHead,
     RecordMetadata,
     UtcStamps,
-    decode_record,
-    make_ref,
     metadata_for,
     micros_since_epoch,
-    record_location,
-    segment_name,
-    validate_server_id,
 )
+from baton.journal.repair import Recovered, recover
+from baton.journal.segments import PinnedFloor
 from baton.redaction import MALFORMED_FRAME_MARKER, SecretValues, redact_frame_message
 from baton.redaction.frames import (
     MAX_SHAPE_CHARS,
@@ -107,154 +110,13 @@ _TAIL: Final = attrgetter("tail")
 #: checks the unsynced bound: more than the sequence digits (at most 20) a line may still need.
 _NOWAIT_SLACK_BYTES: Final = 32
 
-#: Buffers given to one ``writev`` (the system's IOV_MAX is at least 16 by POSIX, 1024 on
-#: Linux); a write buffer holds a few parts per batch of records, or one per single record.
-_MAX_WRITE_PARTS: Final = min(os.sysconf("SC_IOV_MAX"), 1024) if hasattr(os, "sysconf") else 16
-
-#: Bytes read per step when scanning a segment backwards for its last complete line.
-TAIL_SCAN_CHUNK_BYTES: Final = 64 * 1024
-
 
 def utc_now() -> datetime:
     """The default clock: the current time in UTC."""
     return datetime.now(UTC)
 
 
-def _sync_all(retired: list[int], current: int, dir_fd: int | None) -> None:
-    for fd in retired:
-        files.sync_file(fd)
-    files.sync_file(current)
-    if dir_fd is not None:
-        files.sync_dir(dir_fd)
-
-
-def _write_all(fd: int, parts: list[bytes]) -> None:
-    """Write every byte of ``parts``, in order, with ``writev`` (no joined copy of a write
-    buffer first); a short write resumes where it stopped."""
-    pending: list[bytes | memoryview] = list(parts)
-    while pending:
-        written = os.writev(fd, pending[:_MAX_WRITE_PARTS])
-        done = 0
-        for part in pending:
-            if written < len(part):
-                break
-            written -= len(part)
-            done += 1
-        del pending[:done]
-        if written:
-            pending[0] = memoryview(pending[0])[written:]
-
-
-def _last_newline(fd: int, end: int) -> int:
-    """Offset of the last ``\\n`` before ``end``, or -1."""
-    pos = end
-    while pos > 0:
-        start = max(0, pos - TAIL_SCAN_CHUNK_BYTES)
-        chunk = os.pread(fd, pos - start, start)
-        index = chunk.rfind(b"\n")
-        if index >= 0:
-            return start + index
-        pos = start
-    return -1
-
-
-def _last_sequence(fd: int, size: int, server: str, segment: int) -> int | None:
-    """The sequence of the last record of a segment whose data ends with a newline."""
-    if size == 0:
-        return None
-    start = _last_newline(fd, size - 1) + 1
-    where = record_location(server, segment, None, start)
-    if size - 1 - start > MAX_RECORD_BYTES:
-        raise JournalCorrupt(where, "the last line is longer than any record")
-    line = os.pread(fd, size - 1 - start, start)
-    record = decode_record(line, where)
-    if record.server_instance_id != server or record.segment != segment:
-        raise JournalCorrupt(where, "the record names another server or segment")
-    return record.sequence
-
-
-class _Recovered:
-    """What :func:`_recover` found on disk (blocking work done in a thread)."""
-
-    def __init__(self) -> None:
-        self.fd = -1
-        self.segment = 0
-        self.segment_size = 0
-        self.sizes: dict[int, int] = {}
-        self.next_sequence = 1
-        self.repaired_bytes = 0
-
-
-def _recover(dir_fd: int, directory: Path, server: str) -> _Recovered:
-    state = _Recovered()
-    segments = list_segments(dir_fd, server)
-    for previous, current in itertools.pairwise(segments):
-        if current != previous + 1:
-            raise JournalCorrupt(
-                record_location(server, previous + 1, None, 0), "this segment file is missing"
-            )
-    for number in segments:
-        name = segment_name(server, number)
-        st = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
-        files.check_private_file(directory / name, st)
-        state.sizes[number] = st.st_size
-    if not segments:
-        name = segment_name(server, 0)
-        state.fd = files.open_file(
-            dir_fd, name, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL, display=directory / name
-        )
-        files.sync_dir(dir_fd)
-        state.sizes[0] = 0
-        return state
-    current = segments[-1]
-    name = segment_name(server, current)
-    fd = files.open_file(dir_fd, name, os.O_RDWR | os.O_APPEND, display=directory / name)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            keep = _last_newline(fd, size) + 1
-            os.ftruncate(fd, keep)
-            state.repaired_bytes = size - keep
-            size = keep
-        # Whatever is on disk now counts as synced from here on: make it so (a writer that
-        # failed before closing may have left records in the page cache only).
-        files.sync_file(fd)
-        state.sizes[current] = size
-        last = _last_sequence(fd, size, server, current)
-        number = current
-        while last is None and number > segments[0]:
-            number -= 1
-            last = _last_sequence_of(dir_fd, directory, server, number)
-        if last is None and segments[0] != 0:
-            raise JournalCorrupt(
-                record_location(server, current, None, 0),
-                "no complete record is left to continue the sequence from",
-            )
-        state.fd = fd
-        state.segment = current
-        state.segment_size = size
-        state.next_sequence = (last or 0) + 1
-        return state
-    except BaseException:
-        os.close(fd)
-        raise
-
-
-def _last_sequence_of(dir_fd: int, directory: Path, server: str, segment: int) -> int | None:
-    name = segment_name(server, segment)
-    fd = files.open_file(dir_fd, name, os.O_RDONLY, display=directory / name)
-    try:
-        size = os.fstat(fd).st_size
-        if size and os.pread(fd, 1, size - 1) != b"\n":
-            raise JournalCorrupt(
-                record_location(server, segment, None, size), "a retired segment ends mid-line"
-            )
-        return _last_sequence(fd, size, server, segment)
-    finally:
-        os.close(fd)
-
-
-class ServerJournal:
+class ServerJournal(GroupCommit):
     """The append side of one server instance's journal. Open it with :meth:`open`.
 
     ``secrets`` are the exact sensitive values (the profile's environment values) that
@@ -266,12 +128,13 @@ class ServerJournal:
         directory: Path,
         server_id: str,
         dir_fd: int,
-        recovered: _Recovered,
+        recovered: Recovered,
         *,
         secrets: SecretValues | None,
         limits: JournalLimits,
         clock: Clock,
         on_close: Callable[[ServerJournal], None] | None,
+        pinned_floor: PinnedFloor | None = None,
     ) -> None:
         """Use :meth:`open`, which recovers the files first."""
         self._directory = directory
@@ -319,6 +182,10 @@ class ServerJournal:
         # Where the sync in flight will bring ``_synced`` (meaningful while one is).
         self._sync_target = 0
         self._on_close = on_close
+        self._pinned_floor = pinned_floor
+        # The last sequence of each retired segment, once known (from rotation, or read back
+        # from the file when retention asks about a segment recovered from disk).
+        self._last_sequences: dict[int, int] = {}
         self._loop = asyncio.get_running_loop()
         self._retired: list[int] = []
         self._dir_dirty = False
@@ -326,6 +193,7 @@ class ServerJournal:
         self._dirty = asyncio.Event()
         self._armed = False  # mirrors _dirty.is_set() (checked on every inbound append)
         self._sync: asyncio.Future[None] | None = None
+        # (JournalRetentionExhausted, a subclass, when retention could not make room.)
         self._failure: JournalSyncFailed | None = None
         self._closing = False
         self._closed = False
@@ -345,8 +213,11 @@ class ServerJournal:
         limits: JournalLimits = DEFAULT_LIMITS,
         clock: Clock = utc_now,
         on_close: Callable[[ServerJournal], None] | None = None,
+        pinned_floor: PinnedFloor | None = None,
     ) -> ServerJournal:
         """Open (creating or repairing) the journal of ``server_id`` in ``directory``.
+
+        ``pinned_floor`` tells retention which records must stay (see :meth:`_prune`).
 
         ``directory`` must already be a private directory (see :class:`baton.journal.Journal`).
         Raises :class:`~baton.errors.UnsafePath` for symlinked or foreign files and
@@ -355,7 +226,13 @@ class ServerJournal:
         validate_server_id(server_id)
         dir_fd = files.open_dir(directory)
         try:
-            recovered = await asyncio.to_thread(_recover, dir_fd, directory, server_id)
+            recovered = await asyncio.to_thread(recover, dir_fd, directory, server_id)
+        except OSError as exc:
+            os.close(dir_fd)
+            # A full disk or a read-only directory as a stable code, not a traceback.
+            raise files.storage_error(
+                exc, directory, f"opening the journal of {server_id}"
+            ) from exc
         except BaseException:
             os.close(dir_fd)
             raise
@@ -368,6 +245,7 @@ class ServerJournal:
             limits=limits,
             clock=clock,
             on_close=on_close,
+            pinned_floor=pinned_floor,
         )
         try:
             journal._prune()  # lowered limits may already be exceeded
@@ -404,11 +282,6 @@ class ServerJournal:
     def segment(self) -> int:
         """The number of the segment being appended to."""
         return self._segment
-
-    @property
-    def total_bytes(self) -> int:
-        """Bytes of all this server's segments (records in the write buffer included)."""
-        return self._retired_bytes + self._appended - self._segment_base
 
     @property
     def closed(self) -> bool:
@@ -678,161 +551,6 @@ class ServerJournal:
         :data:`~baton.journal.limits.WRITE_BUFFER_BYTES` or one sync interval)."""
         self._raise_if_failed()
         self._write_buffer()
-
-    def _write_buffer(self) -> None:
-        """Encode and write the pending inbound lines in one go; a failure is sticky."""
-        pending = self._pending
-        if not pending:
-            return
-        data = self._heads["inbound"].line_parts(pending, self._stamps)
-        pending.clear()
-        self._write_at(self._written - self._segment_base, data)
-        self._written = self._appended
-
-    def _write_at(self, offset: int, data: list[bytes]) -> None:
-        """Append the bytes of ``data``, which start at ``offset`` of the current segment; a
-        failure truncates the torn write (best effort) and is sticky."""
-        try:
-            _write_all(self._fd, data)
-        except OSError as exc:
-            with contextlib.suppress(OSError):
-                os.ftruncate(self._fd, offset)  # best effort; reopening repairs it anyway
-            raise self._fail("writing", exc) from exc
-
-    def _heads_for(self, segment: int) -> dict[str, RecordHead]:
-        return {
-            direction: RecordHead(self._server, segment, direction)
-            for direction in ("inbound", "outbound")
-        }
-
-    def _rotate(self) -> None:
-        self._write_buffer()  # the buffered lines belong to the segment being retired
-        number = self._segment + 1
-        name = segment_name(self._server, number)
-        try:
-            fd = files.open_file(
-                self._dir_fd,
-                name,
-                os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL,
-                display=self._directory / name,
-            )
-        except OSError as exc:
-            raise self._fail("starting a segment", exc) from exc
-        self._retired.append(self._fd)
-        size = self._appended - self._segment_base
-        self._sizes[self._segment] = size
-        self._retired_bytes += size
-        self._fd = fd
-        self._segment = number
-        self._segment_base = self._appended
-        self._sizes[number] = 0
-        self._heads = self._heads_for(number)
-        self._inbound_fixed = self._heads["inbound"].fixed
-        self._dir_dirty = True
-        self._check_at = 0  # the prune position moved
-
-    def _prune(self) -> None:
-        while self.total_bytes > self._limits.max_total_bytes:
-            oldest = min(self._sizes)
-            if oldest == self._segment:
-                return
-            try:
-                os.unlink(segment_name(self._server, oldest), dir_fd=self._dir_fd)
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise self._fail("pruning a segment", exc) from exc
-            self._retired_bytes -= self._sizes.pop(oldest)
-
-    # --- syncing ---------------------------------------------------------------------------
-
-    async def flush(self) -> None:
-        """Write and sync every record appended so far. Raises the sticky failure if there is
-        one."""
-        self._raise_if_failed()
-        await self._sync_through(self._written_sequence)
-
-    async def _sync_through(self, sequence: int) -> None:
-        while self._synced_sequence < sequence:
-            self._raise_if_failed()
-            sync = self._kick_sync()
-            try:
-                await asyncio.shield(sync)
-            except OSError:
-                self._raise_if_failed()
-                raise
-
-    def _kick_sync(self) -> asyncio.Future[None]:
-        """The sync in flight, or a new one. Never blocks."""
-        if self._sync is None:
-            self._sync = self._start_sync()
-        return self._sync
-
-    def _start_sync(self) -> asyncio.Future[None]:
-        # One sync in flight at a time, in a worker thread. Its bookkeeping runs in a done
-        # callback on the loop (before any waiter resumes), so it completes even when every
-        # waiter was cancelled; waiters await it through shield() for the same reason. It is
-        # "in flight" until that callback ran (not merely until the future is done), so a new
-        # sync never starts before the previous one's accounting.
-        #
-        # Waiters get ``settled``, not the executor's future: that one is done a moment before
-        # its callbacks run, and awaiting a done future does not yield, so a waiter looping on
-        # it would spin forever without letting the bookkeeping run.
-        self._write_buffer()  # a sync covers what is in the file: write the buffer first
-        target = self._written_sequence
-        target_bytes = self._sync_target = self._appended
-        retired = list(self._retired)
-        dir_fd = self._dir_fd if self._dir_dirty else None
-        self._dir_dirty = False
-        settled: asyncio.Future[None] = self._loop.create_future()
-        future = self._loop.run_in_executor(None, _sync_all, retired, self._fd, dir_fd)
-
-        def finished(done: asyncio.Future[None]) -> None:
-            self._sync = None
-            failure = done.exception()
-            if failure is not None:
-                if isinstance(failure, OSError):
-                    self._fail("syncing", failure)
-                else:  # pragma: no cover - the sync only raises OSError
-                    self._failure = JournalSyncFailed(f"syncing failed: {failure!r}")
-                settled.set_exception(failure)
-                settled.exception()  # waiters are optional: nobody awaiting is no leak
-                return
-            for fd in retired:
-                self._retired.remove(fd)
-                with contextlib.suppress(OSError):
-                    os.close(fd)
-            self._synced_sequence = max(self._synced_sequence, target)
-            self._synced = max(self._synced, target_bytes)
-            self._check_at = 0  # the next inbound append works out the bounds again
-            settled.set_result(None)
-
-        future.add_done_callback(finished)
-        return settled
-
-    async def _sync_loop(self) -> None:
-        interval = self._limits.sync_interval_seconds
-        with contextlib.suppress(JournalSyncFailed):
-            while True:
-                await self._dirty.wait()
-                delay = self._first_unsynced_at + interval - self._loop.time()
-                if delay > 0:
-                    await asyncio.sleep(delay)
-                self._dirty.clear()
-                self._armed = False
-                await self._sync_through(self._written_sequence)
-
-    def _fail(self, doing: str, exc: OSError) -> JournalSyncFailed:
-        if self._failure is None:
-            self._failure = JournalSyncFailed(
-                f"{doing} the journal of {self._server} failed ({exc.strerror or exc}); "
-                f"it accepts no more records"
-            )
-        return self._failure
-
-    def _raise_if_failed(self) -> None:
-        if self._failure is not None:
-            raise JournalSyncFailed(self._failure.message) from self._failure
 
     def _check_usable(self) -> None:
         self._raise_if_failed()

@@ -64,7 +64,7 @@ from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.settings import RequestedSettings, apply_settings
 from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn, TurnOutcome
-from baton.store import Store, ensure_data_dir, resolve_data_dir
+from baton.store import Store, prepare_data_dir, resolve_data_dir
 from baton.wire.budget import DEFAULT_REQUEST_LIMIT_SECONDS, BudgetClock, TurnBudget
 from baton.wire.content import build_prompt, text_block
 from baton.wire.session_state import NewSessionResult
@@ -193,6 +193,9 @@ class Runtime:
         self.store: Store | None = None
         self.recorder: Recorder | None = None
         self.reconciled: list[str] = []
+        #: What preparing the data directory changed (created, tightened), for the surface to
+        #: say; None when nothing changed or before :meth:`open`.
+        self.data_dir_notice: str | None = None
         self._turns: set[Turn] = set()
         # Discovery fingerprints of the executables resolved, by lane identity.
         self._fingerprints: dict[tuple[str, str, str], tuple[object, ...] | None] = {}
@@ -203,9 +206,12 @@ class Runtime:
         """Open the journal and store, and passively reconcile a previous process's state."""
         if self.store is not None:
             return
-        ensure_data_dir(self.data_dir)
+        self.data_dir_notice = prepare_data_dir(self.data_dir).notice
         journal = Journal.in_data_dir(self.data_dir)
         store = Store.open(self.data_dir, flush=journal.flush_refs)
+        # Retention keeps every record the store cites (issue 15: a flood must not prune the
+        # running turn's own prompt).
+        journal.set_pinned_floor(store.pinned_sequence_floor)
         self.journal, self.store, self.recorder = journal, store, Recorder(store)
         self.reconciled = await reconcile(store)
 

@@ -2,7 +2,7 @@
 
 Timestamps are ISO 8601 strings in UTC with microseconds and a ``Z`` (the journal's format),
 so they sort as text. JSON columns come back parsed (``Any``). Journal references come back as
-:class:`~baton.journal.JournalRef`.
+:class:`~baton.durable.JournalRef`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar, Union, get_args
 
-from baton.journal.records import JournalRef
+from baton.durable.refs import JournalRef
 
 _S = TypeVar("_S", bound=str)
 #: One state, or several (``expected=`` and filters): a tuple, list or set of them.
@@ -25,8 +25,10 @@ LIVE_SERVER_STATES: Final[frozenset[ServerState]] = frozenset(
     {"STARTING", "READY", "RUNNING", "DEGRADED", "STOPPING"}
 )
 
-SessionState = Literal["CREATING", "READY", "ACTIVE", "NOT_LOADED", "CLOSED", "FAILED"]
-SESSION_STATES: Final[frozenset[SessionState]] = frozenset(get_args(SessionState))
+StoredSessionState = Literal["CREATING", "READY", "ACTIVE", "NOT_LOADED", "CLOSED", "FAILED"]
+STORED_SESSION_STATES: Final[frozenset[StoredSessionState]] = frozenset(
+    get_args(StoredSessionState)
+)
 
 RunStatus = Literal[
     "QUEUED",
@@ -83,7 +85,7 @@ class ServerInstance:
 
 
 @dataclass(frozen=True, slots=True)
-class Session:
+class StoredSession:
     """An ACP session Baton created or attached, with its last known native state."""
 
     id: str
@@ -91,7 +93,7 @@ class Session:
     server_instance_id: str | None
     profile: str
     cwd: str
-    state: SessionState
+    state: StoredSessionState
     #: Redacted native state (modes, models, config options) as last recorded.
     native_state: Any
     created_at: str
@@ -140,7 +142,7 @@ class NewItem:
 
 
 @dataclass(frozen=True, slots=True)
-class Item:
+class StoredItem:
     """A normalized output item of a run: text, thought, tool_call, plan, usage..."""
 
     run_id: str
@@ -187,7 +189,7 @@ class Observation:
 
 
 @dataclass(frozen=True, slots=True)
-class Readiness:
+class ReadinessRecord:
     """The latest readiness check of a profile."""
 
     profile: str

@@ -9,6 +9,11 @@ from __future__ import annotations
 
 import os
 from functools import cache
+from typing import Final
+
+#: Index of ``starttime`` (field 22 of /proc/<pid>/stat) among the fields after the command
+#: name's closing parenthesis (which start at field 3).
+_START_FIELD: Final = 22 - 3
 
 
 def _start_ticks(pid: int) -> str | None:
@@ -19,7 +24,7 @@ def _start_ticks(pid: int) -> str | None:
         return None
     # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
     fields = data[data.rfind(b")") + 2 :].split()
-    return fields[19].decode() if len(fields) > 19 else None
+    return fields[_START_FIELD].decode() if len(fields) > _START_FIELD else None
 
 
 @cache

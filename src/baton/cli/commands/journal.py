@@ -18,7 +18,6 @@ A RUN may be given by a unique prefix of its id.
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any, Final
@@ -31,7 +30,7 @@ from baton.cli.store_access import RunNotFound, resolve_run
 from baton.cli.terminal import visible
 from baton.errors import JournalCorrupt, JournalEntryPruned, RecordNotFound
 from baton.journal import Journal, JournalRecord
-from baton.store import STORE_FILENAME, Store, ensure_data_dir, resolve_data_dir
+from baton.store import STORE_FILENAME, Store, existing_data_dir, resolve_data_dir
 
 #: Characters of a record's raw text shown per line by `journal show` (``--json`` shows all).
 SHOW_RAW_CHARS: Final = 160
@@ -99,16 +98,13 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 def _data_dir(args: argparse.Namespace) -> Path:
-    path = resolve_data_dir(args.data_dir)
-    if not os.path.lexists(path):
-        raise RecordNotFound(
-            f"there is no Baton data directory at {path} (pass --data-dir or set BATON_HOME)"
-        )
-    return ensure_data_dir(path)
+    return existing_data_dir(resolve_data_dir(args.data_dir))
 
 
 def _open_store(data: Path) -> Store | None:
-    return Store.open(data) if (data / STORE_FILENAME).exists() else None
+    # Read-only: `journal show` and `verify` work on a read-only data directory and create
+    # nothing (no database, no WAL file).
+    return Store.open_read_only(data) if (data / STORE_FILENAME).exists() else None
 
 
 def _servers_of(target: str, journal: Journal, store: Store | None) -> tuple[list[str], str | None]:
@@ -142,7 +138,7 @@ def _line(record: JournalRecord) -> str:
 
 def _show(args: argparse.Namespace) -> int:
     data = _data_dir(args)
-    journal = Journal.in_data_dir(data)
+    journal = Journal.open_read_only(data)
     store = _open_store(data)
     try:
         servers, _run = _servers_of(args.target, journal, store)
@@ -174,7 +170,7 @@ def _verify(args: argparse.Namespace) -> int:
         print("baton journal verify: name a RUN or SERVER, or pass --all", file=sys.stderr)
         return exit_codes.USAGE
     data = _data_dir(args)
-    journal = Journal.in_data_dir(data)
+    journal = Journal.open_read_only(data)
     store = _open_store(data)
     try:
         if args.all:

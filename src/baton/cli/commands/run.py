@@ -615,6 +615,8 @@ class _RunSession:
         stderr_task = asyncio.ensure_future(self._stream_stderr()) if self.verbose else None
         try:
             async with self.runtime:
+                if self.runtime.data_dir_notice is not None:
+                    self.screen.note(f"baton: {visible(self.runtime.data_dir_notice, None)}")
                 result = await self.runtime.run(
                     self.request, on_event=self.emit, on_turn=self.on_turn
                 )

@@ -9,6 +9,7 @@ from typing import Final
 from baton.cli.json_output import document, write_json
 from baton.cli.store_access import open_store, plain, run_context
 from baton.cli.terminal import visible
+from baton.errors import DataDirNotFound
 from baton.store.models import RUN_STATUSES
 
 #: Characters of the prompt shown per row (`baton show` prints more).
@@ -73,11 +74,17 @@ def _cut_left(text: str, width: int) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Handle `baton runs`."""
-    with open_store(args.data_dir) as (store, _journal):
-        runs = store.list_runs(status=args.status)
-        if args.limit is not None:
-            runs = runs[: args.limit]
-        rows = [(record, run_context(store, record)) for record in runs]
+    try:
+        with open_store(args.data_dir, read_only=True) as (store, _journal):
+            runs = store.list_runs(status=args.status)
+            if args.limit is not None:
+                runs = runs[: args.limit]
+            rows = [(record, run_context(store, record)) for record in runs]
+    except DataDirNotFound as exc:
+        # Nothing ran here yet: an empty listing (scripts see no lines), said on stderr, and
+        # nothing is created (issue 16).
+        print(f"baton: {exc.message}", file=sys.stderr)
+        rows = []
     if args.json:
         for record, context in rows:
             write_json(sys.stdout, document({**plain(record), **context}))

@@ -80,7 +80,7 @@ def run_view(store: Store, run_id: str) -> dict[str, Any]:
 
 def run(args: argparse.Namespace) -> int:
     """Handle `baton show`."""
-    with open_store(args.data_dir) as (store, _journal):
+    with open_store(args.data_dir, read_only=True) as (store, _journal):
         view = run_view(store, args.run_id)
     if args.json:
         write_json(sys.stdout, document(view))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from baton.durable import files
 from baton.errors import UnsafePath
-from baton.journal import files
 
 
 def _mode(path: Path) -> int:

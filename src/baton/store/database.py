@@ -1,0 +1,323 @@
+"""Opening the run store's SQLite file, its pragmas and migrations, and what every table's
+module shares: transactions, defensive redaction, bounds, publishing citations, and the
+translation of SQLite's failures into stable storage codes.
+
+Durability. ``synchronous=FULL`` in WAL mode: a committed write survives power loss. A write
+that *publishes a record citing journal entries* (a prompt or response reference, an
+interaction, an observation) is an ``async`` method that first awaits the journal flush
+callback for those references, so a durable record never points at a journal entry a crash
+could still lose. The other writes are plain methods.
+
+Compare-and-set. State changes take ``expected=`` (one state or several) and raise
+:class:`~baton.errors.StoreConflict`, writing nothing, when the row is in another state. Run
+statuses change only along :data:`baton.store.run_status.RUN_STATUS_TRANSITIONS`.
+
+No secrets. Callers pass already-redacted text; every free-text column still gets a defensive
+:func:`~baton.redaction.redact_text` pass (and JSON columns ``redact_json``), with the
+store's own secret values if it was given any. Diagnostic columns are truncated to
+:data:`MAX_DIAGNOSTIC_CHARS`.
+
+Read-only. A store opened with ``read_only=True`` (``baton runs``, ``show``, ``journal
+verify``) opens the file through a ``mode=ro`` or ``immutable`` URI (see
+:func:`_connect_read_only`): it creates nothing (no database, no WAL file, no migration) and
+works on a read-only file system or directory.
+
+Failures. A full disk, a read-only file system and a file that is not a SQLite database are
+raised as :class:`~baton.errors.StorageFull`, :class:`~baton.errors.StorageReadOnly` and
+:class:`~baton.errors.StoreCorrupt`, never as a raw ``sqlite3`` error.
+
+Threads. A Store wraps one sqlite3 connection and belongs to the thread that opened it (in
+Baton, the event loop's thread): sqlite3 refuses calls from another thread. Every call is one
+short transaction (indexed lookups, a few rows), so it runs on the event loop directly;
+``busy_timeout`` bounds the wait when another process holds the write lock.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import quote
+
+import orjson
+
+from baton.durable import files
+from baton.durable.refs import JournalRef
+from baton.durable.timestamps import format_timestamp
+from baton.errors import StorageError, StorageFull, StorageReadOnly, StoreCorrupt, UsageError
+from baton.redaction import SecretValues, redact_json, redact_text
+from baton.store.migrations import migrate, schema_version
+from baton.store.owner import current_owner
+
+#: Called with the journal references a record cites, before the record is written; must make
+#: them durable (``baton.journal.Journal.flush_refs``).
+FlushRefs = Callable[[Sequence[JournalRef]], Awaitable[None]]
+Clock = Callable[[], datetime]
+
+#: How long a write waits for another process's write lock before failing (milliseconds).
+BUSY_TIMEOUT_MS: Final = 5_000
+#: Longest diagnostic, reason or stop-reason text kept; longer text is cut and marked. These are
+#: for people reading a failure, not evidence (the journal holds the evidence).
+MAX_DIAGNOSTIC_CHARS: Final = 8 * 1024
+#: Longest prompt text stored. A longer prompt is refused: it is the run's record.
+MAX_PROMPT_CHARS: Final = 4 * 1024 * 1024
+#: Largest JSON value (item content, tool call, payload, native state) stored, in bytes.
+MAX_JSON_BYTES: Final = 16 * 1024 * 1024
+#: Longest name-like value (profile, lane, policy, kind, state of readiness).
+MAX_NAME_CHARS: Final = 256
+#: Longest id-like text chosen by someone else (a provider session id, an agent's request id,
+#: an optionId): longer than a name (providers use UUIDs and paths), still bounded so one agent
+#: cannot fill a row with an id.
+MAX_ID_CHARS: Final = 4 * MAX_NAME_CHARS
+#: Most rows one listing returns.
+MAX_LIST_ROWS: Final = 10_000
+
+_TRUNCATED: Final = "…[truncated]"
+
+# SQLite's primary result codes (the low byte of an extended code) that name a storage
+# condition rather than a bug: https://sqlite.org/rescode.html
+_SQLITE_PERM: Final = 3
+_SQLITE_READONLY: Final = 8
+_SQLITE_CORRUPT: Final = 11
+_SQLITE_FULL: Final = 13
+_SQLITE_CANTOPEN: Final = 14
+_SQLITE_NOTADB: Final = 26
+#: The mask that takes an extended result code to its primary code.
+_PRIMARY_CODE_MASK: Final = 0xFF
+
+
+def new_id(prefix: str) -> str:
+    """A fresh random id such as ``run-3f9a0c1d2b4e5f60`` (also a valid server id)."""
+    return f"{prefix}-{os.urandom(8).hex()}"
+
+
+def utc_now() -> datetime:
+    """The default clock: the current time in UTC."""
+    return datetime.now(UTC)
+
+
+def ref_text(ref: JournalRef | None) -> str | None:
+    """A reference's stored JSON text (None stays None)."""
+    return None if ref is None else orjson.dumps(ref.to_dict()).decode()
+
+
+def ref_value(text: str | None) -> JournalRef | None:
+    """The reference stored as ``text`` (None stays None)."""
+    return None if text is None else JournalRef.from_dict(orjson.loads(text))
+
+
+def expected_set(expected: str | Collection[str] | None) -> frozenset[str] | None:
+    """The states ``expected`` names (one or several), or None for "any"."""
+    if expected is None:
+        return None
+    if isinstance(expected, str):
+        return frozenset({expected})
+    return frozenset(expected)
+
+
+def check_in(value: str, allowed: Collection[str], what: str) -> None:
+    """Raise UsageError unless ``value`` is one of ``allowed``."""
+    if value not in allowed:
+        raise UsageError(f"{value!r} is not a {what} (one of {', '.join(sorted(allowed))})")
+
+
+def check_name(value: str, what: str) -> str:
+    """``value`` if it is a non-empty name of at most MAX_NAME_CHARS, else UsageError."""
+    if not isinstance(value, str) or not value or len(value) > MAX_NAME_CHARS:
+        raise UsageError(f"{what} must be 1-{MAX_NAME_CHARS} characters")
+    return value
+
+
+def classify_sqlite_error(exc: sqlite3.Error, path: Path) -> StorageError | None:
+    """The stable storage error a SQLite failure on the store at ``path`` stands for, or None
+    when it is none of a full disk, a read-only store or a corrupt file (a bug: re-raise)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & _PRIMARY_CODE_MASK if isinstance(code, int) else None
+    if primary == _SQLITE_FULL:
+        return StorageFull(f"{path}: no space left for the run store ({exc})")
+    if primary in (_SQLITE_READONLY, _SQLITE_PERM, _SQLITE_CANTOPEN):
+        return StorageReadOnly(f"{path}: the run store cannot be written here ({exc})")
+    if primary in (_SQLITE_NOTADB, _SQLITE_CORRUPT):
+        return StoreCorrupt(f"{path}: is not a readable SQLite database ({exc})")
+    return None
+
+
+@contextmanager
+def storage_errors(path: Path) -> Iterator[None]:
+    """Raise SQLite and OS storage failures inside the block as stable storage errors."""
+    try:
+        yield
+    except sqlite3.Error as exc:
+        classified = classify_sqlite_error(exc, path)
+        if classified is None:
+            raise
+        raise classified from exc
+    except OSError as exc:
+        storage = files.classify_os_error(exc, path)
+        if storage is None:
+            raise
+        raise storage from exc
+
+
+def _check_store_files(path: Path, *, create: bool) -> bool:
+    """Check the store file and its WAL companions are private files we own (creating the
+    store file when ``create``); return whether the store file exists."""
+    directory = path.parent
+    dir_fd = files.open_dir(directory)
+    exists = True
+    try:
+        for suffix in ("", "-wal", "-shm"):
+            name = path.name + suffix
+            flags = os.O_RDWR | os.O_CREAT if create and suffix == "" else os.O_RDONLY
+            try:
+                fd = files.open_file(dir_fd, name, flags, display=directory / name)
+            except FileNotFoundError:
+                if suffix == "":
+                    exists = False
+                continue
+            os.close(fd)
+    finally:
+        os.close(dir_fd)
+    return exists
+
+
+def _connect_read_only(path: Path) -> sqlite3.Connection:
+    """A connection that writes nothing, not even the WAL files.
+
+    Without a ``-wal`` file no writer has the store open (a WAL database keeps it while any
+    connection is open), and the file is read ``immutable`` (``mode=ro`` would create the
+    ``-wal`` and ``-shm`` files). With one, a writer may be active: ``mode=ro`` reads its
+    committed transactions through the existing files, falling back to ``immutable`` (the
+    main file's snapshot) when the shared-memory index cannot be opened (a read-only
+    directory or file system).
+    """
+    base = f"file:{quote(str(path))}?mode=ro"
+    attempts = (
+        [base, base + "&immutable=1"] if os.path.exists(f"{path}-wal") else [base + "&immutable=1"]
+    )
+    for index, uri in enumerate(attempts):
+        conn: sqlite3.Connection | None = None
+        try:
+            conn = sqlite3.connect(uri, uri=True, isolation_level=None)
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            # Reads the header and the schema: a corrupt file fails here, not later.
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except sqlite3.OperationalError:
+            if conn is not None:
+                conn.close()
+            if index == len(attempts) - 1:
+                raise
+            continue
+        except BaseException:
+            if conn is not None:
+                conn.close()
+            raise
+        return conn
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+class StoreDatabase:
+    """The connection and the helpers every table's records use (see the module docstring).
+    :class:`baton.store.Store` is this plus one mixin per table group."""
+
+    def __init__(
+        self,
+        path: Path,
+        *,
+        flush: FlushRefs | None = None,
+        secrets: SecretValues | None = None,
+        clock: Clock = utc_now,
+        read_only: bool = False,
+    ) -> None:
+        path = path.absolute()
+        self.path = path
+        #: True when opened read-only: every write raises StorageReadOnly.
+        self.read_only = read_only
+        #: This process's identity, recorded on the servers and runs it creates.
+        self.owner = current_owner()
+        self._flush = flush
+        self._secrets = secrets
+        self._clock = clock
+        with storage_errors(path):
+            exists = _check_store_files(path, create=not read_only)
+            if read_only:
+                self._conn = _connect_read_only(path) if exists else _empty_store_in_memory()
+                try:
+                    self.schema_version = schema_version(self._conn)
+                except BaseException:
+                    self._conn.close()
+                    raise
+                return
+            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=True)
+            try:
+                self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                self._conn.execute("PRAGMA journal_mode = WAL")
+                self._conn.execute("PRAGMA synchronous = FULL")
+                self._conn.execute("PRAGMA foreign_keys = ON")
+                self.schema_version = migrate(self._conn)
+            except BaseException:
+                self._conn.close()
+                raise
+
+    def close(self) -> None:
+        """Close the database connection. Idempotent."""
+        self._conn.close()
+
+    # --- helpers ---------------------------------------------------------------------------
+
+    def _now(self) -> str:
+        return format_timestamp(self._clock())
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        if self.read_only:
+            raise StorageReadOnly(f"{self.path}: the run store was opened read-only")
+        conn = self._conn
+        with storage_errors(self.path):
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+            except BaseException:
+                if conn.in_transaction:  # SQLITE_FULL, for one, has rolled it back already
+                    conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+
+    def _text(self, value: str | None, limit: int = MAX_DIAGNOSTIC_CHARS) -> str | None:
+        if value is None:
+            return None
+        clean = redact_text(value, self._secrets)
+        if len(clean) > limit:
+            clean = clean[: limit - len(_TRUNCATED)] + _TRUNCATED
+        return clean
+
+    def _json(self, value: Any, what: str) -> str:
+        return self._redacted_json(value, what)[1]
+
+    def _redacted_json(self, value: Any, what: str) -> tuple[Any, str]:
+        """``value`` redacted, and its JSON text (bounded by MAX_JSON_BYTES)."""
+        redacted = redact_json(value, self._secrets)
+        data = orjson.dumps(redacted)
+        if len(data) > MAX_JSON_BYTES:
+            raise UsageError(f"{what} is {len(data)} bytes of JSON; the bound is {MAX_JSON_BYTES}")
+        return redacted, data.decode()
+
+    async def _publish(self, refs: Sequence[JournalRef | None]) -> None:
+        cited = [ref for ref in refs if ref is not None]
+        if not cited:
+            return
+        if self._flush is None:
+            raise UsageError("this record cites journal entries but the store has no journal flush")
+        await self._flush(cited)
+
+
+def _empty_store_in_memory() -> sqlite3.Connection:
+    """An empty store at the current schema, in memory: what a read-only open of a data
+    directory without a store file reads (no runs), creating nothing on disk."""
+    conn = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=True)
+    migrate(conn)
+    return conn

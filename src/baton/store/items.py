@@ -1,0 +1,68 @@
+"""The ``items`` table: a run's normalized output items, numbered in order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import orjson
+
+from baton.errors import RecordNotFound, UsageError
+from baton.store.database import (
+    StoreDatabase,
+    check_name,
+)
+from baton.store.models import (
+    NewItem,
+    StoredItem,
+)
+
+
+class ItemRecords(StoreDatabase):
+    """Items: append (numbered after the run's last) and list. Mixed into :class:`baton.store.Store`."""
+
+    def append_items(self, run_id: str, items: Sequence[NewItem]) -> list[StoredItem]:
+        """Append items to a run, numbered after its last one, in one transaction."""
+        now = self._now()
+        rows = []
+        contents = []  # the redacted values, returned as they were stored (not parsed back)
+        with self._tx() as conn:
+            if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
+                raise RecordNotFound(f"no run {run_id!r}")
+            last = conn.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM items WHERE run_id = ?", (run_id,)
+            ).fetchone()[0]
+            for offset, item in enumerate(items, start=1):
+                if item.coalesced_events < 1:
+                    raise UsageError("an item coalesces at least one event")
+                content, text = self._redacted_json(item.content, "item content")
+                contents.append(content)
+                rows.append(
+                    (
+                        run_id,
+                        last + offset,
+                        check_name(item.kind, "item kind"),
+                        text,
+                        item.coalesced_events,
+                        now,
+                    )
+                )
+            conn.executemany(
+                "INSERT INTO items (run_id, seq, kind, content, coalesced_events, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+        return [
+            StoredItem(run_id, seq, kind, content, events, created)
+            for (run_id, seq, kind, _, events, created), content in zip(rows, contents, strict=True)
+        ]
+
+    def list_items(self, run_id: str) -> list[StoredItem]:
+        """A run's items in order."""
+        return [
+            StoredItem(row[0], row[1], row[2], orjson.loads(row[3]), row[4], row[5])
+            for row in self._conn.execute(
+                "SELECT run_id, seq, kind, content, coalesced_events, created_at FROM items "
+                "WHERE run_id = ? ORDER BY seq",
+                (run_id,),
+            )
+        ]

@@ -1,0 +1,248 @@
+"""The ``runs`` table: one prompt turn each, its status (through the transition table of
+:mod:`baton.store.run_status`), outcome and journal references."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Final, cast
+
+from baton.durable.refs import JournalRef
+from baton.errors import RecordNotFound, StoreConflict, UsageError
+from baton.store.database import (
+    MAX_LIST_ROWS,
+    MAX_NAME_CHARS,
+    MAX_PROMPT_CHARS,
+    StoreDatabase,
+    check_in,
+    check_name,
+    expected_set,
+    new_id,
+    ref_text,
+    ref_value,
+)
+from baton.store.models import (
+    ENDED_RUN_STATUSES,
+    RUN_STATUSES,
+    OneOrMany,
+    Run,
+    RunStatus,
+)
+from baton.store.run_status import check_initial_status, check_run_transition
+
+RUN_COLUMNS: Final = (
+    "id, session_id, server_instance_id, status, stop_reason, prompt_text, error_code, "
+    "diagnostic, skipped_frames, violations, recovery_reason, policy, unattended, prompt_ref, "
+    "response_ref, created_at, started_at, ended_at, updated_at, owner"
+)
+
+
+class RunRecords(StoreDatabase):
+    """Runs: create, read, list, status transitions, session and prompt reference. Mixed into :class:`baton.store.Store`."""
+
+    def create_run(
+        self,
+        prompt_text: str,
+        *,
+        session_id: str | None = None,
+        server_instance_id: str | None = None,
+        policy: str = "ask",
+        unattended: bool = False,
+        status: RunStatus = "QUEUED",
+        run_id: str | None = None,
+    ) -> Run:
+        """Record a new run. ``prompt_text`` must already be redacted (it is checked again)."""
+        check_in(status, RUN_STATUSES, "run status")
+        check_initial_status(status)
+        if len(prompt_text) > MAX_PROMPT_CHARS:
+            raise UsageError(
+                f"the prompt is {len(prompt_text)} characters; the bound is {MAX_PROMPT_CHARS}"
+            )
+        run_id = run_id or new_id("run")
+        now = self._now()
+        with self._tx() as conn:
+            conn.execute(
+                "INSERT INTO runs (id, session_id, server_instance_id, status, prompt_text, "
+                "policy, unattended, created_at, updated_at, owner) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    run_id,
+                    session_id,
+                    server_instance_id,
+                    status,
+                    self._text(prompt_text, MAX_PROMPT_CHARS),
+                    check_name(policy, "policy"),
+                    int(unattended),
+                    now,
+                    now,
+                    self.owner,
+                ),
+            )
+        return self.get_run(run_id)
+
+    def get_run(self, run_id: str) -> Run:
+        """The run ``run_id``; RecordNotFound if there is none."""
+        run = self.find_run(run_id)
+        if run is None:
+            raise RecordNotFound(f"no run {run_id!r}")
+        return run
+
+    def find_run(self, run_id: str) -> Run | None:
+        """The run ``run_id``, or None."""
+        row = self._conn.execute(
+            f"SELECT {RUN_COLUMNS} FROM runs WHERE id = ?", (run_id,)
+        ).fetchone()
+        return None if row is None else _run(row)
+
+    def list_runs(
+        self,
+        *,
+        status: OneOrMany[RunStatus] | None = None,
+        session_id: str | None = None,
+        limit: int = MAX_LIST_ROWS,
+    ) -> list[Run]:
+        """Runs, newest first, optionally only in ``status`` (one or several) or of a session."""
+        sql = f"SELECT {RUN_COLUMNS} FROM runs WHERE 1 = 1"
+        args: list[Any] = []
+        statuses = expected_set(status)
+        if statuses is not None:
+            sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
+            args.extend(sorted(statuses))
+        if session_id is not None:
+            sql += " AND session_id = ?"
+            args.append(session_id)
+        sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
+        args.append(max(0, min(limit, MAX_LIST_ROWS)))
+        return [_run(row) for row in self._conn.execute(sql, args)]
+
+    def runs_for_server(
+        self, server_instance_id: str, *, status: OneOrMany[RunStatus] | None = None
+    ) -> list[Run]:
+        """Runs on one server instance, oldest first (e.g. the active ones to fence on loss)."""
+        sql = f"SELECT {RUN_COLUMNS} FROM runs WHERE server_instance_id = ?"
+        args: list[Any] = [server_instance_id]
+        statuses = expected_set(status)
+        if statuses is not None:
+            sql += f" AND status IN ({', '.join('?' for _ in statuses)})"
+            args.extend(sorted(statuses))
+        sql += f" ORDER BY created_at, id LIMIT {MAX_LIST_ROWS}"
+        return [_run(row) for row in self._conn.execute(sql, args)]
+
+    async def update_run_status(
+        self,
+        run_id: str,
+        status: RunStatus,
+        *,
+        expected: OneOrMany[RunStatus] | None = None,
+        stop_reason: str | None = None,
+        error_code: str | None = None,
+        diagnostic: str | None = None,
+        recovery_reason: str | None = None,
+        server_instance_id: str | None = None,
+        skipped_frames: int | None = None,
+        violations: int | None = None,
+        response_ref: JournalRef | None = None,
+    ) -> Run:
+        """Move a run to ``status``, compare-and-set on ``expected``; other fields are set when
+        given. ``response_ref`` (the prompt's answer) is flushed from the journal first.
+
+        Raises StoreConflict when the run is not in ``expected``, and its subclass
+        RunStatusTransitionInvalid when :data:`~baton.store.run_status.RUN_STATUS_TRANSITIONS`
+        has no edge from the run's status to ``status`` (a final status has none).
+        STARTING and later set ``started_at``; the ended statuses set ``ended_at``.
+        """
+        check_in(status, RUN_STATUSES, "run status")
+        allowed = expected_set(expected)
+        await self._publish([response_ref])
+        now = self._now()
+        with self._tx() as conn:
+            row = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise RecordNotFound(f"no run {run_id!r}")
+            current = row[0]
+            check_run_transition(run_id, current, status)
+            if allowed is not None and current not in allowed:
+                raise StoreConflict(
+                    f"run {run_id} is {current}, not {' or '.join(sorted(allowed))}"
+                )
+            started = now if status not in ("QUEUED",) else None
+            ended = now if status in ENDED_RUN_STATUSES else None
+            conn.execute(
+                "UPDATE runs SET status = ?, updated_at = ?, "
+                "stop_reason = COALESCE(?, stop_reason), error_code = COALESCE(?, error_code), "
+                "diagnostic = COALESCE(?, diagnostic), "
+                "recovery_reason = COALESCE(?, recovery_reason), "
+                "server_instance_id = COALESCE(?, server_instance_id), "
+                "skipped_frames = COALESCE(?, skipped_frames), "
+                "violations = COALESCE(?, violations), "
+                "response_ref = COALESCE(?, response_ref), "
+                "started_at = COALESCE(started_at, ?), ended_at = COALESCE(ended_at, ?) "
+                "WHERE id = ?",
+                (
+                    status,
+                    now,
+                    self._text(stop_reason, MAX_NAME_CHARS),
+                    self._text(error_code, MAX_NAME_CHARS),
+                    self._text(diagnostic),
+                    self._text(recovery_reason),
+                    server_instance_id,
+                    skipped_frames,
+                    violations,
+                    ref_text(response_ref),
+                    started,
+                    ended,
+                    run_id,
+                ),
+            )
+        return self.get_run(run_id)
+
+    def set_run_session(
+        self, run_id: str, *, session_id: str, server_instance_id: str | None = None
+    ) -> Run:
+        """Attach a run to its session (and server instance, when given) once they are known."""
+        with self._tx() as conn:
+            updated = conn.execute(
+                "UPDATE runs SET session_id = ?, "
+                "server_instance_id = COALESCE(?, server_instance_id), updated_at = ? "
+                "WHERE id = ?",
+                (session_id, server_instance_id, self._now(), run_id),
+            ).rowcount
+        if updated == 0:
+            raise RecordNotFound(f"no run {run_id!r}")
+        return self.get_run(run_id)
+
+    async def set_run_prompt_ref(self, run_id: str, prompt_ref: JournalRef) -> Run:
+        """Record the journal reference of the run's session/prompt request (flushed first)."""
+        await self._publish([prompt_ref])
+        with self._tx() as conn:
+            updated = conn.execute(
+                "UPDATE runs SET prompt_ref = ?, updated_at = ? WHERE id = ?",
+                (ref_text(prompt_ref), self._now(), run_id),
+            ).rowcount
+        if updated == 0:
+            raise RecordNotFound(f"no run {run_id!r}")
+        return self.get_run(run_id)
+
+
+def _run(row: Sequence[Any]) -> Run:
+    return Run(
+        id=row[0],
+        session_id=row[1],
+        server_instance_id=row[2],
+        status=cast(RunStatus, row[3]),
+        stop_reason=row[4],
+        prompt_text=row[5],
+        error_code=row[6],
+        diagnostic=row[7],
+        skipped_frames=row[8],
+        violations=row[9],
+        recovery_reason=row[10],
+        policy=row[11],
+        unattended=bool(row[12]),
+        prompt_ref=ref_value(row[13]),
+        response_ref=ref_value(row[14]),
+        created_at=row[15],
+        started_at=row[16],
+        ended_at=row[17],
+        updated_at=row[18],
+        owner=row[19],
+    )
