@@ -82,7 +82,8 @@ class StreamRedactor:
             raise ConfigurationError(
                 f"the stream carry bound must be a positive number of characters, got {max_carry!r}"
             )
-        self._secrets = secrets if secrets else None
+        # Kept even when empty: the set may grow while the stream runs (SecretValues.add).
+        self._secrets = secrets
         self._max_carry = max_carry
         self._carry = ""
         # Characters whose arrival can release the carry (None: any whitespace).

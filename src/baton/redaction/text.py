@@ -172,6 +172,10 @@ def _assignments(text: str) -> Iterator[_Assignment]:
             continue
         start = head.end()
         key_start = head.start("key")
+        if head.group("sep") == ":" and key_start > 0 and text[key_start - 1] == "/":
+            # The last part of a path before a colon ("/etc/passwd: Permission denied", the
+            # way errors name files) is not a key; ``path/password=...`` still is one.
+            continue
         if (
             head.group("sep") == ":"
             and head.group("close") is None
