@@ -4,6 +4,7 @@ stream deltas at any points; PEM blocks (also streamed); no over-redaction of or
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import shape_tokens
@@ -225,3 +226,9 @@ def test_alphabets_match_their_regex() -> None:
         pattern = re.compile(alphabet.regex)
         assert all(pattern.fullmatch(c) for c in alphabet.chars)
         assert not any(pattern.fullmatch(c) for c in " \n\"';,()<>[]{}")
+
+
+def test_the_docs_list_every_shape() -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "redaction.md").read_text()
+    missing = [s.name for s in SHAPES if f"| {s.name} | `{s.prefix}` |" not in docs]
+    assert missing == []

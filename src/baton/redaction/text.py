@@ -1,23 +1,24 @@
 """Credential redaction in free text: stderr tails, non-JSON lines, every JSON string leaf.
 
-Rules, applied in this order (each is one precompiled regex pass):
+Rules, applied in this order (each is one precompiled pass):
 
 1. the exact :class:`~baton.redaction.secret_values.SecretValues`, longest first (done
    first, so no later rule can split a known secret and leave part of it behind);
-2. URL userinfo: ``https://user:pass@host`` becomes ``https://[REDACTED]@host``;
-3. ``Bearer <token>`` and ``Basic <token>`` (``Basic`` only when the token looks encoded, so
+2. PEM private-key blocks, BEGIN line through END line (or the end of the text);
+3. URL userinfo: ``https://user:pass@host`` becomes ``https://[REDACTED]@host``;
+4. ``Bearer <token>`` and ``Basic <token>`` (``Basic`` only when the token looks encoded, so
    "Basic Authentication" survives);
-4. ``key=value`` and ``key: value`` where the key is credential-like (``api_key=...``,
+5. ``key=value`` and ``key: value`` where the key is credential-like (``api_key=...``,
    ``"password": "..."``, ``--token=...``, ``GITHUB_TOKEN=...``), and ``Authorization:``,
    ``Proxy-Authorization:``, ``Cookie:`` and ``Set-Cookie:`` headers, whose value runs to the
    end of the line (or of the quoted string the header opens);
-5. well-known key shapes: ``sk-...``, ``sk-ant-...``, ``sk-proj-...``, ``gh[pousr]_...``,
-   ``github_pat_...``, ``AIza...``, ``AKIA...``/``ASIA...``, ``xox[baprs]-...``, and JWTs.
+6. the credential shapes of :mod:`baton.redaction.shapes`, AWS key id + secret pairs, and JWTs.
 
 Cost. Every pattern is free of nested or overlapping quantifiers, keys are at most
-:data:`MAX_KEY_CHARS` long, and a failed attempt can only rescan the run it started in, so
-redaction is linear in the length of the text. A cheap scan per rule skips the rules that
-cannot apply (most strings hold no ``:``, ``=``, ``@``, ``bearer`` or key prefix). Redaction is idempotent.
+:data:`MAX_KEY_CHARS` long, shape bodies are possessive single classes behind literal-first
+branches, and a failed attempt can only rescan a bounded stretch or the run it started in, so
+redaction is linear in the length of the text (docs/redaction.md gives the argument). A cheap
+scan per rule skips the rules that cannot apply. Redaction is idempotent.
 """
 
 from __future__ import annotations
