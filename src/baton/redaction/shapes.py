@@ -27,6 +27,7 @@ exactly ``min_body`` characters and one more). The work is at most
 from __future__ import annotations
 
 import re
+import string
 from dataclasses import dataclass
 from typing import Final
 
@@ -47,24 +48,22 @@ class Alphabet:
     chars: str
 
 
-def _alphabet(name: str, chars: str) -> Alphabet:
-    regex = "[" + "".join("\\" + c if c in "\\]^-[" else c for c in chars) + "]"
-    return Alphabet(name, regex, chars)
+def _alphabet(name: str, members: str) -> Alphabet:
+    """The alphabet whose regex class is ``[members]`` (ASCII only)."""
+    regex = f"[{members}]"
+    compiled = re.compile(regex)
+    return Alphabet(name, regex, "".join(c for c in map(chr, range(128)) if compiled.match(c)))
 
 
-_DIGITS: Final = "0123456789"
-_UPPER: Final = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-_LOWER: Final = "abcdefghijklmnopqrstuvwxyz"
-
-ALNUM: Final = _alphabet("alnum", _UPPER + _LOWER + _DIGITS)
-WORD: Final = _alphabet("word", _UPPER + _LOWER + _DIGITS + "_")
-WORD_DASH: Final = _alphabet("word-dash", _UPPER + _LOWER + _DIGITS + "_-")
-WORD_DASH_DOT: Final = _alphabet("word-dash-dot", _UPPER + _LOWER + _DIGITS + "_-.")
-HEX: Final = _alphabet("hex", _DIGITS + "abcdefABCDEF")
-UPPER_DIGIT: Final = _alphabet("upper-digit", _UPPER + _DIGITS)
-BASE64: Final = _alphabet("base64", _UPPER + _LOWER + _DIGITS + "+/=")
-BASE64_WORD: Final = _alphabet("base64-word", _UPPER + _LOWER + _DIGITS + "+/=_-")
-URL_PATH: Final = _alphabet("url-path", _UPPER + _LOWER + _DIGITS + "/_-")
+ALNUM: Final = _alphabet("alnum", "A-Za-z0-9")
+WORD: Final = _alphabet("word", "A-Za-z0-9_")
+WORD_DASH: Final = _alphabet("word-dash", r"A-Za-z0-9_\-")
+WORD_DASH_DOT: Final = _alphabet("word-dash-dot", r"A-Za-z0-9_\-.")
+HEX: Final = _alphabet("hex", "0-9a-fA-F")
+UPPER_DIGIT: Final = _alphabet("upper-digit", "A-Z0-9")
+BASE64: Final = _alphabet("base64", "A-Za-z0-9+/=")
+BASE64_WORD: Final = _alphabet("base64-word", r"A-Za-z0-9+/=_\-")
+URL_PATH: Final = _alphabet("url-path", r"A-Za-z0-9/_\-")
 
 ALPHABETS: Final = (
     ALNUM,
@@ -281,7 +280,7 @@ _RARE_FIRST: Final = "zqxjkvbpygfwmucldrhsnioate"
 def _anchor(prefix: str) -> int:
     """Index of the character a prefix's hint starts at: its first ``_``, ``-``, ``.`` or
     ``/``; else its first upper-case letter or digit; else its rarest letter in English."""
-    for chars in (_ANCHOR_CHARS, _UPPER + _DIGITS):
+    for chars in (_ANCHOR_CHARS, string.ascii_uppercase + string.digits):
         indexes = [i for i, c in enumerate(prefix) if c in chars]
         if indexes:
             return indexes[0]
