@@ -53,6 +53,15 @@ AZURE = [
     f"https://acct.blob.core.windows.net/c/b.txt?sv=2022-11-02&se=2030-01-01&sig={AZURE_SAS_SIG}",
 ]
 
+TELEGRAM_SECRET = "AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawQ"
+TELEGRAM = f"123456789:{TELEGRAM_SECRET}"
+AZURE_AD_SECRET = "Q~xYz0123456789abcdefghijklmnopqrstu"
+AZURE_AD = f"abc8{AZURE_AD_SECRET}"
+ATLAS_SECRET = "atlasv1.Zx81Qw72Er63Ty54Ui45Op36As27Df18Gh09JkLm0Nb9Vc8Xz7Lk6Jh5Gf4Ds3Ap2Qo1"
+ATLAS = f"Ab12Cd34Ef56Gh.{ATLAS_SECRET}"
+#: Tokens whose secret part follows a public one (the public part may stay).
+CONTEXT_TOKENS = [TELEGRAM, AZURE_AD, ATLAS]
+
 #: Secrets that are not a single shaped token: what must not appear once they were planted.
 OTHER_SECRETS: dict[str, str] = {
     "jwt": JWT,
@@ -65,18 +74,20 @@ OTHER_SECRETS: dict[str, str] = {
     "redis-password": REDIS_PASSWORD,
     "azure-account-key": AZURE_ACCOUNT_KEY,
     "azure-sas-signature": AZURE_SAS_SIG,
+    "telegram-bot-secret": TELEGRAM_SECRET,
+    "azure-ad-client-secret": AZURE_AD_SECRET,
+    "terraform-cloud-secret": ATLAS_SECRET,
 }
 
 #: Every planted secret (shaped tokens and the others), by name.
 ALL_SECRETS: dict[str, str] = {**TOKENS, **OTHER_SECRETS}
 
 
-#: Text that carries every secret: each shaped token separated by spaces, the AWS pair, the
-#: connection strings, the Azure strings and the JWT (the PEM block is planted separately: it
-#: spans lines).
 def planted_line() -> str:
-    """One line holding every planted secret but the PEM block."""
-    return " ".join([*TOKENS.values(), AWS_PAIR, JWT, *CONNECTION_STRINGS, *AZURE])
+    """One line holding every planted secret but the PEM block (which spans lines): each
+    shaped token, the AWS pair, the JWT, the connection strings, the Azure strings and the
+    context tokens, separated by spaces."""
+    return " ".join([*TOKENS.values(), AWS_PAIR, JWT, *CONNECTION_STRINGS, *AZURE, *CONTEXT_TOKENS])
 
 
 def hits(content: bytes) -> list[str]:

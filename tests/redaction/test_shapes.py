@@ -108,6 +108,17 @@ def test_a_generated_token_never_survives_text_streams_or_json(
     assert streamed == redact_text(text)
 
 
+@pytest.mark.parametrize("planted", shape_tokens.CONTEXT_TOKENS)
+def test_context_shapes_lose_their_secret_part(planted: str) -> None:
+    secret = next(v for v in shape_tokens.OTHER_SECRETS.values() if v in planted)
+    for text in (planted, f"x {planted}.", f'"{planted}"'):
+        out = redact_text(text)
+        assert secret not in out and secret[:10] not in out and REDACTED in out
+        assert redact_text(out) == out
+    for cut in range(1, len(planted)):
+        assert secret not in _stream(["got ", planted[:cut], planted[cut:], " ok"])
+
+
 # --- PEM private-key blocks ----------------------------------------------------------------
 
 KINDS = ["RSA ", "EC ", "DSA ", "OPENSSH ", "ENCRYPTED ", ""]

@@ -46,6 +46,13 @@ INPUTS: dict[str, str] = {
     "jwt-no-second-part": "eyJabcd.eyJ" + "a" * 50 + " ",
     "aws-pair-short": "AKIAQX7RZ2M4N6P8T3V5 " + "a" * 39 + "! ",
     "assignments": "password= token: a=b api_key ",
+    "context-anchors": "123456:AA"
+    + "a" * 20
+    + "abc8Q~"
+    + "b" * 20
+    + "A" * 14
+    + ".atlasv1."
+    + "c" * 50,
 }
 
 

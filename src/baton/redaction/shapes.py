@@ -170,11 +170,14 @@ SHAPES: Final[tuple[Shape, ...]] = (
     _s("slack-config-refresh", "xoxe-", WORD_DASH, 10),
     _s("slack-config-access", "xoxe.", WORD_DASH_DOT, 10),
     _s("slack-app-level", "xapp-", WORD_DASH, 10),
+    _s("slack-client", "xoxc-", WORD_DASH, 10),
+    _s("slack-cookie", "xoxd-", BASE64_WORD, 10),
     _s("slack-webhook", "hooks.slack.com/", URL_PATH, 20),
     _s("discord-webhook", "discord.com/api/webhooks/", URL_PATH, 20),
     # Google: API keys, OAuth access tokens.
     _s("google-api-key", "AIza", WORD_DASH, 30),
     _s("google-oauth-access", "ya29.", WORD_DASH_DOT, 20, boundary=True),
+    _s("google-oauth-client-secret", "GOCSPX-", WORD_DASH, 24),
     # AWS access key ids (the secret key's pair is matched by the assignment rules and by the
     # AWS pair pattern in text.py).
     _s("aws-access-key-id", "AKIA", UPPER_DIGIT, 16, boundary=True, exact=True),

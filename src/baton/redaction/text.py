@@ -92,10 +92,20 @@ _AWS_PAIR: Final = r"A(?<![A-Za-z0-9].)(?:KIA|SIA)[A-Z0-9]{16}[\s\"',:;=|]{1,8}+
 _JWT: Final = (
     r"e(?<![A-Za-z0-9_\-].)yJ[A-Za-z0-9_\-]{4,}+\.eyJ[A-Za-z0-9_\-]{4,}+\.[A-Za-z0-9_\-]*+"
 )
-_SHAPES_RE: Final = re.compile(f"{_AWS_PAIR}|{SHAPES_PATTERN}|{_JWT}")
+# Shapes whose secret part follows a non-secret part, anchored on the literal between them (the
+# non-secret part before the anchor is left): a Telegram bot token's secret after the bot id and
+# its colon (``123456789:AA...``), an Azure AD client secret (``abc8Q~...``), and a Terraform
+# Cloud token (``<14>.atlasv1.<secret>``). Fixed-width look-behinds only.
+_CONTEXT_SHAPES: Final = (
+    r":(?<=[0-9]{6}:)AA[A-Za-z0-9_\-]{30,}+",
+    r"Q(?<=[A-Za-z0-9_~.]{3}[0-9]Q)~[A-Za-z0-9_~.\-]{30,}+",
+    r"\.(?<=[A-Za-z0-9]{14}\.)atlasv1\.[A-Za-z0-9_=\-]{60,}+",
+)
+_CONTEXT_HINTS: Final = r":AA|Q~|\.atlasv1\."
+_SHAPES_RE: Final = re.compile("|".join([_AWS_PAIR, SHAPES_PATTERN, _JWT, *_CONTEXT_SHAPES]))
 
 # Where a key shape may start (its head) or a JWT: a text without any holds no shape.
-_SHAPE_HINT_RE: Final = re.compile(f"{HINTS_PATTERN}|J(?<=eyJ)")
+_SHAPE_HINT_RE: Final = re.compile(f"{HINTS_PATTERN}|J(?<=eyJ)|{_CONTEXT_HINTS}")
 
 _TOKEN_CHARS_RE: Final = re.compile(r"[A-Za-z0-9_.\-+/=]*")
 _TRAILING_RUN_RE: Final = re.compile(r"\S*")
@@ -124,11 +134,11 @@ _AUTH_HINT_RE: Final = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr]|[Bb][Aa][Ss][Ii][Cc
 # assignments, headers and URLs, ``@``, the auth words, PEM BEGIN lines and the shape heads (one
 # scan; every branch starts with a literal). Every hint holds one of ``_HINT_CHARS``, whose
 # one-character scans are faster still, so text without any never reaches the alternation.
-_HINT_CHARS: Final = "".join(sorted(set(":=@BbJ" + HINT_CHARS)))
+_HINT_CHARS: Final = "".join(sorted(set(":=@BbJQ" + HINT_CHARS)))
 _HINT_CHAR_RE: Final = re.compile("[" + re.escape(_HINT_CHARS) + "]")
 _ANY_HINT_RE: Final = re.compile(
     r":|=|@|B(?:EGIN|[Ee][Aa][Rr][Ee][Rr]|[Aa][Ss][Ii][Cc])|b(?:[Ee][Aa][Rr][Ee][Rr]|[Aa][Ss][Ii][Cc])"
-    f"|{HINTS_PATTERN}|J(?<=eyJ)"
+    f"|{HINTS_PATTERN}|J(?<=eyJ)|{_CONTEXT_HINTS}"
 )
 
 _LINE_CLOSERS: Final = "\r\n"
@@ -327,8 +337,8 @@ def redact_text(text: str, secrets: SecretValues | None = None) -> str:
 _LONG_TEXT_CHARS: Final = 4096
 
 #: Characters one of which every match of ``_SHAPES_RE`` holds: the anchor character of each
-#: shape's prefix, and the ``J`` of a JWT's ``eyJ``.
-_SHAPE_CHARS: Final = tuple(sorted(set(HINT_CHARS + "J")))
+#: shape's prefix, the ``J`` of a JWT's ``eyJ``, and the anchors of the context shapes.
+_SHAPE_CHARS: Final = tuple(sorted(set(HINT_CHARS + "J:Q.")))
 
 
 def _may_hold_auth_word(text: str) -> bool:
