@@ -16,8 +16,8 @@ just before it), so ``task-force-...`` or ``monkey-...`` stay. Distinctive prefi
 ``glpat-``, ``AKIA`` and the like) match anywhere, so a token glued to a word is still found.
 
 Linear time. :data:`SHAPES_PATTERN` is one alternation in which every branch starts with a
-literal character (the regex engine then skips, in C, every position whose character starts no
-prefix, and tries a branch only where its first character matches); each body is one character
+literal character, grouped by that character (the regex engine then skips, in C, every
+position whose character starts no prefix, and tries one group where one does); each body is one character
 class under a possessive quantifier, so a failed attempt reads at most ``min_body`` characters
 past its prefix and a successful one consumes everything it read (an ``exact`` body reads
 exactly ``min_body`` characters and one more). The work is at most
@@ -271,7 +271,7 @@ def _check(shapes: tuple[Shape, ...]) -> None:
 
 _check(SHAPES)
 
-#: Characters a hint may be anchored on (see :meth:`Shape.hint`): rare in prose, common in
+#: Characters a hint may be anchored on (see :func:`hint_branch`): rare in prose, common in
 #: credential prefixes.
 _ANCHOR_CHARS: Final = "_-./"
 
@@ -311,9 +311,6 @@ def _grouped(branches: list[tuple[str, str]]) -> str:
     )
 
 
-#: The first character of every shape's prefix (a text without any of them holds no shape).
-FIRST_CHARS: Final = "".join(sorted({shape.prefix[0] for shape in SHAPES}))
-
 #: The anchor character of every shape's prefix (a text without any of them holds no shape).
 HINT_CHARS: Final = "".join(sorted({shape.prefix[_anchor(shape.prefix)] for shape in SHAPES}))
 
@@ -324,11 +321,3 @@ SHAPES_PATTERN: Final = _grouped([(shape.prefix[0], shape.after_first()) for sha
 #: holds no shape. Most prose has none of the anchors' characters next to the rest of a
 #: prefix, so this scan is cheap where the full pattern would try a branch at every letter.
 HINTS_PATTERN: Final = _grouped([hint_branch(shape.prefix) for shape in SHAPES])
-
-
-def shape_by_name(name: str) -> Shape:
-    """The shape called ``name`` (KeyError when there is none)."""
-    for shape in SHAPES:
-        if shape.name == name:
-            return shape
-    raise KeyError(name)
