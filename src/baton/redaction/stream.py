@@ -27,9 +27,10 @@ import re
 from typing import Final
 
 from baton.errors import ConfigurationError
-from baton.redaction.markers import REDACTED, UNRESOLVED_SECRET_MARKER
+from baton.redaction.markers import PRIVATE_KEY_MARKER, REDACTED, UNRESOLVED_SECRET_MARKER
 from baton.redaction.secret_values import SecretValues
 from baton.redaction.text import (
+    PEM_CLOSERS,
     Span,
     credential_spans,
     may_hold_credential,
@@ -198,7 +199,8 @@ class StreamRedactor:
         self._carry = ""
         self._wake = None
         self._next_scan = 0
-        return REDACTED
+        # An open PEM block is the only construct that waits for a dash.
+        return PRIVATE_KEY_MARKER if self._mask_closers == PEM_CLOSERS else REDACTED
 
     def _skip_masked(self, delta: str) -> str:
         """Drop the masked part of ``delta``; return what follows it (empty if all is masked)."""

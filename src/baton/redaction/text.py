@@ -126,6 +126,8 @@ _PEM_END_RE: Final = re.compile(
 _PEM_PENDING_RE: Final = re.compile(r"(?:-{1,5} ?)?BEGIN(?: [A-Z0-9 ]{0,48})?\Z")
 #: How far back from the end of a text a BEGIN line still arriving is looked for.
 _PEM_PENDING_WINDOW: Final = 64
+#: What can close an open PEM block in a stream: its END line starts (and ends) with dashes.
+PEM_CLOSERS: Final = "-"
 
 # Cheap scan that tells whether the auth rule can apply at all (one pass without backtracking).
 _AUTH_HINT_RE: Final = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr]|[Bb][Aa][Ss][Ii][Cc]")
@@ -303,7 +305,7 @@ def _private_key_spans(text: str) -> Iterator[Span]:
     until a dash (its END line) arrives; a BEGIN line still arriving holds too."""
     last_end = 0
     for start, end, closed in _private_key_blocks(text):
-        yield Span(start, end, None if closed else "-")
+        yield Span(start, end, None if closed else PEM_CLOSERS)
         last_end = end
     tail = max(last_end, len(text) - _PEM_PENDING_WINDOW)
     pending = _PEM_PENDING_RE.search(text, tail)
