@@ -75,3 +75,17 @@ async def test_the_library_event_stream_is_redacted(tmp_path: Path) -> None:
     dumped = b"\n".join(event.to_json() for event in events)
     assert TOKEN.encode() not in dumped and EXACT.encode() not in dumped
     assert dumped.count(REDACTED.encode()) >= 6
+
+
+def test_a_tool_title_or_command_cut_to_its_bound_keeps_no_head_of_a_secret() -> None:
+    from baton.redaction import redact_text
+    from baton.runtime.turns.turn import _tool_call_view
+
+    secrets = SecretValues([EXACT])
+    # The secrets straddle the 512-character title bound and the 1024-character command bound.
+    title = "t" * 505 + " " + EXACT
+    command = "c" * 1015 + " " + TOKEN
+    state = {"toolCallId": "call_1", "title": title, "rawInput": {"command": command}}
+    view = _tool_call_view(state, lambda text: redact_text(text, secrets))
+    assert len(view["title"]) <= 512 and EXACT[:6] not in view["title"]
+    assert len(view["command"]) <= 1024 and TOKEN[:8] not in view["command"]
