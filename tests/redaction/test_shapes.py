@@ -149,6 +149,19 @@ def test_an_unterminated_block_is_redacted_to_the_end() -> None:
     assert redact_text(text) == f"key:\n{PRIVATE_KEY_MARKER}"
 
 
+def test_a_text_that_starts_inside_a_block_loses_the_body_before_its_end_line() -> None:
+    # A bounded tail (stderr, a window) whose BEGIN line was cut off.
+    body = "\n".join(shape_tokens.PEM_BODY)
+    for head in (body[7:], body[40:]):
+        text = f"{head}\n-----END RSA PRIVATE KEY-----\nexit 1"
+        assert redact_text(text) == f"{PRIVATE_KEY_MARKER}\nexit 1"
+    text = f"reading key\n{body}\n-----END PRIVATE KEY-----"
+    assert redact_text(text) == f"reading key\n{PRIVATE_KEY_MARKER}"
+    # A mention of an END line is not a key.
+    for text in ("the file ends with -----END PRIVATE KEY-----.", "-----END RSA PRIVATE KEY-----"):
+        assert redact_text(text) == text
+
+
 def test_public_material_is_kept() -> None:
     for text in (
         "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----",

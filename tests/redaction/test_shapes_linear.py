@@ -43,6 +43,7 @@ INPUTS: dict[str, str] = {
     "body-runs": "".join((s.body.chars * 4)[:120] + "!" for s in SHAPES),
     "pem-begin-without-end": "-----BEGIN RSA PRIVATE KEY-----\nMIIE ",
     "pem-begin-words": "BEGIN A B C PRIVATE ",
+    "pem-end-lines": "QUJDRA" * 10 + "\n-----END PRIVATE KEY-----\n-----END RSA PRIVATE KEY ",
     "jwt-no-second-part": "eyJabcd.eyJ" + "a" * 50 + " ",
     "aws-pair-short": "AKIAQX7RZ2M4N6P8T3V5 " + "a" * 39 + "! ",
     "assignments": "password= token: a=b api_key ",

@@ -126,6 +126,11 @@ _PEM_END_RE: Final = re.compile(
 _PEM_PENDING_RE: Final = re.compile(r"(?:-{1,5} ?)?BEGIN(?: [A-Z0-9 ]{0,48})?\Z")
 #: How far back from the end of a text a BEGIN line still arriving is looked for.
 _PEM_PENDING_WINDOW: Final = 64
+# Key-body lines (base64 and line breaks) right before an END line that has no BEGIN line.
+_PEM_BODY_RE: Final = re.compile(r"[A-Za-z0-9+/=\r\n]*")
+#: Fewest body characters before a lone END line that make it the end of a key whose BEGIN line
+#: was cut off. Fewer are a mention of an END line in text, not a key body.
+MIN_ORPHAN_PEM_BODY_CHARS: Final = 16
 #: What can close an open PEM block in a stream: its END line starts (and ends) with dashes.
 PEM_CLOSERS: Final = "-"
 
@@ -273,10 +278,24 @@ def _userinfo(match: re.Match[str]) -> str:
 
 def _private_key_blocks(text: str) -> Iterator[tuple[int, int, bool]]:
     """Every PEM private-key block in ``text``: ``(start, end, closed)``; an unclosed block runs
-    to the end of the text. One scan: each search starts where the previous block ended."""
+    to the end of the text. A text that starts inside a block (a tail whose BEGIN line was cut
+    off) has an END line with no BEGIN before it: the key-body lines right before it (at least
+    :data:`MIN_ORPHAN_PEM_BODY_CHARS` base64 characters and line breaks) and the END line form a
+    block too. One scan: each search starts where the previous one ended."""
     position = 0
     while True:
         begin = _PEM_BEGIN_RE.search(text, position)
+        limit = len(text) if begin is None else begin.start()
+        for orphan in _PEM_END_RE.finditer(text, position, limit):
+            body = _reversed_match_length(_PEM_BODY_RE, text[position : orphan.start()])
+            if body >= MIN_ORPHAN_PEM_BODY_CHARS:
+                start = orphan.start() - body
+                if start > 0 and text[start - 1] not in "\r\n":
+                    # The run began inside a line of text: the body starts on the next line.
+                    line = text.find("\n", start, orphan.start())
+                    start = line + 1 if line >= 0 else start
+                yield start, orphan.end(), True
+            position = orphan.end()
         if begin is None:
             return
         end = _PEM_END_RE.search(text, begin.end())
@@ -321,7 +340,7 @@ def redact_text(text: str, secrets: SecretValues | None = None) -> str:
     """
     if secrets:
         text = secrets.mask(text)
-    if "BEGIN" in text:
+    if "PRIVATE KEY" in text:
         text = _redact_private_keys(text)
     if "@" in text and "://" in text:
         text = _URL_USERINFO_RE.sub(_userinfo, text)
@@ -370,7 +389,7 @@ def credential_spans(text: str) -> list[Span]:
     spaces (its separator may be in the next delta).
     """
     spans: list[Span] = []
-    if "BEGIN" in text:
+    if "BEGIN" in text or "PRIVATE KEY" in text:
         spans.extend(_private_key_spans(text))
     if "@" in text and "://" in text:
         spans.extend(Span(m.start(), m.end()) for m in _URL_USERINFO_RE.finditer(text))
