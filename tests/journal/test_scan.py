@@ -3,14 +3,16 @@
 Two scripted turns run over a real Connection with the JournalTap: the prompts, the profile's
 environment (its sensitive values, MCP env and headers) and the agent's output (stream deltas,
 a secret split across two deltas, tool calls, a permission request, a garbage line, an error)
-carry 20 planted credentials of every shape redaction knows. Baton's records of the turns go to
-the run store. Then every byte of every file under the data directory is searched for each
+carry 20 planted credentials, plus one token of every shape in the redaction table, a PEM
+private key streamed in 20-character deltas, JWTs, connection strings and Azure keys. Baton's
+records of the turns go to the run store. Then every byte of every file under the data directory is searched for each
 credential: zero hits. (The runtime's own end-to-end scan covers its stream buffers.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +21,10 @@ import orjson
 from baton.connection import Connection, InboundRequest, memory_pipe
 from baton.journal import Journal, JournalRef, JournalTap, SecretValues
 from baton.store import NewItem, Store
+
+# The planted credentials of every shape the redaction table knows (tests/redaction).
+sys.path.insert(0, str(Path(__file__).parents[1] / "redaction"))
+import shape_tokens
 
 WAIT = 10.0
 
@@ -80,6 +86,15 @@ FREE_TEXT = (
     f"clone https://deploy:{URL_PASSWORD}@git.example.com/r.git; Cookie: sid={COOKIE}; "
     f"env {ENV_VALUE_A} {ENV_VALUE_B}"
 )
+#: One token of every shape in the table, and the other shapes (AWS pair, JWT, connection
+#: strings, Azure keys), planted beside the 20 above.
+EVERY_SHAPE = shape_tokens.planted_line()
+
+
+def _pem_deltas() -> list[str]:
+    """The PEM block cut every 20 characters (BEGIN line, body and END line split)."""
+    text = f"key:\n{shape_tokens.PEM}\n"
+    return [text[i : i + 20] for i in range(0, len(text), 20)]
 
 
 def _update(session: str, update: dict[str, Any]) -> bytes:
@@ -134,6 +149,28 @@ async def _agent(
                     {
                         "sessionUpdate": "agent_message_chunk",
                         "content": {"type": "text", "text": SPLIT_SECRET[13:]},
+                    },
+                    {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": f" {EVERY_SHAPE}\n"},
+                    },
+                    *(
+                        {
+                            "sessionUpdate": "agent_message_chunk",
+                            "content": {"type": "text", "text": part},
+                        }
+                        for part in _pem_deltas()
+                    ),
+                    {
+                        "sessionUpdate": "plan",
+                        "entries": [
+                            {"content": token, "status": "pending", "priority": "low"}
+                            for token in shape_tokens.TOKENS.values()
+                        ],
+                    },
+                    {
+                        "sessionUpdate": "agent_thought_chunk",
+                        "content": {"type": "text", "text": EVERY_SHAPE},
                     },
                     {
                         "sessionUpdate": "tool_call",
@@ -251,7 +288,8 @@ async def test_no_planted_credential_reaches_any_durable_file(tmp_path: Path) ->
         server_instance_id=server_record.id,
         provider_session_id=session["sessionId"],
     )
-    for number, prompt_text in enumerate((f"first: {FREE_TEXT}", f"second: {FREE_TEXT}")):
+    prompts = (f"first: {FREE_TEXT} {EVERY_SHAPE}", f"second: {FREE_TEXT}\n{shape_tokens.PEM}")
+    for number, prompt_text in enumerate(prompts):
         run = store.create_run(
             prompt_text, session_id=db_session.id, server_instance_id=server_record.id
         )
@@ -323,6 +361,7 @@ async def test_no_planted_credential_reaches_any_durable_file(tmp_path: Path) ->
     assert {r.metadata.kind for r in records} == {"request", "notification", "response", "skipped"}
     assert len(answers) == 2
     assert SPLIT_SECRET in "".join(streamed)  # the live stream carried it
+    assert shape_tokens.PEM in "".join(streamed) and EVERY_SHAPE in "".join(streamed)
 
     hits = []
     files = [path for path in data.rglob("*") if path.is_file()]
@@ -332,4 +371,5 @@ async def test_no_planted_credential_reaches_any_durable_file(tmp_path: Path) ->
         for planted in PLANTED:
             if planted.encode() in content:
                 hits.append((path.name, planted))
+        hits.extend((path.name, name) for name in shape_tokens.hits(content))
     assert hits == []

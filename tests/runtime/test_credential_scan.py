@@ -3,9 +3,15 @@ planted credentials; afterwards no file under the data directory contains any of
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
+import subprocess
 import sys
 from pathlib import Path
+
+import orjson
+import pytest
 
 from baton.runtime.runtime import RunRequest, Runtime
 
@@ -105,4 +111,117 @@ async def test_no_planted_credential_reaches_any_durable_file(tmp_path: Path) ->
         for secret in PLANTED:
             if secret.encode() in content:
                 hits.append((path.name, secret[:12]))
+    assert hits == []
+
+
+# --- every shape, through the `baton` command, both output formats ---------------------------
+
+sys.path.insert(0, str(Path(__file__).parents[1] / "redaction"))
+
+import shape_tokens  # noqa: E402
+
+# Exact values Baton was given: an --env value and two MCP server env values (--tools). None
+# has a shape: only the exact-match set can remove them.
+CLI_ENV_VALUE = "harbor-quartz-6161-willow-ember"
+TOOLS_VALUE_A = "orchid-signal-4410-tundra-maple"
+TOOLS_VALUE_B = "saffron-delta-9032-granite-pine"
+EXACT = {"env": CLI_ENV_VALUE, "tools-a": TOOLS_VALUE_A, "tools-b": TOOLS_VALUE_B}
+
+
+def _all_hits(content: bytes) -> list[str]:
+    found = shape_tokens.hits(content)
+    return found + [name for name, value in EXACT.items() if value.encode() in content]
+
+
+def _cli_script() -> str:
+    """A scripted-agent prompt that sends every planted secret through every output kind."""
+    line = f"{shape_tokens.planted_line()} {CLI_ENV_VALUE} {TOOLS_VALUE_A} {TOOLS_VALUE_B}"
+    commands = [f"echo {line}\\n", f"think {line}", f"title {line}"]
+    # Every shaped token split in two deltas (the cut inside its body), then the PEM block
+    # over one delta per line.
+    for secret in (*shape_tokens.TOKENS.values(), TOOLS_VALUE_A, CLI_ENV_VALUE):
+        half = len(secret) // 2 + 1
+        commands += [f"echo {secret[:half]}", f"echo {secret[half:]}\\n"]
+    pem = shape_tokens.PEM.split("\n")
+    commands += [f"echo {part}\\n" for part in pem]
+    commands.append(f"plan {' | '.join(shape_tokens.TOKENS.values())} | {TOOLS_VALUE_B}")
+    commands.append(f"shell deploy {line}")
+    commands.append(f"write notes.txt {line}")
+    commands.append("stop end_turn")
+    return "; ".join(c.replace(";", "\\;") for c in commands)
+
+
+def _wrapper(tmp_path: Path) -> Path:
+    """An agent command that writes every planted secret to its stderr, then runs the scripted
+    agent (or, given ``die``, exits before answering: the stderr tail then goes to the server
+    record's diagnostics)."""
+    script = tmp_path / "agent.sh"
+    stderr_line = f"{shape_tokens.planted_line()} {TOOLS_VALUE_A} {CLI_ENV_VALUE}"
+    pem = shape_tokens.PEM.replace("\n", "\\n")
+    script.write_text(
+        "#!/bin/sh\n"
+        f"printf '%s\\n' '{stderr_line}' >&2\n"
+        f"printf '%b\\n' '{pem}' >&2\n"
+        'if [ "$1" = die ]; then read -r line; exit 3; fi\n'
+        f'exec {sys.executable} -m baton.agents.scripted "$@"\n'
+    )
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.parametrize("fmt", ["json", "text"])
+def test_every_shape_stays_out_of_the_data_dir_and_the_cli_output(tmp_path: Path, fmt: str) -> None:
+    home = tmp_path / "home"
+    work = tmp_path / "work"
+    work.mkdir()
+    tools = tmp_path / "tools.json"
+    tools.write_text(
+        orjson.dumps(
+            {
+                "mcpServers": [
+                    {
+                        "name": "search",
+                        "command": sys.executable,
+                        "args": ["--stdio"],
+                        "env": {"SEARCH_TOKEN": TOOLS_VALUE_A, "SEARCH_INDEX": TOOLS_VALUE_B},
+                    }
+                ]
+            }
+        ).decode()
+    )
+    agent = _wrapper(tmp_path)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "BATON_HOME": str(home),
+        "SCAN_ENV": CLI_ENV_VALUE,
+    }
+    common = ["--format", fmt, "--tools", str(tools), "--env", "SCAN_ENV", "--cwd", str(work)]
+    done = subprocess.run(
+        [sys.executable, "-m", "baton.cli.main", "run", "--agent-command", str(agent),
+         "--policy", "full", "--allow-unattended", *common, _cli_script()],
+        capture_output=True, timeout=120, cwd=str(tmp_path), env=env,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    died = subprocess.run(
+        [sys.executable, "-m", "baton.cli.main", "run", "--agent-command", f"{agent} die",
+         *common, f"echo {TOOLS_VALUE_A}"],
+        capture_output=True, timeout=120, cwd=str(tmp_path), env=env,
+    )  # fmt: skip
+    assert died.returncode != 0
+    # The turns really carried the secrets through every kind of output (not vacuous).
+    output = done.stdout + done.stderr
+    assert output.count(b"[REDACTED") >= len(shape_tokens.TOKENS)
+    assert b"[REDACTED PRIVATE KEY]" in output
+    with contextlib.closing(sqlite3.connect(home / "baton.sqlite3")) as db:
+        tails = [row[0] or "" for row in db.execute("SELECT diagnostics FROM server_instances")]
+    assert any("[REDACTED PRIVATE KEY]" in tail for tail in tails)  # the agent's stderr
+    if fmt == "json":
+        kinds = {orjson.loads(line)["type"] for line in done.stdout.splitlines()}
+        assert {"text", "thought", "plan", "tool_call", "session_info", "permission"} <= kinds
+    files = [p for p in home.rglob("*") if p.is_file()]
+    assert any(p.suffix == ".ndjson" or "journal" in str(p) for p in files), files
+    hits = [(p.name, name) for p in files for name in _all_hits(p.read_bytes())]
+    hits += [("stdout", n) for n in _all_hits(done.stdout + died.stdout)]
+    hits += [("stderr", n) for n in _all_hits(done.stderr + died.stderr)]
     assert hits == []

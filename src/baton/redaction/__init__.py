@@ -14,6 +14,7 @@ See docs/redaction.md for the rules.
 from baton.redaction.frames import SESSION_UPDATE_METHOD, redact_frame_message
 from baton.redaction.markers import (
     MALFORMED_FRAME_MARKER,
+    PRIVATE_KEY_MARKER,
     REDACTED,
     STREAM_CONTENT_MARKER,
     UNRESOLVED_SECRET_MARKER,
@@ -34,6 +35,7 @@ __all__ = [
     "MAX_STREAM_CREDENTIAL_CARRY_BYTES",
     "MIN_SECRET_CHARS",
     "MIN_UNRESOLVED_PREFIX_CHARS",
+    "PRIVATE_KEY_MARKER",
     "REDACTED",
     "SESSION_UPDATE_METHOD",
     "STREAM_CONTENT_MARKER",

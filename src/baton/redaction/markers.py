@@ -25,3 +25,7 @@ MALFORMED_FRAME_MARKER: Final = "[REDACTED MALFORMED ACP FRAME]"
 #: What the held end of a stream becomes when it may be the beginning of a credential that never
 #: completed (a prefix of a known secret, or a token of a well-known key shape cut short).
 UNRESOLVED_SECRET_MARKER: Final = "[REDACTED UNRESOLVED CREDENTIAL PREFIX]"
+
+#: Replaces a PEM private-key block, from its BEGIN line through its END line (or through the
+#: end of the text when the END line never came).
+PRIVATE_KEY_MARKER: Final = "[REDACTED PRIVATE KEY]"

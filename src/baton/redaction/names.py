@@ -30,6 +30,7 @@ CREDENTIAL_NAMES: Final = frozenset(
         "passphrase",
         "pwd",
         "setcookie",
+        "sig",  # an Azure shared access signature (``...&sig=...`` in a SAS URL)
     }
 )
 
@@ -52,6 +53,8 @@ CREDENTIAL_SUFFIXES: Final = (
     "sessionkey",
     "signingkey",
     "encryptionkey",
+    "accountkey",  # Azure storage connection strings (``AccountKey=...;``)
+    "sharedaccesskey",  # Azure Service Bus / Event Hubs (``SharedAccessKey=...;``)
 )
 
 #: Normalized header names whose value runs to the end of the line in text (``Authorization:

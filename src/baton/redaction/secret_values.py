@@ -1,7 +1,8 @@
 """The exact sensitive values (a profile's credentials) that redaction removes wherever they occur.
 
 Pattern rules catch credentials by shape; these are the values Baton *knows* are secret, such
-as the ``ANTHROPIC_API_KEY`` the agent was launched with, matched exactly. Every occurrence of
+as the ``ANTHROPIC_API_KEY`` the agent was launched with or the ``env`` values of the MCP
+servers it declared to the agent, matched exactly. Every occurrence of
 every value is masked, overlapping ones included: the characters covered by any occurrence are
 replaced as one :data:`~baton.redaction.markers.REDACTED` span, so a value that contains
 another, or two values that overlap, never leave a fragment of either in the output.
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Final
 from urllib.parse import quote
 
@@ -52,67 +54,102 @@ def _variants(value: str) -> set[str]:
     return variants
 
 
+@dataclass(frozen=True, slots=True)
+class _State:
+    """One consistent snapshot of a :class:`SecretValues` (replaced whole by ``add``)."""
+
+    values: tuple[str, ...]
+    periods: tuple[int, ...]
+    shortest: int
+    has_whitespace: bool
+
+
+def _state(unique: set[str]) -> _State:
+    ordered = sorted(unique, key=lambda v: (-len(v), v))
+    return _State(
+        tuple(ordered),
+        tuple(_period(v) for v in ordered),
+        len(ordered[-1]) if ordered else 0,
+        any(any(c.isspace() for c in v) for v in ordered),
+    )
+
+
+def _spellings(values: Iterable[str]) -> set[str]:
+    unique: set[str] = set()
+    for value in values:
+        if not isinstance(value, str):
+            raise ConfigurationError(f"secret values must be strings, got a {type(value).__name__}")
+        unique.update(v for v in _variants(value) if len(v) >= MIN_SECRET_CHARS)
+    return unique
+
+
 class SecretValues:
-    """An immutable set of exact sensitive values, longest first.
+    """A grow-only set of exact sensitive values, longest first.
 
     Values shorter than :data:`MIN_SECRET_CHARS` are dropped, duplicates are merged, and each
     value also contributes its stripped, JSON-escaped and percent-encoded spellings. The object
     never reveals its values in ``repr``.
+
+    Values can be added (:meth:`add`), never removed: every holder of the object (a lane's
+    journal, its stream redactors, its records) sees the additions at once, so a value Baton
+    hands to the agent later (an MCP server's ``env``) is redacted everywhere from then on.
+    Each method reads one consistent snapshot, so an addition from another thread never tears
+    a pass.
     """
 
-    __slots__ = ("_has_whitespace", "_periods", "_shortest", "_values")
+    __slots__ = ("_state",)
 
-    def __init__(self, values: Iterable[str]) -> None:
-        unique: set[str] = set()
-        for value in values:
-            if not isinstance(value, str):
-                raise ConfigurationError(
-                    f"secret values must be strings, got a {type(value).__name__}"
-                )
-            unique.update(v for v in _variants(value) if len(v) >= MIN_SECRET_CHARS)
-        ordered = sorted(unique, key=lambda v: (-len(v), v))
-        self._values: tuple[str, ...] = tuple(ordered)
-        self._periods: tuple[int, ...] = tuple(_period(v) for v in ordered)
-        self._shortest = len(ordered[-1]) if ordered else 0
-        self._has_whitespace = any(any(c.isspace() for c in v) for v in ordered)
+    def __init__(self, values: Iterable[str] = ()) -> None:
+        self._state = _state(_spellings(values))
+
+    def add(self, values: Iterable[str]) -> None:
+        """Add ``values`` (and their spellings) to the set; values already in it are ignored."""
+        new = _spellings(values)
+        state = self._state
+        if new <= set(state.values):
+            return
+        self._state = _state(new | set(state.values))
 
     def __bool__(self) -> bool:
         """True when at least one value is long enough to be matched."""
-        return bool(self._values)
+        return bool(self._state.values)
 
     def __len__(self) -> int:
         """The number of values matched (spelling variants included)."""
-        return len(self._values)
+        return len(self._state.values)
 
     def __iter__(self) -> Iterator[str]:
         """The values, longest first."""
-        return iter(self._values)
+        return iter(self._state.values)
 
     def __repr__(self) -> str:
-        return f"SecretValues(<{len(self._values)} values>)"
+        return f"SecretValues(<{len(self._state.values)} values>)"
 
     def longest(self) -> int:
         """Length of the longest value (0 when there is none)."""
-        return len(self._values[0]) if self._values else 0
+        values = self._state.values
+        return len(values[0]) if values else 0
 
     @property
     def has_whitespace(self) -> bool:
         """True when some value contains whitespace (a stream must then re-check on any input)."""
-        return self._has_whitespace
+        return self._state.has_whitespace
 
     def occurs_in(self, text: str) -> bool:
         """True when some value occurs in ``text`` (so :meth:`mask` would change it)."""
-        if len(text) < self._shortest:
+        state = self._state
+        if len(text) < state.shortest:
             return False
-        return any(value in text for value in self._values)
+        return any(value in text for value in state.values)
 
     def mask(self, text: str) -> str:
         """Replace every character covered by an occurrence of any value with one marker per
         contiguous covered span."""
-        if len(text) < self._shortest:
+        state = self._state
+        if len(text) < state.shortest:
             return text
         spans: list[tuple[int, int]] = []
-        for value, period in zip(self._values, self._periods, strict=True):
+        for value, period in zip(state.values, state.periods, strict=True):
             start = text.find(value)
             size = len(value)
             while start >= 0:
@@ -141,7 +178,7 @@ class SecretValues:
         """Length of the longest end of ``text`` that is a proper beginning of some value (0 when
         none is): the part a stream must hold back until it knows how the value continues."""
         best = 0
-        for value in self._values:
+        for value in self._state.values:
             if len(value) - 1 <= best:
                 break  # values are longest first: no later one can beat ``best``
             window = text[-(len(value) - 1) :]
@@ -158,7 +195,7 @@ class SecretValues:
         """The smallest start of an occurrence of a value in ``text`` that begins before ``cut``
         and ends after it, or None."""
         found: int | None = None
-        for value in self._values:
+        for value in self._state.values:
             size = len(value)
             low = max(0, cut - size + 1)
             high = min(len(text), cut + size - 1)

@@ -27,9 +27,10 @@ import re
 from typing import Final
 
 from baton.errors import ConfigurationError
-from baton.redaction.markers import REDACTED, UNRESOLVED_SECRET_MARKER
+from baton.redaction.markers import PRIVATE_KEY_MARKER, REDACTED, UNRESOLVED_SECRET_MARKER
 from baton.redaction.secret_values import SecretValues
 from baton.redaction.text import (
+    PEM_CLOSERS,
     Span,
     credential_spans,
     may_hold_credential,
@@ -82,7 +83,8 @@ class StreamRedactor:
             raise ConfigurationError(
                 f"the stream carry bound must be a positive number of characters, got {max_carry!r}"
             )
-        self._secrets = secrets if secrets else None
+        # Kept even when empty: the set may grow while the stream runs (SecretValues.add).
+        self._secrets = secrets
         self._max_carry = max_carry
         self._carry = ""
         # Characters whose arrival can release the carry (None: any whitespace).
@@ -197,7 +199,8 @@ class StreamRedactor:
         self._carry = ""
         self._wake = None
         self._next_scan = 0
-        return REDACTED
+        # An open PEM block is the only construct that waits for a dash.
+        return PRIVATE_KEY_MARKER if self._mask_closers == PEM_CLOSERS else REDACTED
 
     def _skip_masked(self, delta: str) -> str:
         """Drop the masked part of ``delta``; return what follows it (empty if all is masked)."""

@@ -32,6 +32,7 @@ from baton.errors import (
     TransportClosed,
 )
 from baton.journal import Journal
+from baton.redaction import SecretValues
 from baton.runtime.agents.discovery import DiscoveryCache
 from baton.runtime.agents.launch import CUSTOM_PROFILE_ID, LaunchSpec, from_command, from_profile
 from baton.runtime.agents.profiles import BUILTIN_PROFILES, Profile
@@ -333,10 +334,20 @@ class Runtime:
         on_event: Callable[[RunEvent], None] | None = None,
         on_turn: Callable[[Turn], None] | None = None,
     ) -> RunResult:
-        """Run one prompt; every event goes to ``on_event`` as it happens."""
+        """Run one prompt; every event goes to ``on_event`` as it happens.
+
+        Every event is redacted before it leaves the runtime, with the same rules and exact
+        secrets as the run store (its lane's, once the lane is known): callers (the CLI's
+        ``--format json`` and text output, library users) never see what the store would not
+        keep."""
         await self.open()
         assert self.store is not None and self.recorder is not None
-        emit = on_event or (lambda _event: None)
+        sink = on_event or (lambda _event: None)
+        lane_secrets: list[SecretValues] = []
+
+        def emit(event: RunEvent) -> None:
+            sink(event.redacted(lane_secrets[0] if lane_secrets else None))
+
         started = time.monotonic()
         policy = parse_policy(request.policy)
         check_run_settings(request.execution)
@@ -357,6 +368,9 @@ class Runtime:
             if len(tools):
                 raise ConfigurationError("the read-only review lane takes no MCP servers (--tools)")
         lane = await self.lane_for(spec, emit)
+        # The tools' env values go to the agent: from now on they are secrets of its lane.
+        lane.secrets.add(tools.secret_values())
+        lane_secrets.append(lane.secrets)
         prompt_text = lane.redact(request.prompt)
         run_id = self.recorder.create_run(
             prompt_text,

@@ -122,6 +122,11 @@ class ToolDeclarations:
         """The ACP ``mcpServers`` list."""
         return [server.to_acp() for server in self.servers]
 
+    def secret_values(self) -> list[str]:
+        """Every ``env`` value of every server: credentials the user gave Baton to hand to the
+        agent, which redaction must then remove wherever they come back (exact matching)."""
+        return [value for server in self.servers for _name, value in server.env]
+
     def __iter__(self) -> Iterator[StdioServer]:
         return iter(self.servers)
 

@@ -12,6 +12,8 @@ from typing import Any, Final
 
 import orjson
 
+from baton.redaction import SecretValues, redact_json
+
 #: Event types, in the order a turn usually produces them.
 EVENT_TYPES: Final = (
     "run_started",  # runId, sessionId, agent, cwd, policy
@@ -41,6 +43,11 @@ class RunEvent:
     type: str
     run_id: str
     data: dict[str, Any] = field(default_factory=dict)
+
+    def redacted(self, secrets: SecretValues | None) -> RunEvent:
+        """This event with its data redacted like the run store: the credential rules and the
+        exact ``secrets`` (see docs/redaction.md)."""
+        return RunEvent(self.type, self.run_id, redact_json(self.data, secrets))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object `baton run --format json` prints for this event."""

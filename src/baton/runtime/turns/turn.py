@@ -587,13 +587,15 @@ def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict
     view: dict[str, Any] = {
         "toolCallId": state.get("toolCallId"),
         "kind": state.get("kind"),
-        "title": redact(title[:512]) if isinstance(title, str) else None,
+        # Redacted whole, then cut: cutting first could leave the head of a credential
+        # too short for any rule to recognise.
+        "title": redact(title)[:512] if isinstance(title, str) else None,
         "status": state.get("status"),
         "paths": [redact(p) for p in tool_paths(state)[:16]],
     }
     command = tool_command(state)
     if command is not None:
-        view["command"] = redact(command[:1024])
+        view["command"] = redact(command)[:1024]
     diffs = [
         c for c in (state.get("content") or []) if isinstance(c, dict) and c.get("type") == "diff"
     ]
