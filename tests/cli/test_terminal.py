@@ -10,9 +10,10 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from baton.cli.terminal import SPINNER_FRAMES, Screen, color_enabled, visible
+from baton.cli.terminal import SPINNER_FRAMES, Screen, color_enabled, error_line, visible
+from baton.errors import UsageError
 
-from .helpers import AGENT, spawn
+from .helpers import AGENT, baton, spawn
 
 
 class Tty(io.StringIO):
@@ -97,3 +98,19 @@ def test_agent_control_sequences_are_shown_not_obeyed(tmp_path: Path) -> None:
     assert "\x1b[31m" not in raw
     assert "\\x1b]0;pwned\\x07step one" in raw and "\\x1b[2Jstep two" in raw
     assert "\\x1b[31mred thought" in raw and "\\x1b]0;reply\\x07done" in raw
+
+
+def test_an_error_line_is_redacted_and_visible() -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    line = error_line(UsageError(f"--agent-command: '{token}\x1b[2J' was not found on PATH"))
+    assert token not in line
+    assert "\x1b" not in line and "\\x1b[2J" in line
+    assert line.startswith("baton: USAGE_ERROR: --agent-command:")
+
+
+def test_a_refused_command_never_prints_a_credential(tmp_path: Path) -> None:
+    token = "glpat-" + "x7Yz9Ab3Cd5Ef7Gh9Ij1"
+    result = baton(tmp_path, "run", "--agent-command", token, "hello")
+    assert result.returncode == 2
+    assert "was not found" in result.stderr
+    assert token not in result.stderr and token not in result.stdout

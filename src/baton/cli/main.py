@@ -108,7 +108,7 @@ def main(
 ) -> int:
     """Run `baton` with ``argv``; return the exit code."""
     from baton.cli import exit_codes
-    from baton.cli.terminal import visible
+    from baton.cli.terminal import error_line
     from baton.errors import BatonError
 
     words = list(sys.argv[1:] if argv is None else argv)
@@ -127,7 +127,7 @@ def main(
     except BrokenPipeError:
         return reader_gone()
     except BatonError as exc:
-        print(f"baton: {visible(str(exc), limit=None)}", file=sys.stderr)
+        print(error_line(exc), file=sys.stderr)
         return exit_codes.USAGE if exc.fault == "caller" else exit_codes.TURN_FAILED
     except KeyboardInterrupt:
         return exit_codes.INTERRUPTED

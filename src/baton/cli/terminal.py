@@ -44,6 +44,15 @@ def _escape(char: str) -> str:
     return f"\\U{code:08x}"
 
 
+def error_line(exc: BaseException) -> str:
+    """The ``baton: CODE: message`` line for an error that stops a command: redacted (an error
+    can quote what an agent or a config file said, and stderr lands in CI logs) and made
+    safe for a terminal by :func:`visible`."""
+    from baton.redaction import redact_text  # lazy: only a failing command pays its import
+
+    return f"baton: {visible(redact_text(str(exc)), limit=None)}"
+
+
 def visible(text: str, limit: int | None = MAX_VISIBLE_CHARS, *, newlines: bool = False) -> str:
     """``text`` safe to print on a terminal: every character that is not printable (control
     and format characters, escape sequences, bidi overrides, line separators) shown as an

@@ -30,7 +30,7 @@ from baton.cli import exit_codes
 from baton.cli.json_output import SCHEMA_VERSION, write_json
 from baton.cli.main import reader_gone
 from baton.cli.permission_prompt import terminal_asker
-from baton.cli.terminal import Screen, visible
+from baton.cli.terminal import Screen, error_line, visible
 from baton.errors import AgentLaunchFailed, BatonError, PolicyNotAvailable
 from baton.runtime.agents.config_file import load_config
 from baton.runtime.permissions.ask import NoUserAsker
@@ -462,7 +462,7 @@ def _refused(exc: BatonError, fmt: str, hint: str | None) -> int:
     code = exit_codes.USAGE if exc.fault == "caller" else exit_codes.TURN_FAILED
     if isinstance(exc, AgentNotInstalled | AgentLaunchFailed):
         code = exit_codes.NOT_INSTALLED
-    print(f"baton: {visible(str(exc), None)}", file=sys.stderr)
+    print(error_line(exc), file=sys.stderr)
     if hint:
         print(f"hint: {hint}", file=sys.stderr)
     if fmt == "json":
