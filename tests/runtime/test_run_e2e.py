@@ -501,3 +501,17 @@ async def test_a_batch_with_a_tool_call_in_its_middle_keeps_the_order(
     tool_events = [e for e in events if e.type == "tool_call"]
     assert {e.data["title"] for e in tool_events} == {"Read"}  # merged by the tracker
     assert texts(events) == "a1 a2 a3 b1 b2 b3 b4 "
+
+
+async def test_text_thought_text_keep_their_order_and_counts(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    # Issue 16 item 10: only consecutive deltas merge; a part's events add up to its item.
+    result, events = await run(runtime, "echo E1; think T1; echo E2", tmp_path)
+    assert result.status == "COMPLETED", result
+    output = [(e.type, e.data["text"]) for e in events if e.type in ("text", "thought")]
+    assert output == [("text", "E1"), ("thought", "T1"), ("text", "E2")]
+    for kind in ("text", "thought"):
+        published = sum(e.data["coalescedEvents"] for e in events if e.type == kind)
+        (item,) = [e for e in events if e.type == "item" and e.data["kind"] == kind]
+        assert published == item.data["coalescedEvents"] > 0

@@ -141,3 +141,63 @@ def test_an_unresolved_prefix_at_the_end_becomes_a_marker() -> None:
     assert secret[:12] not in items[0].content["text"]
     assert "REDACTED" in items[0].content["text"]
     assert secret[:12] not in published(flushes)
+
+
+def events_by_kind(flushes: list[list[OutputGroup]]) -> list[tuple[str, str, int]]:
+    return [(group.kind, group.text, group.events) for batch in flushes for group in batch]
+
+
+def test_only_consecutive_deltas_merge_even_when_the_redactor_holds_text() -> None:
+    # "E1" ends in a word the redactor holds (it could start a key shape): another part's
+    # output must not overtake it (issue 16 item 10).
+    buffer, clock, items, flushes = make()
+    buffer.add_text("agent_message_chunk", "E1")
+    clock.now += STREAM_OUTPUT_FLUSH_SECONDS
+    buffer.add_text("agent_thought_chunk", "T1")
+    clock.now += STREAM_OUTPUT_FLUSH_SECONDS
+    buffer.add_text("agent_message_chunk", "E2")
+    buffer.close()
+    assert events_by_kind(flushes) == [("text", "E1", 1), ("thought", "T1", 1), ("text", "E2", 1)]
+    # The part goes on: one item per part, whose count is the sum of its events' counts.
+    assert [(i.kind, i.content["text"], i.coalesced_events) for i in items] == [
+        ("text", "E1E2", 2),
+        ("thought", "T1", 1),
+    ]
+
+
+def test_within_one_flush_the_order_of_parts_is_kept() -> None:
+    buffer, _clock, _items, flushes = make()
+    buffer.add_text("agent_message_chunk", "E1")
+    buffer.add_text("agent_thought_chunk", "T1")
+    buffer.add_text("agent_message_chunk", "E2")
+    buffer.close()
+    assert events_by_kind(flushes) == [("text", "E1", 1), ("thought", "T1", 1), ("text", "E2", 1)]
+
+
+def test_held_deltas_are_counted_by_the_event_that_publishes_their_text() -> None:
+    buffer, clock, items, flushes = make()
+    for word in ("al", "pha", "bet"):
+        buffer.add_text("agent_message_chunk", word)
+        clock.now += STREAM_OUTPUT_FLUSH_SECONDS
+    buffer.close()
+    assert events_by_kind(flushes) == [("text", "alphabet", 3)]
+    assert items[0].coalesced_events == 3
+
+
+def test_a_release_before_another_event_publishes_the_held_text() -> None:
+    buffer, _clock, _items, flushes = make()
+    buffer.add_text("agent_message_chunk", "before")
+    buffer.flush_output()
+    assert flushes == [], "a word in progress is held"
+    buffer.flush_output(release=True)
+    assert events_by_kind(flushes) == [("text", "before", 1)]
+
+
+def test_a_key_shape_cut_by_another_part_is_a_marker_not_provider_text() -> None:
+    buffer, clock, items, flushes = make()
+    buffer.add_text("agent_message_chunk", "token ghp_ABCDEFGHIJ")
+    clock.now += STREAM_OUTPUT_FLUSH_SECONDS
+    buffer.add_text("agent_thought_chunk", "hmm ")
+    buffer.close()
+    assert "ghp_ABCDEFGHIJ" not in published(flushes)
+    assert "ghp_ABCDEFGHIJ" not in items[0].content["text"]

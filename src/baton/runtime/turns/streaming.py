@@ -6,6 +6,11 @@ this buffer is the *normalized* projection, which must not rewrite a whole item 
 - Output (what a watcher sees: the CLI, the event iterator) is published in groups at a 75 ms or
   64 KiB boundary; consecutive deltas of one part coalesce into one group, and 256 pending groups
   (a stream that alternates text and thought on every delta) force a flush.
+- Output keeps the order of the deltas: only consecutive deltas of one part merge. When
+  another part's output (or another kind of event) follows, what the part's redactor still
+  holds is resolved and published first; the part goes on, and its item still holds all of
+  its text. The ``coalescedEvents`` of a part's output groups add up to its item's count
+  (deltas whose text was held are counted by the group that publishes it).
 - Item records (the store's durable copy) are materialized once per part: at the prompt's end,
   on runtime loss, on shutdown, or when a memory bound needs room.
 - A run keeps at most 8 live text parts, and the whole runtime at most 4 MiB of buffered text
@@ -83,6 +88,7 @@ class TextPart:
         "redactor",
         "segments",
         "size",
+        "unpublished",
     )
 
     def __init__(self, key: str, kind: str, secrets: SecretValues | None) -> None:
@@ -93,6 +99,9 @@ class TextPart:
         self._current_len = 0
         self.size = 0
         self.events = 0
+        # Deltas whose text the redactor still holds: counted by the next event that
+        # publishes this part's text, so a part's events add up to its item's count.
+        self.unpublished = 0
         self.redactor = StreamRedactor(secrets)
 
     def feed(self, raw: str) -> str:
@@ -123,6 +132,14 @@ class TextPart:
                 self.segments.append("".join(self._current))
                 self._current = []
                 self._current_len = 0
+
+    def cut(self) -> str:
+        """Release what the redactor holds, redacted, because another part's output follows
+        (only consecutive output merges): the held end is resolved now, as at the end of a
+        stream (an unresolved credential prefix becomes a marker), and the part goes on."""
+        tail = self.redactor.finish()
+        self._store(tail)
+        return tail
 
     def finish(self) -> tuple[str, str]:
         """End the part: return (the last safe text to publish, the whole text)."""
@@ -198,6 +215,9 @@ class RunBuffer:
         self._last_flush = self.now()
         # Part keys by (kind, messageId): built once, not formatted again on every delta.
         self._keys: dict[tuple[str, str | None], str] = {}
+        # The part whose output was published last: its held text is released before another
+        # part's output, so output keeps the order the deltas came in.
+        self._last_published: str | None = None
 
     # --- text ------------------------------------------------------------------------------
 
@@ -305,7 +325,7 @@ class RunBuffer:
 
     def add_event(self, kind: str, text: str = "") -> None:
         """Publish a non-text event in order with the text around it (flushes pending text)."""
-        self.flush_output()
+        self.flush_output(release=True)
         if text:
             self.output([OutputGroup(kind, kind, text, 1)])
 
@@ -323,31 +343,63 @@ class RunBuffer:
             last.text = last.text + "".join(self._tail)
             self._tail = []
 
-    def flush_output(self) -> None:
-        """Redact and publish every pending output group now, in order."""
+    def flush_output(self, *, release: bool = False) -> None:
+        """Redact and publish every pending output group now, in order. ``release``: another
+        kind of event follows, so the text the redactor holds is resolved and published too
+        (it would otherwise come after that event)."""
         self._last_flush = self.now()
         if not self._pending:
+            if release:
+                held: list[OutputGroup] = []
+                self._release_last(held)
+                if held:
+                    self.stats.output_flushes += 1
+                    self.output(held)
             return
         self._seal_tail()
         pending = self._pending
         self._pending = []
         self._pending_bytes = 0
         memory = self.memory
-        groups = []
+        groups: list[OutputGroup] = []
         for group in pending:
             raw = group.text
             part = self._parts.get(group.part)
+            if group.part != self._last_published:
+                self._release_last(groups)
+                self._last_published = group.part
             if part is not None:
                 # The raw text leaves the count; what was kept and what is held back enter it.
                 before = part.size + part.redactor.held
                 group.text = part.feed(raw)
                 memory.used += part.size + part.redactor.held - before - len(raw)
+                if group.text:
+                    group.events += part.unpublished
+                    part.unpublished = 0
+                else:
+                    part.unpublished += group.events
             # (a group of a part already materialized carries the part's resolved tail)
             if group.text:
                 groups.append(group)
+        if release:
+            self._release_last(groups)
         if groups:
             self.stats.output_flushes += 1
             self.output(groups)
+
+    def _release_last(self, groups: list[OutputGroup]) -> None:
+        """Append to ``groups`` what the last published part still holds (another part's output
+        comes next)."""
+        key = self._last_published
+        part = self._parts.get(key) if key is not None else None
+        if part is None or not part.redactor.held:
+            return
+        before = part.size + part.redactor.held
+        tail = part.cut()
+        self.memory.used += part.size - before
+        if tail:
+            groups.append(OutputGroup(part.kind, part.key, tail, part.unpublished))
+            part.unpublished = 0
 
     def materialize_part(self, key: str, *, evicted: bool = False) -> None:
         """Finish one part and write its item (a bound needs room, or the turn ended)."""
@@ -356,9 +408,10 @@ class RunBuffer:
         self.flush_output()  # the part's pending raw text is redacted and published first
         part = self._parts.pop(key)
         accounted = part.size + part.redactor.held  # what the count holds for this part
+        # Only the part published last can hold text (see _release_last): the tail is in order.
         tail, whole = part.finish()
         if tail:
-            self.output([OutputGroup(part.kind, key, tail, 0)])
+            self.output([OutputGroup(part.kind, key, tail, part.unpublished)])
         self.memory.forget(self, key, accounted)
         if evicted:
             self.stats.evictions += 1

@@ -207,7 +207,7 @@ class Turn:
                 return
             tool_state = self.session.tracker.get(tool_call_id) or dict(update)
             self.tool_calls[tool_call_id] = tool_state
-            self.buffer.flush_output()
+            self.buffer.flush_output(release=True)
             self.emit(
                 RunEvent("tool_call", self.run_id, _tool_call_view(tool_state, self.lane.redact))
             )
@@ -215,7 +215,7 @@ class Turn:
         if kind == "plan":
             entries = update.get("entries")
             self.plan = entries if isinstance(entries, list) else []
-            self.buffer.flush_output()
+            self.buffer.flush_output(release=True)
             self.emit(RunEvent("plan", self.run_id, {"entries": _plan_view(self.plan)}))
             return
         if kind == "usage_update":
@@ -329,7 +329,7 @@ class Turn:
             self.session.session_id, self.run_id, resolution, request.ref, self.lane.secrets
         )
         self.permission_log.append(view)
-        self.buffer.flush_output()
+        self.buffer.flush_output(release=True)
         self.emit(RunEvent("permission", self.run_id, view))
         return resolution
 
