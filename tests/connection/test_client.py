@@ -1,6 +1,7 @@
 """AcpClient over in-memory pipes with a tiny fake agent task.
 
-Every frame the fake agent receives is validated against the pinned ACP schema at teardown
+Every frame the fake agent receives is validated against both pinned stable ACP schemas
+(1.21.0 and SDK 2.4.0, tests/acp_schemas.py) at teardown
 (session/set_model, which the stable schema no longer has, is checked for its exact shape).
 Every refusal is checked to write nothing (``frames_out`` unchanged).
 """
@@ -14,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import orjson
 import pytest
 
+from acp_schemas import validate_stable
 from baton._version import __version__
 from baton.connection import Connection, memory_pipe
 from baton.connection.client import AcpClient
@@ -40,7 +41,6 @@ from baton.wire.mcp import http_server, parse_tool_declarations, sse_server
 from baton.wire.stop import parse_prompt_result
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-SCHEMA = json.loads((FIXTURES / "schema" / "schema.json").read_text())
 CLAUDE = "claude-agent-acp-0.23.1"
 CODEX = "codex-acp-0.16.0"
 FAST = "fast-agent-0.10.48"
@@ -62,12 +62,7 @@ PARAMS_DEF = {
 
 
 def validate(definition: str, instance: Any) -> None:
-    schema = {
-        "$schema": SCHEMA["$schema"],
-        "$defs": SCHEMA["$defs"],
-        "$ref": f"#/$defs/{definition}",
-    }
-    jsonschema.Draft202012Validator(schema).validate(instance)
+    validate_stable(definition, instance)
 
 
 def fixture_result(adapter: str, name: str) -> Any:
