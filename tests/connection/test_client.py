@@ -221,7 +221,7 @@ async def test_initialize_sends_exactly_what_baton_implements(make: Any) -> None
         "clientCapabilities": {
             "fs": {"readTextFile": False, "writeTextFile": False},
             "terminal": False,
-            "session": {"configOptions": {"boolean": {}}},
+            "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
         },
         "clientInfo": {"name": "baton", "version": __version__},
     }

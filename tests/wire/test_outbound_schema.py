@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 
 from acp_schemas import STABLE_SCHEMAS, validate_in, validate_stable
-from baton.wire.capabilities import AgentCapabilities, initialize_params
+from baton.wire.capabilities import AgentCapabilities, ElicitationOffer, initialize_params
 from baton.wire.content import (
     PreparedContext,
     audio_block,
@@ -45,6 +45,8 @@ def test_the_validator_can_fail(release: str) -> None:
 def test_initialize_params() -> None:
     validate("InitializeRequest", initialize_params(offered_version()))
     validate("ClientCapabilities", initialize_params(1)["clientCapabilities"])
+    offered = initialize_params(1, elicitation=ElicitationOffer(form=True, url=True))
+    validate("InitializeRequest", offered)
 
 
 @pytest.mark.parametrize(
