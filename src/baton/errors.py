@@ -135,6 +135,13 @@ class InvalidPermissionRequest(ProtocolError):
     code = "AGENT_INVALID_PERMISSION_REQUEST"
 
 
+class InvalidElicitationRequest(ProtocolError):
+    """An ``elicitation/create`` request Baton cannot present as sent (no message, mode or
+    scope, a form without a schema, a URL request without a usable url or elicitationId)."""
+
+    code = "AGENT_INVALID_ELICITATION_REQUEST"
+
+
 class ExtensionPayloadInvalid(ProtocolError):
     """A profile-gated extension payload (Grok's model catalog or its ``_x.ai/models/update``,
     Cursor's ``cursor/list_available_models`` answer) breaks its versioned contract. The caller
@@ -238,6 +245,18 @@ class InvalidArgument(UsageError):
     type...); nothing was sent."""
 
     code = "INVALID_ARGUMENT"
+
+
+class ElicitationAnswerInvalid(UsageError):
+    """An answer to an elicitation form breaks the request's schema (a wrong type, a value out
+    of range or not among the choices, a missing required field, an unknown field); nothing
+    was sent, and the person may answer again. ``field`` names the field."""
+
+    code = "ELICITATION_ANSWER_INVALID"
+
+    def __init__(self, field: str, why: str) -> None:
+        super().__init__(f"field {field!r} {why}" if field else why)
+        self.field = field
 
 
 class ClientStateError(UsageError):

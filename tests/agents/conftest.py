@@ -3,14 +3,14 @@
 ``spawn(*flags)`` starts ``python -m baton.agents.scripted`` in the test's tmp dir and returns an
 :class:`Agent`: the connection, every notification it received, every permission request, the
 agent's stderr, and helpers for the ACP handshake and prompts. Every frame the agent sends is
-checked against the pinned ACP schema where the schema has a definition for it.
+checked against both pinned stable ACP schemas (tests/acp_schemas.py) where they have a
+definition for it.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
@@ -19,10 +19,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from acp_schemas import validate_stable
 from baton.connection import Connection, InboundRequest
 from baton.connection.tap import TapFrame
-
-SCHEMA = json.loads((Path(__file__).parents[1] / "fixtures" / "schema" / "schema.json").read_text())
 
 #: Generous bound on any single wait in these tests (never a timing assertion).
 WAIT = 20.0
@@ -50,20 +49,9 @@ _RESPONSE_DEFS = {
 }
 
 
-_VALIDATORS: dict[str, jsonschema.Draft202012Validator] = {}
-
-
 def validate(definition: str, instance: Any) -> None:
-    """Validate ``instance`` against ``$defs/definition`` of the pinned schema."""
-    validator = _VALIDATORS.get(definition)
-    if validator is None:
-        schema = {
-            "$schema": SCHEMA["$schema"],
-            "$defs": SCHEMA["$defs"],
-            "$ref": f"#/$defs/{definition}",
-        }
-        validator = _VALIDATORS[definition] = jsonschema.Draft202012Validator(schema)
-    validator.validate(instance)
+    """Validate ``instance`` against ``$defs/definition`` of every pinned stable schema."""
+    validate_stable(definition, instance)
 
 
 class SchemaTap:

@@ -1,6 +1,7 @@
 """AcpClient over in-memory pipes with a tiny fake agent task.
 
-Every frame the fake agent receives is validated against the pinned ACP schema at teardown
+Every frame the fake agent receives is validated against both pinned stable ACP schemas
+(1.21.0 and SDK 2.4.0, tests/acp_schemas.py) at teardown
 (session/set_model, which the stable schema no longer has, is checked for its exact shape).
 Every refusal is checked to write nothing (``frames_out`` unchanged).
 """
@@ -14,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import jsonschema
 import orjson
 import pytest
 
+from acp_schemas import validate_in, validate_stable
 from baton._version import __version__
 from baton.connection import Connection, memory_pipe
 from baton.connection.client import AcpClient
@@ -34,13 +35,14 @@ from baton.errors import (
     TerminalAuthMethod,
 )
 from baton.wire.budget import TurnBudget
+from baton.wire.capabilities import ElicitationOffer
 from baton.wire.content import audio_block, image_block, text_block
 from baton.wire.framing import FrameDecoder
 from baton.wire.mcp import http_server, parse_tool_declarations, sse_server
 from baton.wire.stop import parse_prompt_result
+from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS, SystemPrompt
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
-SCHEMA = json.loads((FIXTURES / "schema" / "schema.json").read_text())
 CLAUDE = "claude-agent-acp-0.23.1"
 CODEX = "codex-acp-0.16.0"
 FAST = "fast-agent-0.10.48"
@@ -58,16 +60,13 @@ PARAMS_DEF = {
     "session/set_config_option": "SetSessionConfigOptionRequest",
     "session/prompt": "PromptRequest",
     "session/cancel": "CancelNotification",
+    "session/delete": "DeleteSessionRequest",
+    "logout": "LogoutRequest",
 }
 
 
 def validate(definition: str, instance: Any) -> None:
-    schema = {
-        "$schema": SCHEMA["$schema"],
-        "$defs": SCHEMA["$defs"],
-        "$ref": f"#/$defs/{definition}",
-    }
-    jsonschema.Draft202012Validator(schema).validate(instance)
+    validate_stable(definition, instance)
 
 
 def fixture_result(adapter: str, name: str) -> Any:
@@ -172,6 +171,8 @@ def default_handlers(adapter: str) -> dict[str, Handler]:
             "nextCursor": None,
         },
         "session/close": lambda p: {},
+        "session/delete": lambda p: {},
+        "logout": lambda p: {},
         "session/set_mode": lambda p: {},
         "session/set_model": lambda p: {},
         "session/prompt": lambda p: {"stopReason": "end_turn"},
@@ -214,6 +215,8 @@ async def make() -> AsyncIterator[Callable[..., Any]]:
                 continue
             validate(PARAMS_DEF[method], message["params"])
             validate("ClientNotification" if "id" not in message else "ClientRequest", message)
+            if "systemPrompt" in message["params"]:  # unstable: only that schema defines it
+                validate_in("unstable", PARAMS_DEF[method], message["params"])
 
 
 # --- initialize -------------------------------------------------------------------------------
@@ -226,7 +229,7 @@ async def test_initialize_sends_exactly_what_baton_implements(make: Any) -> None
         "clientCapabilities": {
             "fs": {"readTextFile": False, "writeTextFile": False},
             "terminal": False,
-            "session": {"configOptions": {"boolean": {}}},
+            "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
         },
         "clientInfo": {"name": "baton", "version": __version__},
     }
@@ -586,3 +589,118 @@ async def test_update_and_forget_session_state(make: Any) -> None:
     h.client.forget_session(session.session_id)
     with pytest.raises(ClientStateError):
         h.client.update_session_state(session.session_id, session.state)
+
+
+# --- issue 20: elicitation offer, system prompts, delete, logout --------------------------------
+
+
+async def test_elicitation_is_advertised_only_when_offered(make: Any) -> None:
+    h = await make(CLAUDE)
+    assert "elicitation" not in h.agent.last("initialize")["clientCapabilities"]
+    to_agent_r, to_agent_w = memory_pipe()
+    to_client_r, to_client_w = memory_pipe()
+    conn = Connection(to_client_r, to_agent_w)
+    conn.start()
+    agent = FakeAgent(to_agent_r, to_client_w, default_handlers(CLAUDE))
+    task = asyncio.create_task(agent.run())
+    client = AcpClient(conn, elicitation=ElicitationOffer(form=True))
+    await client.initialize()
+    assert agent.last("initialize")["clientCapabilities"]["elicitation"] == {"form": {}}
+    validate("InitializeRequest", agent.last("initialize"))
+    await conn.close()
+    await asyncio.wait_for(task, timeout=10)
+
+
+def _with_session_capabilities(adapter: str, **extra: Any) -> dict[str, Any]:
+    init: dict[str, Any] = fixture_result(adapter, "initialize.json")
+    init["agentCapabilities"].setdefault("sessionCapabilities", {}).update(extra)
+    return init
+
+
+async def test_system_prompt_needs_its_capability(make: Any) -> None:
+    h = await make(CLAUDE)
+    before = h.written()
+    for mode in ("append", "override"):
+        prompt = SystemPrompt(mode, "Be brief.")
+        with pytest.raises(CapabilityNotAdvertised) as caught:
+            await h.client.new_session("/w", system_prompt=prompt)
+        assert caught.value.capability == "sessionCapabilities.systemPrompt"
+        with pytest.raises(CapabilityNotAdvertised):
+            await h.client.attach_session("s", "/w", system_prompt=prompt)
+    assert h.written() == before
+
+
+async def test_system_prompt_append_only(make: Any) -> None:
+    init = _with_session_capabilities(CLAUDE, systemPrompt={})
+    h = await make(handlers={"initialize": lambda p: init})
+    await h.client.new_session("/w", system_prompt=SystemPrompt("append", "Be brief."))
+    assert h.agent.last("session/new")["systemPrompt"] == {
+        "mode": "append",
+        "content": [{"type": "text", "text": "Be brief."}],
+    }
+    before = h.written()
+    with pytest.raises(CapabilityNotAdvertised) as caught:
+        await h.client.new_session("/w", system_prompt=SystemPrompt("override", "Only this."))
+    assert caught.value.capability == "sessionCapabilities.systemPrompt.mode.override"
+    assert h.written() == before
+
+
+async def test_system_prompt_override_on_new_load_and_resume(make: Any) -> None:
+    init = _with_session_capabilities(CODEX, systemPrompt={"mode": {"override": {}}})
+    h = await make(handlers={"initialize": lambda p: init})
+    prompt = SystemPrompt("override", "Only this.")
+    await h.client.new_session("/w", system_prompt=prompt)
+    await h.client.load_session("old", "/w", system_prompt=prompt)
+    await h.client.resume_session("old2", "/w", system_prompt=prompt)
+    for method in ("session/new", "session/load", "session/resume"):
+        assert h.agent.last(method)["systemPrompt"]["mode"] == "override"
+    assert "systemPrompt" not in (await _new_without_prompt(h))
+
+
+async def _new_without_prompt(h: Harness) -> dict[str, Any]:
+    await h.client.new_session("/w")
+    return h.agent.last("session/new")
+
+
+@pytest.mark.parametrize("text", ["", "   ", "x" * (MAX_SYSTEM_PROMPT_CHARS + 1)])
+def test_system_prompt_bounds(text: str) -> None:
+    with pytest.raises(InvalidArgument):
+        SystemPrompt("append", text)
+    with pytest.raises(InvalidArgument):
+        SystemPrompt("replace", "x")  # type: ignore[arg-type]
+    assert SystemPrompt("append", "x" * MAX_SYSTEM_PROMPT_CHARS).text
+
+
+async def test_delete_needs_its_capability(make: Any) -> None:
+    h = await make(CODEX)  # codex advertises no delete
+    before = h.written()
+    with pytest.raises(CapabilityNotAdvertised) as caught:
+        await h.client.delete_session("old")
+    assert caught.value.capability == "sessionCapabilities.delete"
+    assert h.written() == before
+
+
+async def test_delete_forgets_a_held_session(make: Any) -> None:
+    init = _with_session_capabilities(CODEX, delete={})
+    h = await make(handlers={"initialize": lambda p: init})
+    session = await h.client.new_session("/w")
+    await h.client.delete_session("old")
+    assert h.agent.last("session/delete") == {"sessionId": "old"}
+    await h.client.delete_session(session.session_id)
+    assert h.client.session_ids == ()
+    before = h.written()
+    with pytest.raises(InvalidArgument):
+        await h.client.delete_session("")
+    assert h.written() == before
+
+
+async def test_logout_only_when_advertised(make: Any) -> None:
+    h = await make(CODEX)  # codex advertises auth.logout
+    await h.client.logout()
+    assert h.agent.last("logout") == {}
+    other = await make(CLAUDE)
+    before = other.written()
+    with pytest.raises(CapabilityNotAdvertised) as caught:
+        await other.client.logout()
+    assert caught.value.capability == "auth.logout"
+    assert other.written() == before

@@ -17,7 +17,9 @@ from baton.wire.capabilities import (
     CAPABILITY_PATHS,
     MAX_AUTH_METHODS,
     MAX_UNMODELED_PATHS,
+    NO_ELICITATION,
     AgentCapabilities,
+    ElicitationOffer,
     client_capabilities,
     initialize_params,
     leaf_advertised,
@@ -41,8 +43,10 @@ LEAF_FORMS: list[tuple[object, bool]] = [
 def _container_with(path: str, value: object) -> dict[str, Any]:
     if "." not in path:
         return {} if value is OMITTED else {path: value}
-    container, leaf = path.split(".")
-    return {container: {} if value is OMITTED else {leaf: value}}
+    head, rest = path.split(".", 1)
+    if "." in rest:  # a nested leaf (systemPrompt.mode.override): its parents are objects
+        return {head: _container_with(rest, value)}
+    return {head: {} if value is OMITTED else {rest: value}}
 
 
 @pytest.mark.parametrize(("value", "expected"), LEAF_FORMS)
@@ -50,7 +54,8 @@ def _container_with(path: str, value: object) -> dict[str, Any]:
 def test_every_capability_in_every_form(path: str, value: object, expected: bool) -> None:
     capabilities = parse_agent_capabilities(_container_with(path, value))
     assert capabilities.supports(path) is expected
-    others = [p for p in CAPABILITY_PATHS if p != path]
+    # A nested leaf's parent is advertised by the objects around it.
+    others = [p for p in CAPABILITY_PATHS if p != path and not path.startswith(p + ".")]
     assert not any(capabilities.supports(p) for p in others)
     assert capabilities.unmodeled == ()
 
@@ -180,7 +185,7 @@ def test_baton_advertises_exactly_what_it_implements() -> None:
     assert client_capabilities() == {
         "fs": {"readTextFile": False, "writeTextFile": False},
         "terminal": False,
-        "session": {"configOptions": {"boolean": {}}},
+        "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
     }
     params = initialize_params(1)
     assert params == {
@@ -189,3 +194,37 @@ def test_baton_advertises_exactly_what_it_implements() -> None:
         "clientInfo": {"name": "baton", "version": __version__},
     }
     assert initialize_params(1, "9.9")["clientInfo"]["version"] == "9.9"
+
+
+def test_notices_and_compaction_are_advertised_elicitation_only_when_offered() -> None:
+    session = client_capabilities()["session"]
+    assert session["notices"] == {} and session["compaction"] == {}
+    assert "elicitation" not in client_capabilities(NO_ELICITATION)
+    both = client_capabilities(ElicitationOffer(form=True, url=True))
+    assert both["elicitation"] == {"form": {}, "url": {}}
+    assert client_capabilities(ElicitationOffer(form=True))["elicitation"] == {"form": {}}
+    assert client_capabilities(ElicitationOffer(url=True))["elicitation"] == {"url": {}}
+    params = initialize_params(1, elicitation=ElicitationOffer(form=True))
+    assert params["clientCapabilities"]["elicitation"] == {"form": {}}
+
+
+@pytest.mark.parametrize(
+    ("system_prompt", "append", "override"),
+    [
+        ({}, True, False),
+        ({"mode": None}, True, False),
+        ({"mode": {"override": {}}}, True, True),
+        ({"mode": {"override": False}}, True, False),
+        ({"mode": True}, True, False),
+        (True, True, False),
+        (False, False, False),
+        (None, False, False),
+    ],
+)
+def test_system_prompt_modes(system_prompt: object, append: bool, override: bool) -> None:
+    capabilities = parse_agent_capabilities(
+        {"sessionCapabilities": {"systemPrompt": system_prompt}}
+    )
+    assert capabilities.supports("sessionCapabilities.systemPrompt") is append
+    assert capabilities.supports("sessionCapabilities.systemPrompt.mode.override") is override
+    assert capabilities.unmodeled == ()

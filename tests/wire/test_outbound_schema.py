@@ -1,16 +1,16 @@
-"""Everything the wire layer builds for the agent validates against the pinned ACP schema
-(tests/fixtures/schema/schema.json, schema release 1.21.0)."""
+"""Everything the wire layer builds for the agent validates against both pinned stable ACP
+schemas (release 1.21.0 and SDK 2.4.0's stable v1, see tests/acp_schemas.py)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import jsonschema
 import pytest
 
-from baton.wire.capabilities import AgentCapabilities, initialize_params
+from acp_schemas import STABLE_SCHEMAS, validate_in, validate_stable
+from baton.wire.capabilities import AgentCapabilities, ElicitationOffer, initialize_params
 from baton.wire.content import (
     PreparedContext,
     audio_block,
@@ -25,32 +25,28 @@ from baton.wire.mcp import http_server, parse_tool_declarations, sse_server
 from baton.wire.permission import cancelled_outcome, selected_outcome
 from baton.wire.version import offered_version
 
-SCHEMA = json.loads((Path(__file__).parents[1] / "fixtures" / "schema" / "schema.json").read_text())
-
 
 def validate(definition: str, instance: Any) -> None:
-    """Validate ``instance`` against ``$defs/definition`` of the pinned schema."""
-    schema = {
-        "$schema": SCHEMA["$schema"],
-        "$defs": SCHEMA["$defs"],
-        "$ref": f"#/$defs/{definition}",
-    }
-    jsonschema.Draft202012Validator(schema).validate(instance)
+    """Validate ``instance`` against ``$defs/definition`` of every pinned stable schema."""
+    validate_stable(definition, instance)
 
 
 ALL = AgentCapabilities(prompt_image=True, prompt_audio=True, prompt_embedded_context=True)
 
 
-def test_the_validator_can_fail() -> None:
+@pytest.mark.parametrize("release", list(STABLE_SCHEMAS))
+def test_the_validator_can_fail(release: str) -> None:
     with pytest.raises(jsonschema.ValidationError):
-        validate("InitializeRequest", {"clientInfo": {"name": "baton"}})
+        validate_in(release, "InitializeRequest", {"clientInfo": {"name": "baton"}})
     with pytest.raises(jsonschema.ValidationError):
-        validate("RequestPermissionResponse", {"outcome": {"outcome": "selected"}})
+        validate_in(release, "RequestPermissionResponse", {"outcome": {"outcome": "selected"}})
 
 
 def test_initialize_params() -> None:
     validate("InitializeRequest", initialize_params(offered_version()))
     validate("ClientCapabilities", initialize_params(1)["clientCapabilities"])
+    offered = initialize_params(1, elicitation=ElicitationOffer(form=True, url=True))
+    validate("InitializeRequest", offered)
 
 
 @pytest.mark.parametrize(

@@ -38,7 +38,9 @@ from baton.errors import (
 )
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import (
+    NO_ELICITATION,
     AgentCapabilities,
+    ElicitationOffer,
     InitializeResult,
     initialize_params,
     parse_initialize_result,
@@ -59,6 +61,7 @@ from baton.wire.session_state import (
     require_config_value,
     require_mode,
 )
+from baton.wire.system_prompt import SystemPrompt
 from baton.wire.version import offered_version
 
 #: What ``mcp_servers`` may be: the parsed declarations file, or ACP ``McpServer`` entries.
@@ -93,9 +96,13 @@ class AcpClient:
         *,
         client_version: str = __version__,
         initialize_transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+        elicitation: ElicitationOffer = NO_ELICITATION,
     ) -> None:
         self.connection = connection
         self.client_version = client_version
+        #: The elicitation modes advertised in ``initialize``: only when someone can answer
+        #: (the caller must then serve ``elicitation/create`` on the connection).
+        self.elicitation = elicitation
         #: A profile-gated change to the initialize params (Cursor's model picker flag).
         self.initialize_transform = initialize_transform
         #: The accepted ``initialize`` answer, once :meth:`initialize` succeeded.
@@ -139,7 +146,7 @@ class AcpClient:
     def _initialize_params(self) -> dict[str, Any]:
         if self.initialized is not None:
             raise ClientStateError("the agent is already initialized")
-        params = initialize_params(offered_version(), self.client_version)
+        params = initialize_params(offered_version(), self.client_version, self.elicitation)
         if self.initialize_transform is not None:
             params = self.initialize_transform(params)
         return params
@@ -189,6 +196,7 @@ class AcpClient:
         cwd: str,
         mcp_servers: McpServers,
         additional_directories: Sequence[str],
+        system_prompt: SystemPrompt | None = None,
     ) -> dict[str, Any]:
         capabilities = self.capabilities
         servers: list[dict[str, Any]]
@@ -207,6 +215,9 @@ class AcpClient:
             params["additionalDirectories"] = [
                 _absolute(d, "an additional directory") for d in additional_directories
             ]
+        if system_prompt is not None:
+            system_prompt.check(capabilities, what)
+            params["systemPrompt"] = system_prompt.to_acp()
         return params
 
     async def new_session(
@@ -215,9 +226,12 @@ class AcpClient:
         *,
         mcp_servers: McpServers = None,
         additional_directories: Sequence[str] = (),
+        system_prompt: SystemPrompt | None = None,
     ) -> NewSessionResult:
         """``session/new`` within the fixed request limit."""
-        params = self._setup_params("session/new", cwd, mcp_servers, additional_directories)
+        params = self._setup_params(
+            "session/new", cwd, mcp_servers, additional_directories, system_prompt
+        )
         return self._opened(await self.connection.request("session/new", params))
 
     async def new_session_within(
@@ -227,9 +241,12 @@ class AcpClient:
         *,
         mcp_servers: McpServers = None,
         additional_directories: Sequence[str] = (),
+        system_prompt: SystemPrompt | None = None,
     ) -> NewSessionResult:
         """``session/new`` within ``budget``."""
-        params = self._setup_params("session/new", cwd, mcp_servers, additional_directories)
+        params = self._setup_params(
+            "session/new", cwd, mcp_servers, additional_directories, system_prompt
+        )
         result = await self.connection.request("session/new", params, budget=budget)
         return self._opened(result)
 
@@ -245,12 +262,13 @@ class AcpClient:
         *,
         mcp_servers: McpServers = None,
         additional_directories: Sequence[str] = (),
+        system_prompt: SystemPrompt | None = None,
     ) -> SessionState:
         """``session/load``; needs ``loadSession``. The agent replays the history as
         ``session/update`` notifications before it answers; nothing here prompts."""
         self.capabilities.require("loadSession", "session/load")
         return await self._attach(
-            "session/load", session_id, cwd, mcp_servers, additional_directories
+            "session/load", session_id, cwd, mcp_servers, additional_directories, system_prompt
         )
 
     async def resume_session(
@@ -260,11 +278,12 @@ class AcpClient:
         *,
         mcp_servers: McpServers = None,
         additional_directories: Sequence[str] = (),
+        system_prompt: SystemPrompt | None = None,
     ) -> SessionState:
         """``session/resume`` (no replay); needs ``sessionCapabilities.resume``."""
         self.capabilities.require("sessionCapabilities.resume", "session/resume")
         return await self._attach(
-            "session/resume", session_id, cwd, mcp_servers, additional_directories
+            "session/resume", session_id, cwd, mcp_servers, additional_directories, system_prompt
         )
 
     async def _attach(
@@ -274,10 +293,11 @@ class AcpClient:
         cwd: str,
         mcp_servers: McpServers,
         additional_directories: Sequence[str],
+        system_prompt: SystemPrompt | None,
     ) -> SessionState:
         if not isinstance(session_id, str):
             raise InvalidArgument("a session id must be a string")
-        params = self._setup_params(method, cwd, mcp_servers, additional_directories)
+        params = self._setup_params(method, cwd, mcp_servers, additional_directories, system_prompt)
         params["sessionId"] = session_id
         state = parse_attached_session_result(await self.connection.request(method, params), method)
         self._sessions[session_id] = state
@@ -290,6 +310,7 @@ class AcpClient:
         *,
         mcp_servers: McpServers = None,
         additional_directories: Sequence[str] = (),
+        system_prompt: SystemPrompt | None = None,
     ) -> AttachedSession:
         """Attach an existing session: ``session/resume`` when advertised, else
         ``session/load`` when ``loadSession`` is, else :class:`CapabilityNotAdvertised`
@@ -301,6 +322,7 @@ class AcpClient:
                 cwd,
                 mcp_servers=mcp_servers,
                 additional_directories=additional_directories,
+                system_prompt=system_prompt,
             )
             return AttachedSession(session_id, "session/resume", state)
         if capabilities.load_session:
@@ -309,6 +331,7 @@ class AcpClient:
                 cwd,
                 mcp_servers=mcp_servers,
                 additional_directories=additional_directories,
+                system_prompt=system_prompt,
             )
             return AttachedSession(session_id, "session/load", state)
         raise CapabilityNotAdvertised(
@@ -336,6 +359,22 @@ class AcpClient:
         self.session_state(session_id)
         await self.connection.request("session/close", {"sessionId": session_id})
         self.forget_session(session_id)
+
+    async def delete_session(self, session_id: str) -> None:
+        """``session/delete`` of a session from ``session/list`` (held or not); needs
+        ``sessionCapabilities.delete``. Only behind an explicit user command. A held session is
+        forgotten once the agent answers."""
+        self.capabilities.require("sessionCapabilities.delete", "session/delete")
+        if not isinstance(session_id, str) or not session_id:
+            raise InvalidArgument("a session id must be a non-empty string")
+        await self.connection.request("session/delete", {"sessionId": session_id})
+        self.forget_session(session_id)
+
+    async def logout(self) -> None:
+        """``logout`` (ends the agent's authenticated state); needs ``auth.logout``. Only when a
+        user asks for it by name: Baton never logs out on its own."""
+        self.capabilities.require("auth.logout", "logout")
+        await self.connection.request("logout", {})
 
     # --- session controls ------------------------------------------------------------------
 

@@ -61,13 +61,25 @@ CAPABILITY_PATHS: Final[Mapping[str, str]] = {
     "sessionCapabilities.delete": "session_delete",
     "sessionCapabilities.additionalDirectories": "session_additional_directories",
     "auth.logout": "auth_logout",
+    "sessionCapabilities.systemPrompt": "session_system_prompt",
+    "sessionCapabilities.systemPrompt.mode.override": "session_system_prompt_override",
 }
+
+#: The unstable system-prompt capability (an object; its ``mode.override`` adds a mode).
+_SYSTEM_PROMPT: Final = "systemPrompt"
 
 # Containers Baton models, with the leaves it reads in each.
 _CONTAINERS: Final[Mapping[str, tuple[str, ...]]] = {
     "promptCapabilities": ("image", "audio", "embeddedContext"),
     "mcpCapabilities": ("http", "sse"),
-    "sessionCapabilities": ("list", "resume", "close", "delete", "additionalDirectories"),
+    "sessionCapabilities": (
+        "list",
+        "resume",
+        "close",
+        "delete",
+        "additionalDirectories",
+        _SYSTEM_PROMPT,
+    ),
     "auth": ("logout",),
 }
 _TOP_LEAVES: Final = ("loadSession",)
@@ -101,6 +113,10 @@ class AgentCapabilities:
     session_delete: bool = False
     session_additional_directories: bool = False
     auth_logout: bool = False
+    #: ``sessionCapabilities.systemPrompt`` (unstable): ``systemPrompt`` in ``append`` mode.
+    session_system_prompt: bool = False
+    #: ``sessionCapabilities.systemPrompt.mode.override`` (unstable): the ``override`` mode.
+    session_system_prompt_override: bool = False
     #: Dotted paths the agent advertised (by the leaf rule) that Baton does not model.
     unmodeled: tuple[str, ...] = ()
     #: Top-level key names of ``agentCapabilities._meta`` (values are never copied).
@@ -119,6 +135,15 @@ class AgentCapabilities:
         ``what`` says what needed it ("session/load")."""
         if not self.supports(capability):
             raise CapabilityNotAdvertised(capability, what)
+
+
+def _override_advertised(system_prompt: object) -> bool:
+    """``systemPrompt.mode.override`` by the leaf rule; a non-object container advertises
+    nothing (``append`` alone, which every advertising agent supports)."""
+    if not isinstance(system_prompt, Mapping):
+        return False
+    mode = system_prompt.get("mode")
+    return isinstance(mode, Mapping) and leaf_advertised(mode.get("override"))
 
 
 def parse_agent_capabilities(raw: object) -> AgentCapabilities:
@@ -146,6 +171,8 @@ def parse_agent_capabilities(raw: object) -> AgentCapabilities:
             continue
         for leaf in modeled:
             flags[CAPABILITY_PATHS[f"{key}.{leaf}"]] = leaf_advertised(value.get(leaf))
+        if flags.get("session_system_prompt") and key == "sessionCapabilities":
+            flags["session_system_prompt_override"] = _override_advertised(value[_SYSTEM_PROMPT])
         for sub, sub_value in value.items():
             if not isinstance(sub, str) or sub == _META or sub in modeled:
                 continue
@@ -264,20 +291,52 @@ def parse_initialize_result(result: object) -> InitializeResult:
 CLIENT_NAME: Final = "baton"
 
 
-def client_capabilities() -> dict[str, Any]:
-    """Exactly what Baton advertises: no filesystem, no terminal (decisions.md item 11), and
-    boolean session config options, which it implements. Nothing else."""
-    return {
+@dataclass(frozen=True, slots=True)
+class ElicitationOffer:
+    """Which elicitation modes this client offers. Baton offers elicitation only when someone
+    can answer (a person at a TTY under ``ask``, or a surface such as the service's API): a
+    client that cannot answer does not advertise it at all. Both False: nothing advertised."""
+
+    form: bool = False
+    url: bool = False
+
+    @property
+    def any(self) -> bool:
+        """Whether any mode is offered."""
+        return self.form or self.url
+
+
+#: The offer of a client nobody answers: no elicitation.
+NO_ELICITATION: Final = ElicitationOffer()
+
+
+def client_capabilities(elicitation: ElicitationOffer = NO_ELICITATION) -> dict[str, Any]:
+    """Exactly what Baton advertises: no filesystem, no terminal (decisions.md item 11); boolean
+    session config options, session notices and context compaction, which it implements; and
+    elicitation (form and/or URL) only when ``elicitation`` offers a mode. Nothing else."""
+    capabilities: dict[str, Any] = {
         "fs": {"readTextFile": False, "writeTextFile": False},
         "terminal": False,
-        "session": {"configOptions": {"boolean": {}}},
+        "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
     }
+    if elicitation.any:
+        modes: dict[str, Any] = {}
+        if elicitation.form:
+            modes["form"] = {}
+        if elicitation.url:
+            modes["url"] = {}
+        capabilities["elicitation"] = modes
+    return capabilities
 
 
-def initialize_params(version: int, client_version: str = __version__) -> dict[str, Any]:
+def initialize_params(
+    version: int,
+    client_version: str = __version__,
+    elicitation: ElicitationOffer = NO_ELICITATION,
+) -> dict[str, Any]:
     """The ``initialize`` params Baton sends for protocol ``version``."""
     return {
         "protocolVersion": version,
-        "clientCapabilities": client_capabilities(),
+        "clientCapabilities": client_capabilities(elicitation),
         "clientInfo": {"name": CLIENT_NAME, "version": client_version},
     }

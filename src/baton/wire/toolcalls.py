@@ -425,3 +425,18 @@ def tool_kind(tool_call: Mapping[str, Any]) -> str:
     absent, cleared or not a string. Unknown kinds are kept as they are."""
     kind = tool_call.get("kind")
     return kind if isinstance(kind, str) and kind else DEFAULT_TOOL_KIND
+
+
+#: Characters kept of a tool call's programmatic ``name`` (agent text shown and stored; real
+#: names such as ``Bash`` or ``mcp__server__tool`` are far shorter).
+MAX_TOOL_NAME_CHARS: Final = 256
+
+
+def tool_name(tool_call: Mapping[str, Any]) -> str | None:
+    """The tool call's programmatic ``name`` (stable ACP since SDK 2.4.0: on tool calls,
+    updates and permission requests), cut at :data:`MAX_TOOL_NAME_CHARS`; None when absent,
+    cleared (``null``) or not a non-empty string. The merge keeps the latest name sent."""
+    name = tool_call.get("name")
+    if not isinstance(name, str) or not name:
+        return None
+    return name[:MAX_TOOL_NAME_CHARS]
