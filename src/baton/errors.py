@@ -391,6 +391,54 @@ class RecordNotFound(UsageError):
     code = "RECORD_NOT_FOUND"
 
 
+class SessionNotFound(RecordNotFound):
+    """No conversation (named session) of this data directory has this name."""
+
+    code = "SESSION_NOT_FOUND"
+
+
+class SessionNameInvalid(UsageError):
+    """A conversation name breaks the name rules (1-64 characters: letters, digits, ``.``,
+    ``_`` and ``-``, starting with a letter or digit), or is already taken."""
+
+    code = "SESSION_NAME_INVALID"
+
+
+class SessionNameTaken(SessionNameInvalid):
+    """Another conversation of this data directory already has this name."""
+
+    code = "SESSION_NAME_TAKEN"
+
+
+class SessionBusy(UsageError):
+    """The conversation has a turn running (in this process or another) and the caller chose
+    not to wait (``--no-wait``), or the wait bound elapsed, or too many prompts already wait."""
+
+    code = "SESSION_BUSY"
+
+
+class SessionRecoveryRequired(UsageError):
+    """A run of the conversation is RECOVERY_REQUIRED: its prompt's outcome is unknown, so no
+    new prompt is sent (and the ambiguous one is never replayed) until `baton recover` settles
+    that run."""
+
+    code = "SESSION_RECOVERY_REQUIRED"
+
+
+class SessionClosed(UsageError):
+    """The conversation is CLOSED: it takes no more prompts."""
+
+    code = "SESSION_CLOSED"
+
+
+class SessionNotResumable(UsageError):
+    """The conversation's provider session is not attached in this process and the agent
+    advertises neither ``sessionCapabilities.resume`` nor ``loadSession``: Baton refuses to
+    guess (it never starts a fresh provider session in its place)."""
+
+    code = "SESSION_NOT_RESUMABLE"
+
+
 class StorageError(BatonError):
     """Baton could not keep or read back one of its own durable records. The fault is on Baton's
     side of the boundary (its disk, its files), never the agent's."""
@@ -466,6 +514,14 @@ class RunStatusTransitionInvalid(StoreConflict):
     status does not permit the change, whoever wrote it."""
 
     code = "RUN_STATUS_TRANSITION_INVALID"
+
+
+class SessionStatusTransitionInvalid(StoreConflict):
+    """A write asked for a conversation status change the transition table
+    (:data:`baton.store.conversation_status.SESSION_STATUS_TRANSITIONS`) does not allow, such
+    as leaving CLOSED; nothing was written. A subclass of ``STORE_CONFLICT``."""
+
+    code = "SESSION_STATUS_TRANSITION_INVALID"
 
 
 class StoreCorrupt(StorageError):

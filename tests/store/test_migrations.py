@@ -19,6 +19,8 @@ TABLES = {
     "interactions",
     "observations",
     "readiness",
+    "conversations",
+    "conversation_runs",
 }
 
 
@@ -88,3 +90,19 @@ def test_a_failing_migration_rolls_back_entirely(tmp_path: Path) -> None:
     assert _tables(conn) == {"a"}  # b was rolled back with the failed step
     assert not conn.in_transaction
     conn.close()
+
+
+def test_a_version_2_store_gains_conversations_and_keeps_its_runs(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    conn = _connect(path)
+    assert migrate(conn, MIGRATIONS[:2]) == 2
+    conn.execute(
+        "INSERT INTO runs (id, status, prompt_text, policy, unattended, created_at, updated_at) "
+        "VALUES ('run-1', 'COMPLETED', 'hi', 'ask', 0, 't', 't')"
+    )
+    conn.close()
+    path.chmod(0o600)
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert store.get_run("run-1").prompt_text == "hi"
+        assert store.list_conversations() == []

@@ -1,11 +1,16 @@
 """The run store (SQLite): server instances, sessions, runs, items, interactions,
-observations and readiness, plus the data directory they live in. See docs/journal.md."""
+observations, readiness and conversations, plus the data directory they live in. See
+docs/journal.md and docs/sessions.md."""
 
 from baton.errors import (
     RecordNotFound,
     RunStatusTransitionInvalid,
     StoreConflict,
     StoreSchemaTooNew,
+)
+from baton.store.conversation_status import (
+    INITIAL_SESSION_STATUS,
+    SESSION_STATUS_TRANSITIONS,
 )
 from baton.store.datadir import (
     DATA_DIR_ENV,
@@ -20,10 +25,13 @@ from baton.store.datadir import (
 from baton.store.migrations import MIGRATIONS, SCHEMA_VERSION, migrate
 from baton.store.models import (
     ACTIVE_RUN_STATUSES,
+    CONVERSATION_STATUSES,
     ENDED_RUN_STATUSES,
     FINAL_RUN_STATUSES,
     LIVE_SERVER_STATES,
     ChosenBy,
+    Conversation,
+    ConversationStatus,
     Interaction,
     InteractionState,
     NewItem,
@@ -44,16 +52,21 @@ from baton.store.store import FlushRefs, Store, new_id
 
 __all__ = [
     "ACTIVE_RUN_STATUSES",
+    "CONVERSATION_STATUSES",
     "DATA_DIR_ENV",
     "ENDED_RUN_STATUSES",
     "FINAL_RUN_STATUSES",
     "INITIAL_RUN_STATUSES",
+    "INITIAL_SESSION_STATUS",
     "LIVE_SERVER_STATES",
     "MIGRATIONS",
     "RUN_STATUS_TRANSITIONS",
     "SCHEMA_VERSION",
+    "SESSION_STATUS_TRANSITIONS",
     "STORE_FILENAME",
     "ChosenBy",
+    "Conversation",
+    "ConversationStatus",
     "FlushRefs",
     "Interaction",
     "InteractionState",

@@ -165,7 +165,44 @@ V2: Final[Migration] = (
     "ALTER TABLE runs ADD COLUMN owner TEXT",
 )
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2)
+_CONVERSATION_STATUSES = ("IDLE", "ACTIVE", "RECOVERY_REQUIRED", "CLOSED")
+
+#: Version 3: conversations (named, persistent sessions, issue 17) and their runs in order.
+#: ``owner`` names the Baton process holding an ACTIVE turn, reconciled like a run's owner.
+V3: Final[Migration] = (
+    f"""
+    CREATE TABLE conversations (
+        id                  TEXT PRIMARY KEY,
+        name                TEXT NOT NULL UNIQUE,
+        profile             TEXT NOT NULL,
+        agent_command       TEXT,
+        env_keys            TEXT NOT NULL,
+        cwd                 TEXT NOT NULL,
+        settings            TEXT NOT NULL,
+        provider_session_id TEXT,
+        capabilities        TEXT NOT NULL,
+        status              TEXT NOT NULL {_in("status", _CONVERSATION_STATUSES)},
+        owner               TEXT,
+        active_run_id       TEXT REFERENCES runs (id),
+        setup_run_id        TEXT REFERENCES runs (id),
+        note                TEXT,
+        created_at          TEXT NOT NULL,
+        last_used_at        TEXT NOT NULL,
+        updated_at          TEXT NOT NULL
+    ) STRICT
+    """,
+    "CREATE INDEX conversations_recent ON conversations (cwd, profile, last_used_at)",
+    """
+    CREATE TABLE conversation_runs (
+        conversation_id TEXT NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        seq             INTEGER NOT NULL CHECK (seq >= 1),
+        run_id          TEXT NOT NULL UNIQUE REFERENCES runs (id),
+        PRIMARY KEY (conversation_id, seq)
+    ) STRICT
+    """,
+)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -55,6 +55,11 @@ ACTIVE_RUN_STATUSES: Final[frozenset[RunStatus]] = frozenset(
     {"STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING"}
 )
 
+ConversationStatus = Literal["IDLE", "ACTIVE", "RECOVERY_REQUIRED", "CLOSED"]
+CONVERSATION_STATUSES: Final[frozenset[ConversationStatus]] = frozenset(
+    get_args(ConversationStatus)
+)
+
 InteractionState = Literal["PENDING", "RESOLVED", "CANCELLED", "ABORTED"]
 INTERACTION_STATES: Final[frozenset[InteractionState]] = frozenset(get_args(InteractionState))
 ChosenBy = Literal["user", "policy", "default"]
@@ -196,3 +201,37 @@ class ReadinessRecord:
     state: str
     result: Any
     checked_at: str
+
+
+@dataclass(frozen=True, slots=True)
+class Conversation:
+    """A named, persistent Baton session (a conversation): the agent, the cwd, the requested
+    settings and the provider session it continues, with its status (see
+    :mod:`baton.store.conversation_status`)."""
+
+    id: str
+    #: Unique per data directory.
+    name: str
+    #: The profile id, or ``custom`` for an ad-hoc command.
+    profile: str
+    #: An ad-hoc agent's command (redacted as stored), as a string or an argv list; None for
+    #: a profile.
+    agent_command: str | list[str] | None
+    #: The names of the ``--env`` keys an ad-hoc agent gets (never their values).
+    env_keys: list[str]
+    cwd: str
+    #: The requested native settings: ``mode``, ``model``, ``effort``, ``config`` (as given).
+    settings: dict[str, Any]
+    provider_session_id: str | None
+    #: The agent's advertised session capabilities: ``resume``, ``load``, ``close``, ``list``.
+    capabilities: dict[str, bool]
+    status: ConversationStatus
+    #: The Baton process holding the ACTIVE turn (``pid:start-ticks``), else None.
+    owner: str | None
+    #: The run of the ACTIVE turn, once created.
+    active_run_id: str | None
+    #: Why the record is as it is (a local close, a creation that never finished...).
+    note: str | None
+    created_at: str
+    last_used_at: str
+    updated_at: str

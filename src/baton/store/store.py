@@ -6,7 +6,8 @@ docstring states the durability, compare-and-set, redaction, read-only and threa
 server instances (:mod:`~baton.store.servers`), sessions (:mod:`~baton.store.sessions`), runs
 and their status table (:mod:`~baton.store.runs`, :mod:`~baton.store.run_status`), items
 (:mod:`~baton.store.items`), interactions and observations
-(:mod:`~baton.store.interactions`), readiness (:mod:`~baton.store.readiness`) and the journal
+(:mod:`~baton.store.interactions`), readiness (:mod:`~baton.store.readiness`), conversations (named sessions, with their status table:
+:mod:`~baton.store.conversations`, :mod:`~baton.store.conversation_status`) and the journal
 references the store cites (:mod:`~baton.store.citations`).
 """
 
@@ -17,6 +18,7 @@ from typing import Self
 
 from baton.redaction import SecretValues
 from baton.store.citations import CitationChecks
+from baton.store.conversations import ConversationRecords
 from baton.store.database import MAX_DIAGNOSTIC_CHARS as MAX_DIAGNOSTIC_CHARS
 from baton.store.database import Clock, FlushRefs, new_id, utc_now
 from baton.store.datadir import STORE_FILENAME, existing_data_dir
@@ -38,6 +40,7 @@ class Store(
     InteractionRecords,
     ReadinessRecords,
     CitationChecks,
+    ConversationRecords,
 ):
     """Baton's run store. Open with :meth:`open` (a data directory), :meth:`open_read_only`
     or the constructor (a path).
