@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv dev demo test lint typecheck pytest bench qualify dist dist-check clean
+.PHONY: venv dev demo test lint typecheck pytest bench qualify dist dist-check test-browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,23 @@ pytest: $(VENV)/.dev
 	$(BIN)/pytest -q
 
 test: lint typecheck pytest
+
+# Browser tests of the inspector (tests/browser; docs/inspector.md). Chromium and ChromeDriver
+# come from Debian's packages, installed here when missing (CI runs as root with only the
+# package registries reachable; elsewhere through sudo); Playwright from PyPI drives that
+# executable and never downloads a browser of its own.
+CHROMIUM ?= /usr/bin/chromium
+AS_ROOT := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+$(VENV)/.browser: $(VENV)/.dev
+	$(BIN)/python -m pip install -q -e '.[dev,browser]'
+	touch $@
+
+test-browser: $(VENV)/.browser
+	@if [ ! -x "$(CHROMIUM)" ]; then \
+		$(AS_ROOT) apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $(AS_ROOT) apt-get install -y -q chromium chromium-driver; fi
+	BATON_CHROMIUM="$(CHROMIUM)" $(BIN)/pytest -q -p no:cacheprovider tests/browser
 
 $(VENV)/.bench: $(VENV)/.dev
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'

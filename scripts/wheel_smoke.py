@@ -302,6 +302,20 @@ def check_turn(inst: Installed) -> None:
     )
 
 
+def check_inspector_files(inst: Installed) -> None:
+    """The inspector's page is in the install: its entry page and every file it loads, down
+    through every module's imports, are package data the installed Baton can serve."""
+    probe = (
+        "import json; from baton.inspector import asset_names, missing_references, load_asset; "
+        "print(json.dumps([list(asset_names()), missing_references(), "
+        "load_asset('index.html') is not None]))"
+    )
+    done = run([str(inst.python), "-c", probe], env=inst.env, cwd=inst.work)
+    names, missing, has_page = json.loads(done.stdout)
+    if missing or not has_page or "js/main.js" not in names:
+        raise CheckFailed(f"the installed inspector is not whole: {names} missing {missing}")
+
+
 #: What runs against every install, in order. One line per check (see the module docstring
 #: for the inspector's).
 CHECKS: tuple[tuple[str, Callable[[Installed], None]], ...] = (
@@ -309,6 +323,7 @@ CHECKS: tuple[tuple[str, Callable[[Installed], None]], ...] = (
     ("baton is imported from the install, the checkout is off the path", check_import_location),
     ("baton doctor --json", check_doctor),
     ("a real turn: baton run --agent-command 'baton agent scripted'", check_turn),
+    ("the inspector's page files are installed and whole", check_inspector_files),
 )
 
 

@@ -47,6 +47,8 @@ RANKS: Final[dict[str, float]] = {
     "baton.cli": 5,
     "baton.agents": 5,
     "baton": 5,  # the package root re-exports the library surface
+    # The inspector's page files and the headers they are served with; the service serves them.
+    "baton.inspector": 5,
     # Above the surfaces: `python -m baton`, the console script's entry point.
     "baton.__main__": 6,
 }
@@ -57,8 +59,9 @@ ALLOWED_SIDEWAYS: Final[dict[tuple[str, str], str]] = {
 }
 
 #: Units that may import less than their rank allows: the scripted agent must run wherever Baton
-#: is installed and stay independent of the runtime it tests, so it sees only layers 0-1.
-MAX_IMPORT_RANK: Final[dict[str, float]] = {"baton.agents": 1}
+#: is installed and stay independent of the runtime it tests, so it sees only layers 0-1. The
+#: inspector's asset table is files and headers: it needs nothing of Baton's but the errors.
+MAX_IMPORT_RANK: Final[dict[str, float]] = {"baton.agents": 1, "baton.inspector": 0}
 
 #: Standard-library modules layer 1 may not import: it owns no I/O, processes or clock.
 IMPURE_STDLIB: Final = frozenset(

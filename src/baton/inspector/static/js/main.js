@@ -1,0 +1,61 @@
+// The inspector's router: one page per hash route, each rendered into <main id="view">.
+// Leaving a page calls the cleanup it returned (closing its live streams and timers).
+
+import { h, replaceChildren } from "./dom.js";
+import { agentsPage } from "./pages/agents.js";
+import { sessionsPage, sessionPage } from "./pages/sessions.js";
+import { runsPage, runPage } from "./pages/runs.js";
+import { permissionsPage } from "./pages/permissions.js";
+import { recoveryPage } from "./pages/recovery.js";
+import { journalPage } from "./pages/journal.js";
+
+// [pattern, page, nav link] in match order; a page is (view, params) => cleanup | undefined.
+const ROUTES = [
+  [/^\/agents$/, agentsPage, "#/agents"],
+  [/^\/sessions$/, sessionsPage, "#/sessions"],
+  [/^\/sessions\/([^/]+)$/, sessionPage, "#/sessions"],
+  [/^\/runs$/, runsPage, "#/runs"],
+  [/^\/runs\/([^/]+)$/, runPage, "#/runs"],
+  [/^\/permissions$/, permissionsPage, "#/permissions"],
+  [/^\/recovery$/, recoveryPage, "#/recovery"],
+  [/^\/recovery\/([^/]+)$/, recoveryPage, "#/recovery"],
+  [/^\/journal$/, journalPage, "#/journal"],
+  [/^\/journal\/(run|server)\/([^/]+)$/, journalPage, "#/journal"],
+];
+
+let cleanup = null;
+
+function route() {
+  const view = document.getElementById("view");
+  if (typeof cleanup === "function") cleanup();
+  cleanup = null;
+  const path = decodeURIComponent(location.hash.replace(/^#/, "")) || "/agents";
+  const found = ROUTES.find(([pattern]) => pattern.test(path));
+  for (const link of document.querySelectorAll("header.top nav a")) {
+    if (found && link.getAttribute("href") === found[2]) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+  if (!found) {
+    replaceChildren(view, h("h1", {}, "Not found"), h("p", {}, "No page is called ", h("code", {}, path), "."));
+    return;
+  }
+  const [pattern, page] = found;
+  const params = path.match(pattern).slice(1);
+  replaceChildren(view, h("p", { "aria-busy": "true" }, "Loading…"));
+  cleanup = page(view, params);
+  view.focus({ preventScroll: true });
+}
+
+// The service answered 401: the cookie expired or the service restarted with a new token.
+window.addEventListener("baton:unauthorized", () => {
+  const view = document.getElementById("view");
+  if (typeof cleanup === "function") cleanup();
+  cleanup = null;
+  replaceChildren(view, h("h1", {}, "Signed out"),
+    h("p", {}, "The service did not accept this page's session. Open the address ", h("code", {}, "baton serve"),
+      " or ", h("code", {}, "baton inspect"), " printed (it carries a one-time token), or go to the ",
+      h("a", { href: "/login" }, "login page"), "."));
+});
+
+window.addEventListener("hashchange", route);
+route();

@@ -1,0 +1,91 @@
+// Permission requests waiting for an answer: one card each, with the correlated tool call,
+// its paths or command, and the provider's exact option labels. Answering sends exactly the
+// optionId of the button pressed; an answer the service refuses (the request ended) is shown.
+
+import { h, replaceChildren, badge } from "../dom.js";
+import { get, post, ROUTES } from "../api.js";
+import { renderTool } from "../transcript.js";
+import { errorBox, every, listOf } from "./common.js";
+
+// How often the page asks for pending requests (ms): a request waits on a person, so a
+// second is prompt enough and cheap for the service.
+export const PERMISSIONS_POLL_MS = 1000;
+
+// Option kinds the provider may remember: the memory is the agent's, never Baton's.
+const REMEMBERED_KINDS = new Set(["allow_always", "reject_always"]);
+
+/** The card of one pending request; `onDone` is told when it was answered. */
+export function permissionCard(request, onDone = () => {}) {
+  const id = request.requestId ?? request.id;
+  const status = h("div", { class: "answer-status", "aria-live": "assertive" });
+  const tool = request.toolCall ?? request.tool ?? null;
+  const options = request.options ?? request.offeredOptions ?? [];
+  const buttons = [];
+  const answer = async (body, label) => {
+    for (const b of buttons) b.disabled = true;
+    status.textContent = `Sending ${label}…`;
+    try {
+      await post(ROUTES.answer(id), body);
+      replaceChildren(status, h("p", {}, badge("answered", "selected"), ` ${label} sent.`));
+      onDone(id);
+    } catch (error) {
+      replaceChildren(status, h("p", {}, "The service refused this answer:"), errorBox(error));
+    } finally {
+      // A refused answer leaves the buttons usable: the refusal is the thing to read.
+      for (const b of buttons) b.disabled = false;
+    }
+  };
+  for (const option of options) {
+    const remembered = REMEMBERED_KINDS.has(option.kind);
+    buttons.push(h("button", {
+      type: "button", "data-id": String(option.optionId),
+      "aria-label": `${option.name} (${option.kind}${remembered ? ", remembered by the provider" : ""})`,
+      onclick: () => answer({ optionId: option.optionId }, `“${option.name}”`),
+    }, String(option.name), ` (${option.kind})`, remembered ? " ★ provider-owned" : ""));
+  }
+  buttons.push(h("button", { type: "button", onclick: () => answer({ outcome: "cancelled" }, "cancel") }, "Cancel the request"));
+  return h("section", { class: "card permission-card", "data-testid": `permission-${id}`, "aria-label": `permission request ${id}` },
+    h("h2", {}, "Permission request ", badge(request.state ?? "pending", "pending")),
+    h("p", { class: "muted" }, `run ${request.runId ?? "?"}, session ${request.sessionId ?? "?"}`,
+      request.runId ? [" · ", h("a", { href: `#/runs/${encodeURIComponent(request.runId)}` }, "open the run")] : null),
+    tool ? renderTool(tool) : h("p", {}, "No tool call was correlated with this request."),
+    options.some((o) => REMEMBERED_KINDS.has(o.kind))
+      ? h("p", { class: "muted" }, "★ marks an option the provider remembers; Baton never does.") : null,
+    h("div", { class: "option-buttons", role: "group", "aria-label": "options" }, buttons),
+    status);
+}
+
+/** The pending cards of `runId` (or of every run) into `box`, refreshed; returns the stop. */
+export function pendingInto(box, runId) {
+  const cards = new Map();
+  return every(PERMISSIONS_POLL_MS, async () => {
+    let requests;
+    try {
+      requests = listOf(await get(ROUTES.permissions(), runId ? { runId } : undefined), "permissions", "pending", "items");
+    } catch (error) {
+      replaceChildren(box, errorBox(error));
+      cards.clear();
+      return;
+    }
+    const live = new Set(requests.map((r) => String(r.requestId ?? r.id)));
+    for (const [id, card] of cards) {
+      // A card whose request ended stays until the page is left if it shows a refusal or an
+      // answer; otherwise it goes.
+      if (!live.has(id) && !card.querySelector(".answer-status").textContent) { card.remove(); cards.delete(id); }
+    }
+    for (const request of requests) {
+      const id = String(request.requestId ?? request.id);
+      if (!cards.has(id)) { const card = permissionCard(request); cards.set(id, card); box.appendChild(card); }
+    }
+    box.querySelector(".none")?.remove();
+    if (!cards.size) box.appendChild(h("p", { class: "muted none" }, "No permission request is waiting."));
+  });
+}
+
+export function permissionsPage(view) {
+  const box = h("div", { class: "permissions" });
+  replaceChildren(view, h("h1", {}, "Permission requests"),
+    h("p", { class: "muted" }, "Requests of runs under the ask policy wait here until answered or until their turn's budget ends (then they are cancelled as \"no user available\")."),
+    box);
+  return pendingInto(box, null);
+}
