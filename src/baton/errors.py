@@ -524,6 +524,14 @@ class SessionStatusTransitionInvalid(StoreConflict):
     code = "SESSION_STATUS_TRANSITION_INVALID"
 
 
+class StoreUnavailable(StorageError):
+    """The run store's database server cannot be reached or did not answer in time (a
+    PostgreSQL store: the server restarted, the network dropped, a lock was held too long).
+    A write cut off this way has an unknown outcome; Baton never replays it blindly."""
+
+    code = "STORE_UNAVAILABLE"
+
+
 class StoreCorrupt(StorageError):
     """The run store's file is not a readable SQLite database (its header or pages were
     overwritten). Baton leaves it untouched; restore it from a backup or move it aside."""

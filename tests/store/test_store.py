@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 import stat
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,61 +33,57 @@ class Clock:
 
 
 class FlushLog:
-    """A journal flush callback that records what it was asked, and what the DB held then."""
+    """A journal flush callback that records what it was asked, and what the DB held then
+    (read over a connection of its own, on either backend)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self, target: Any) -> None:
+        self.target = target
         self.calls: list[list[JournalRef]] = []
         self.fail = False
         self.snapshots: list[tuple[int, int, int]] = []
 
     async def __call__(self, refs: Sequence[JournalRef]) -> None:
         self.calls.append(list(refs))
-        conn = sqlite3.connect(self.path)
-        try:
-            self.snapshots.append(
-                (
-                    conn.execute("SELECT COUNT(*) FROM interactions").fetchone()[0],
-                    conn.execute("SELECT COUNT(*) FROM observations").fetchone()[0],
-                    conn.execute(
-                        "SELECT COUNT(*) FROM runs WHERE response_ref IS NOT NULL "
-                        "OR prompt_ref IS NOT NULL"
-                    ).fetchone()[0],
-                )
-            )
-        finally:
-            conn.close()
+        counts = self.target.query(
+            "SELECT (SELECT COUNT(*) FROM interactions), (SELECT COUNT(*) FROM observations), "
+            "(SELECT COUNT(*) FROM runs WHERE response_ref IS NOT NULL "
+            "OR prompt_ref IS NOT NULL)"
+        )[0]
+        self.snapshots.append(tuple(int(count) for count in counts))
         if self.fail:
             raise JournalSyncFailed("the journal could not sync")
 
 
 @pytest.fixture
-def data(tmp_path: Path) -> Path:
-    path = tmp_path / "data"
-    path.mkdir(mode=0o700)
-    return path
+def data(store_target: Any) -> Path:
+    return Path(store_target.data)
 
 
 @pytest.fixture
-def flush(data: Path) -> FlushLog:
-    return FlushLog(data / "baton.sqlite3")
+def sqlite_only(store_target: Any) -> None:
+    """Tests of the SQLite file itself (its mode, its path) run once."""
+    if store_target.backend != "sqlite":
+        pytest.skip("a test of the SQLite store's file")
 
 
 @pytest.fixture
-def store(data: Path, flush: FlushLog) -> Iterator[Store]:
-    opened = Store.open(data, flush=flush, clock=Clock())
-    yield opened
-    opened.close()
+def flush(store_target: Any) -> FlushLog:
+    return FlushLog(store_target)
 
 
-def test_files_are_private(store: Store, data: Path) -> None:
+@pytest.fixture
+def store(store_target: Any, flush: FlushLog) -> Store:
+    return store_target.open(flush=flush, clock=Clock())  # type: ignore[no-any-return]
+
+
+def test_files_are_private(sqlite_only: None, store: Store, data: Path) -> None:
     store.create_server_instance("claude", "default", 1)
     for name in os.listdir(data):
         assert stat.S_IMODE((data / name).stat().st_mode) == 0o600, name
     assert {"baton.sqlite3", "baton.sqlite3-wal"} <= set(os.listdir(data))
 
 
-def test_refuses_a_symlinked_database(data: Path, tmp_path: Path) -> None:
+def test_refuses_a_symlinked_database(sqlite_only: None, data: Path, tmp_path: Path) -> None:
     elsewhere = tmp_path / "elsewhere.db"
     elsewhere.write_bytes(b"")
     elsewhere.chmod(0o600)
@@ -139,7 +135,8 @@ def test_cold_start_marks_live_servers_lost(store: Store) -> None:
     )
 
 
-def test_sessions(store: Store) -> None:
+def test_sessions(store: Store, store_target: Any) -> None:
+    integrity_errors = store_target.integrity_errors()
     store.create_server_instance("claude", "default", 1, server_id="srv-1")
     session = store.create_session("claude", "/work", server_instance_id="srv-1")
     assert (session.state, session.native_state, session.provider_session_id) == (
@@ -164,7 +161,7 @@ def test_sessions(store: Store) -> None:
     assert store.list_sessions(profile="other") == []
     with pytest.raises(RecordNotFound):
         store.get_session("nope")
-    with pytest.raises(sqlite3.IntegrityError):
+    with pytest.raises(integrity_errors):
         store.create_session("claude", "/w", server_instance_id="srv-unknown")
 
 
@@ -354,8 +351,8 @@ async def test_a_failed_flush_publishes_nothing(store: Store, flush: FlushLog) -
     assert store.get_run(run.id).status == "QUEUED"
 
 
-async def test_citing_refs_needs_a_flush_callback(data: Path) -> None:
-    with Store.open(data) as store:
+async def test_citing_refs_needs_a_flush_callback(store_target: Any) -> None:
+    with store_target.open() as store:
         run = store.create_run("p")
         with pytest.raises(UsageError, match="no journal flush"):
             await store.set_run_prompt_ref(run.id, REF)
@@ -363,12 +360,12 @@ async def test_citing_refs_needs_a_flush_callback(data: Path) -> None:
         await store.update_run_status(run.id, "RUNNING")  # no refs: no flush needed
 
 
-async def test_flush_with_a_real_journal(data: Path) -> None:
+async def test_flush_with_a_real_journal(store_target: Any, data: Path) -> None:
     journal = Journal.in_data_dir(data)
     server = await journal.open_server("srv-1", limits=JournalLimits(sync_interval_seconds=3600))
     ref = await server.append("inbound", {"jsonrpc": "2.0", "method": "x"}, input_bytes=30)
     assert server.synced_sequence < ref.sequence  # batched: not durable yet
-    with Store.open(data, flush=journal.flush_refs) as store:
+    with store_target.open(flush=journal.flush_refs) as store:
         run = store.create_run("p", server_instance_id=None)
         await store.set_run_prompt_ref(run.id, ref)
         assert server.synced_sequence >= ref.sequence
@@ -396,9 +393,9 @@ async def test_cited_refs(store: Store) -> None:
     assert len(store.cited_refs()) == 3
 
 
-async def test_free_text_is_redacted_defensively(data: Path) -> None:
+async def test_free_text_is_redacted_defensively(store_target: Any, data: Path) -> None:
     secret = "correct-horse-battery-staple-9"
-    with Store.open(data, secrets=SecretValues([secret]), flush=FlushLog(data / "x")) as store:
+    with store_target.open(secrets=SecretValues([secret]), flush=FlushLog(store_target)) as store:
         run = store.create_run(f"deploy with {ANTHROPIC_KEY} and {secret}")
         await store.update_run_status(
             run.id,
@@ -419,8 +416,14 @@ async def test_free_text_is_redacted_defensively(data: Path) -> None:
         assert ANTHROPIC_KEY not in got.prompt_text and secret not in got.prompt_text
         assert "deploy with" in got.prompt_text
     store.close()
-    for name in os.listdir(data):
-        content = (data / name).read_bytes()
+    if store_target.backend == "sqlite":
+        stored = {name: (data / name).read_bytes() for name in os.listdir(data)}
+    else:  # every row of every table, as PostgreSQL holds it
+        stored = {
+            table: str(store_target.query(f"SELECT t::text FROM {table} t")).encode()
+            for table in ("runs", "server_instances", "items", "sessions", "observations")
+        }
+    for name, content in stored.items():
         for planted in (ANTHROPIC_KEY, secret, "plain-value"):
             assert planted.encode() not in content, (name, planted)
 
@@ -446,10 +449,10 @@ def test_bounds(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
         store.append_items(run.id, [NewItem("k" * 300, {})])
 
 
-def test_the_store_survives_reopening(data: Path) -> None:
-    with Store.open(data) as store:
+def test_the_store_survives_reopening(store_target: Any) -> None:
+    with store_target.open() as store:
         run = store.create_run("persist me")
-    with Store.open(data) as store:
+    with store_target.open() as store:
         assert store.get_run(run.id).prompt_text == "persist me"
 
 

@@ -72,8 +72,8 @@ class CitationChecks(StoreDatabase):
         floor: int | None = None
         for table, column in _CITING_COLUMNS:
             row = self._conn.execute(
-                f"SELECT MIN(json_extract({column}, '$.sequence')) FROM {table} "
-                f"WHERE {column} IS NOT NULL AND json_extract({column}, '$.server') = ?",
+                f"SELECT MIN({self._json_field(column, 'sequence', integer=True)}) FROM {table} "
+                f"WHERE {column} IS NOT NULL AND {self._json_field(column, 'server')} = ?",
                 (server_id,),
             ).fetchone()
             if row[0] is not None and (floor is None or row[0] < floor):

@@ -40,7 +40,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Protocol
 from urllib.parse import quote
 
 import orjson
@@ -50,6 +50,8 @@ from baton.durable.refs import JournalRef
 from baton.durable.timestamps import format_timestamp
 from baton.errors import StorageError, StorageFull, StorageReadOnly, StoreCorrupt, UsageError
 from baton.redaction import SecretValues, redact_json, redact_text
+from baton.store.dialect import Dialect, json_field_sql
+from baton.store.location import is_postgres_url
 from baton.store.migrations import migrate, schema_version
 from baton.store.owner import current_owner
 
@@ -57,6 +59,50 @@ from baton.store.owner import current_owner
 #: them durable (``baton.journal.Journal.flush_refs``).
 FlushRefs = Callable[[Sequence[JournalRef]], Awaitable[None]]
 Clock = Callable[[], datetime]
+
+
+class StoreCursor(Protocol):
+    """What the store reads from a statement's result (sqlite3's and psycopg's cursors)."""
+
+    @property
+    def rowcount(self) -> int:
+        """Rows the statement changed."""
+        ...
+
+    def fetchone(self) -> Any:
+        """The next row, or None."""
+        ...
+
+    def fetchall(self) -> list[Any]:
+        """Every remaining row."""
+        ...
+
+    def __iter__(self) -> Iterator[Any]:
+        """The remaining rows."""
+        ...
+
+
+class StoreConnection(Protocol):
+    """What the store's modules use of a connection: a ``sqlite3.Connection``, or
+    :class:`baton.store.postgres.PostgresConnection`, which speaks the same SQL."""
+
+    def execute(self, sql: str, parameters: Any = ..., /) -> StoreCursor:
+        """Run one statement."""
+        ...
+
+    def executemany(self, sql: str, parameters: Any, /) -> StoreCursor:
+        """Run one statement once per row of parameters."""
+        ...
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside an open transaction."""
+        ...
+
+    def close(self) -> None:
+        """Close the connection."""
+        ...
+
 
 #: How long a write waits for another process's write lock before failing (milliseconds).
 BUSY_TIMEOUT_MS: Final = 5_000
@@ -226,15 +272,13 @@ class StoreDatabase:
 
     def __init__(
         self,
-        path: Path,
+        path: Path | str,
         *,
         flush: FlushRefs | None = None,
         secrets: SecretValues | None = None,
         clock: Clock = utc_now,
         read_only: bool = False,
     ) -> None:
-        path = path.absolute()
-        self.path = path
         #: True when opened read-only: every write raises StorageReadOnly.
         self.read_only = read_only
         #: This process's identity, recorded on the servers and runs it creates.
@@ -242,6 +286,16 @@ class StoreDatabase:
         self._flush = flush
         self._secrets = secrets
         self._clock = clock
+        self._conn: StoreConnection
+        if isinstance(path, str) and is_postgres_url(path):
+            self._open_postgres(path)
+            return
+        path = Path(path).absolute()
+        self.path: Path | None = path
+        #: Where the store lives, for messages: the file, or the URL without its password.
+        self.location = str(path)
+        #: The SQL dialect of the backend (see :mod:`baton.store.dialect`).
+        self.dialect: Dialect = "sqlite"
         with storage_errors(path):
             exists = _check_store_files(path, create=not read_only)
             if read_only:
@@ -252,16 +306,46 @@ class StoreDatabase:
                     self._conn.close()
                     raise
                 return
-            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=True)
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=True)
+            self._conn = conn
             try:
-                self._conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                self._conn.execute("PRAGMA journal_mode = WAL")
-                self._conn.execute("PRAGMA synchronous = FULL")
-                self._conn.execute("PRAGMA foreign_keys = ON")
-                self.schema_version = migrate(self._conn)
+                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = FULL")
+                conn.execute("PRAGMA foreign_keys = ON")
+                self.schema_version = migrate(conn)
             except BaseException:
-                self._conn.close()
+                conn.close()
                 raise
+
+    def _open_postgres(self, url: str) -> None:
+        """Open a PostgreSQL store (:mod:`baton.store.postgres`). Read-only, a database
+        Baton never migrated reads as an empty store, creating nothing (as on SQLite)."""
+        # psycopg is imported only for this backend.
+        from baton.store.postgres import (
+            PostgresConnection,
+            migrate_postgres,
+            postgres_schema_version,
+        )
+
+        self.path = None
+        self.dialect = "postgresql"
+        pg = PostgresConnection(url, read_only=self.read_only)
+        self.location = pg.display
+        try:
+            if self.read_only:
+                self.schema_version = postgres_schema_version(pg)
+                if self.schema_version == 0:
+                    pg.close()
+                    self.dialect = "sqlite"
+                    self._conn = _empty_store_in_memory()
+                    return
+            else:
+                self.schema_version = migrate_postgres(pg)
+        except BaseException:
+            pg.close()
+            raise
+        self._conn = pg
 
     def close(self) -> None:
         """Close the database connection. Idempotent."""
@@ -273,11 +357,12 @@ class StoreDatabase:
         return format_timestamp(self._clock())
 
     @contextmanager
-    def _tx(self) -> Iterator[sqlite3.Connection]:
+    def _tx(self) -> Iterator[StoreConnection]:
         if self.read_only:
-            raise StorageReadOnly(f"{self.path}: the run store was opened read-only")
+            raise StorageReadOnly(f"{self.location}: the run store was opened read-only")
         conn = self._conn
-        with storage_errors(self.path):
+        with storage_errors(self.path or Path(self.location)):
+            # SQLite's write lock; on PostgreSQL the store's advisory write lock (postgres.py).
             conn.execute("BEGIN IMMEDIATE")
             try:
                 yield conn
@@ -286,6 +371,10 @@ class StoreDatabase:
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    def _json_field(self, column: str, key: str, *, integer: bool = False) -> str:
+        """SQL for one top-level field of a JSON column, in this store's dialect."""
+        return json_field_sql(self.dialect, column, key, integer=integer)
 
     def _text(self, value: str | None, limit: int = MAX_DIAGNOSTIC_CHARS) -> str | None:
         if value is None:

@@ -169,7 +169,7 @@ class InteractionRecords(StoreDatabase):
         with self._tx() as conn:
             cursor = conn.execute(
                 "INSERT INTO observations (session_id, run_id, kind, payload, journal_ref, "
-                "recorded_at) VALUES (?, ?, ?, ?, ?, ?)",
+                "recorded_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
                 (
                     session_id,
                     run_id,
@@ -179,7 +179,7 @@ class InteractionRecords(StoreDatabase):
                     self._now(),
                 ),
             )
-            observation_id = cursor.lastrowid
+            observation_id = cursor.fetchone()[0]
         row = self._conn.execute(
             f"SELECT {OBSERVATION_COLUMNS} FROM observations WHERE id = ?", (observation_id,)
         ).fetchone()

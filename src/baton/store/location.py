@@ -1,0 +1,91 @@
+"""Which run store Baton uses: the SQLite file in the data directory (the default), or a
+shared PostgreSQL database named by a URL.
+
+Resolution, first match wins: the ``--store URL`` flag, the ``BATON_STORE`` variable, the
+config file's ``[store] url`` (passed in by the caller, which owns the config file), else the
+data directory's ``baton.sqlite3``. An empty value counts as unset. Only ``postgresql://``
+(or ``postgres://``) URLs are accepted; anything else is STORE_URL_INVALID, so a typo never
+silently falls back to a local store.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from baton.errors import UsageError
+
+#: The variable naming the store's URL (after the ``--store`` flag, before the config file).
+STORE_ENV: Final = "BATON_STORE"
+#: Longest store URL accepted (a URL with options is a few hundred characters).
+MAX_STORE_URL_CHARS: Final = 4096
+
+StoreSource = Literal["flag", "env", "config", "data-dir"]
+
+
+class StoreUrlInvalid(UsageError):
+    """A ``--store``, ``BATON_STORE`` or config-file store URL that is not a PostgreSQL URL."""
+
+    code = "STORE_URL_INVALID"
+
+
+def is_postgres_url(text: str) -> bool:
+    """True when ``text`` names a PostgreSQL store (``postgresql://`` or ``postgres://``)."""
+    return text.startswith(("postgresql://", "postgres://"))
+
+
+def display_url(url: str) -> str:
+    """``url`` without its password, for messages and listings."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+@dataclass(frozen=True, slots=True)
+class StoreLocation:
+    """The chosen store: ``url`` for PostgreSQL, None for the data directory's SQLite file."""
+
+    url: str | None
+    source: StoreSource
+
+    @property
+    def shared(self) -> bool:
+        """True for a PostgreSQL store (shared by hosts)."""
+        return self.url is not None
+
+    def describe(self) -> str:
+        """The store for a message: the URL without its password, or "the data directory"."""
+        return display_url(self.url) if self.url is not None else "the data directory"
+
+
+def resolve_store(
+    flag: str | None = None,
+    environ: Mapping[str, str] | None = None,
+    config_url: str | None = None,
+) -> StoreLocation:
+    """The store to open (see the module docstring for the order)."""
+    env: Mapping[str, str] = {} if environ is None else environ
+    for value, source in ((flag, "flag"), (env.get(STORE_ENV), "env"), (config_url, "config")):
+        if value:
+            return StoreLocation(check_store_url(value, source), source)  # type: ignore[arg-type]
+    return StoreLocation(None, "data-dir")
+
+
+def check_store_url(value: str, source: str = "flag") -> str:
+    """``value`` if it is a bounded PostgreSQL URL, else StoreUrlInvalid (echoing no
+    password)."""
+    origin = {"flag": "--store", "env": STORE_ENV, "config": "the config file's [store] url"}
+    where = origin.get(source, source)
+    if len(value) > MAX_STORE_URL_CHARS:
+        raise StoreUrlInvalid(f"{where}: the URL is longer than {MAX_STORE_URL_CHARS} characters")
+    if not is_postgres_url(value):
+        shown = value.split("://", 1)[0] + "://…" if "://" in value else "a path"
+        raise StoreUrlInvalid(
+            f"{where}: {shown} is not a store URL; only postgresql://USER@HOST/DB is accepted "
+            "(leave it unset for the data directory's SQLite store)"
+        )
+    return value

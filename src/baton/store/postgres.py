@@ -1,0 +1,219 @@
+"""The run store on PostgreSQL (psycopg 3): the connection the store's modules talk to, its
+migrations, and the translation of PostgreSQL's failures into stable storage codes.
+
+Selected by a ``postgresql://`` URL (see :mod:`baton.store.location`); the SQLite store stays
+the default and never imports psycopg. :class:`PostgresConnection` offers what the store's
+modules use of a ``sqlite3.Connection`` (``execute``, ``executemany``, ``in_transaction``,
+``close``), rendering each statement through :mod:`baton.store.dialect`.
+
+Compare-and-set, the same way as on SQLite. Every write transaction first takes one
+transaction-scoped advisory lock (:data:`STORE_WRITE_LOCK_KEY`), so writers run one at a time
+exactly as SQLite's ``BEGIN IMMEDIATE`` makes them: a write reads the row's state, checks it
+(:func:`baton.store.run_status.check_run_transition` for a run's status) and writes, and no
+other writer can change the row in between. Reads need no lock (each sees committed data).
+
+Connection loss. A failure to reach the server (a restart, a network cut) is
+:class:`~baton.errors.StoreUnavailable`; the next call reconnects. A write whose COMMIT was
+cut off has an unknown outcome: callers that cannot tell treat it as ambiguous, never retry it
+blindly (the turn's output append does exactly that).
+
+Threads. Like the SQLite store, one connection used from the event loop's thread; each call
+is one short round trip over a local network.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, Final
+
+from baton.errors import (
+    StorageError,
+    StorageFull,
+    StorageReadOnly,
+    StoreSchemaTooNew,
+    StoreUnavailable,
+    UsageError,
+)
+from baton.store.dialect import postgres_ddl, postgres_query
+from baton.store.location import display_url, is_postgres_url
+from baton.store.migrations import MIGRATIONS, Migration
+
+try:
+    import psycopg
+    from psycopg import errors as pg_errors
+    from psycopg.pq import TransactionStatus
+except ImportError:  # pragma: no cover - exercised only without the fleet extra
+    psycopg = None  # type: ignore[assignment]
+
+#: The advisory lock every write transaction holds (the ASCII of "baton-st"): writers are
+#: serialized as SQLite's one write lock serializes them, which is what makes a
+#: read-check-write compare-and-set safe on both backends.
+STORE_WRITE_LOCK_KEY: Final = 0x6261746F6E2D7374
+#: How long connecting may take before it fails as STORE_UNAVAILABLE (seconds).
+CONNECT_TIMEOUT_SECONDS: Final = 10
+#: How long one statement may wait for a lock or run before the server cancels it
+#: (milliseconds), like SQLite's busy timeout: a stuck writer elsewhere fails this call
+#: instead of hanging the event loop.
+STATEMENT_TIMEOUT_MS: Final = 30_000
+#: The table holding the schema version (SQLite keeps it in ``PRAGMA user_version``).
+VERSION_TABLE: Final = "baton_schema_version"
+
+_MISSING_DRIVER = (
+    "a postgresql:// store needs psycopg 3: install Baton with its fleet extra "
+    "(pip install 'baton-acp[fleet]')"
+)
+
+
+class PostgresConnection:
+    """One psycopg connection in autocommit mode, speaking the store's SQLite-dialect SQL."""
+
+    def __init__(self, url: str, *, read_only: bool = False) -> None:
+        if psycopg is None:  # pragma: no cover - exercised only without the fleet extra
+            raise UsageError(_MISSING_DRIVER)
+        if not is_postgres_url(url):
+            raise UsageError(f"{display_url(url)} is not a postgresql:// URL")
+        self.url = url
+        self.display = display_url(url)
+        self.read_only = read_only
+        self._tx_open = False
+        self._conn = self._connect()
+
+    def _connect(self) -> psycopg.Connection[Any]:
+        options = f"-c statement_timeout={STATEMENT_TIMEOUT_MS}"
+        if self.read_only:
+            options += " -c default_transaction_read_only=on"
+        with self.errors():
+            return psycopg.connect(
+                self.url,
+                autocommit=True,
+                connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                options=options,
+            )
+
+    @contextmanager
+    def errors(self) -> Iterator[None]:
+        """Raise psycopg's failures inside the block as stable storage errors (integrity and
+        programming errors are bugs and stay as they are)."""
+        try:
+            yield
+        except psycopg.Error as exc:
+            classified = classify_postgres_error(exc, self.display)
+            if classified is None:
+                raise
+            raise classified from exc
+
+    def _live(self) -> psycopg.Connection[Any]:
+        if self._conn.closed or self._conn.broken:
+            if self._tx_open:
+                raise StoreUnavailable(
+                    f"{self.display}: the connection was lost inside a transaction"
+                )
+            self._conn = self._connect()
+        return self._conn
+
+    @property
+    def in_transaction(self) -> bool:
+        """True inside an open transaction on a connection that still works."""
+        conn = self._conn
+        if conn.closed or conn.broken:
+            return False
+        return conn.info.transaction_status != TransactionStatus.IDLE
+
+    def execute(self, sql: str, parameters: Sequence[Any] = (), /) -> psycopg.Cursor[Any]:
+        """Run one statement (SQLite dialect, ``?`` placeholders); the cursor holds its rows."""
+        if sql in ("BEGIN", "BEGIN IMMEDIATE"):
+            self.begin_write()
+            return self._conn.cursor()
+        with self.errors():
+            conn = self._live()
+            cursor = conn.execute(postgres_query(sql), tuple(parameters), prepare=False)
+            if sql in ("COMMIT", "ROLLBACK"):
+                self._tx_open = False
+            return cursor
+
+    def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> psycopg.Cursor[Any]:
+        """Run one statement once per row of parameters."""
+        with self.errors():
+            cursor = self._live().cursor()
+            cursor.executemany(postgres_query(sql), [tuple(row) for row in rows])
+            return cursor
+
+    def begin_write(self) -> None:
+        """Open a write transaction holding :data:`STORE_WRITE_LOCK_KEY` (see the module
+        docstring): the counterpart of SQLite's ``BEGIN IMMEDIATE``."""
+        with self.errors():
+            conn = self._live()
+            conn.execute("BEGIN")
+            self._tx_open = True
+            try:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (STORE_WRITE_LOCK_KEY,))
+            except BaseException:
+                self._tx_open = False
+                if not (conn.closed or conn.broken):
+                    conn.execute("ROLLBACK")
+                raise
+
+    def rollback(self) -> None:
+        """Roll an open transaction back (nothing to do when the connection is gone)."""
+        self._tx_open = False
+        if self.in_transaction:
+            with self.errors():
+                self._conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        """Close the connection. Idempotent."""
+        self._tx_open = False
+        self._conn.close()
+
+
+def classify_postgres_error(exc: Exception, where: str) -> StorageError | None:
+    """The stable storage error a psycopg failure stands for, or None for a bug."""
+    if isinstance(exc, pg_errors.DiskFull | pg_errors.OutOfMemory):
+        return StorageFull(f"{where}: the database server has no space left ({exc})")
+    if isinstance(exc, pg_errors.ReadOnlySqlTransaction | pg_errors.InsufficientPrivilege):
+        return StorageReadOnly(f"{where}: the run store cannot be written here ({exc})")
+    if isinstance(exc, pg_errors.QueryCanceled | pg_errors.LockNotAvailable):
+        return StoreUnavailable(f"{where}: the database did not answer in time ({exc})")
+    if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
+        return StoreUnavailable(f"{where}: the database cannot be reached ({exc})")
+    return None
+
+
+def postgres_schema_version(conn: PostgresConnection) -> int:
+    """The schema version of the database (0 when Baton never migrated it)."""
+    row = conn.execute("SELECT to_regclass(?) IS NOT NULL", (VERSION_TABLE,)).fetchone()
+    if row is None or not row[0]:
+        return 0
+    version = conn.execute(f"SELECT version FROM {VERSION_TABLE}").fetchone()
+    return 0 if version is None else int(version[0])
+
+
+def migrate_postgres(conn: PostgresConnection, migrations: Sequence[Migration] = MIGRATIONS) -> int:
+    """Bring the database up to ``len(migrations)`` (the SQLite migrations, rendered by
+    :func:`baton.store.dialect.postgres_ddl`); return the version. Each migration runs with
+    its version bump in one transaction holding the write lock, so two workers starting
+    together migrate once. Raises StoreSchemaTooNew, touching nothing, on a newer database."""
+    latest = len(migrations)
+    rendered = [[postgres_ddl(statement) for statement in step] for step in migrations]
+    while True:
+        current = postgres_schema_version(conn)
+        if current > latest:
+            raise StoreSchemaTooNew(
+                f"the run store is at schema version {current}; this Baton knows up to {latest}"
+            )
+        if current == latest:
+            return current
+        conn.begin_write()
+        try:
+            conn.execute(f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version BIGINT NOT NULL)")
+            # Another process may have migrated while this one waited for the lock.
+            if postgres_schema_version(conn) == current:
+                for statement in rendered[current]:
+                    conn.execute(statement)
+                conn.execute(f"DELETE FROM {VERSION_TABLE}")
+                conn.execute(f"INSERT INTO {VERSION_TABLE} (version) VALUES (?)", (current + 1,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.rollback()
+            raise
