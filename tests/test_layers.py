@@ -47,6 +47,11 @@ RANKS: Final[dict[str, float]] = {
     "baton.cli": 5,
     "baton.agents": 5,
     "baton": 5,  # the package root re-exports the library surface
+    # The service: one Runtime under an authenticated local HTTP API. It sits just above the
+    # CLI so that the API and `baton show/runs --json` speak one JSON contract (the CLI's
+    # views, run-id prefixes, camelCase); the CLI reaches a running service over HTTP only.
+    "baton.service": 5.5,
+    "baton.cli.commands.serve": 5.6,  # the `baton serve` verb: above the service it starts
     # Above the surfaces: `python -m baton`, the console script's entry point.
     "baton.__main__": 6,
 }
