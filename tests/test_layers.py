@@ -49,6 +49,11 @@ RANKS: Final[dict[str, float]] = {
     "baton": 5,  # the package root re-exports the library surface
     # The inspector's page files and the headers they are served with; the service serves them.
     "baton.inspector": 5,
+    # The service: one Runtime under an authenticated local HTTP API. It sits just above the
+    # CLI so that the API and `baton show/runs --json` speak one JSON contract (the CLI's
+    # views, run-id prefixes, camelCase); the CLI reaches a running service over HTTP only.
+    "baton.service": 5.5,
+    "baton.cli.commands.serve": 5.6,  # the `baton serve` verb: above the service it starts
     # Above the surfaces: `python -m baton`, the console script's entry point.
     "baton.__main__": 6,
 }

@@ -438,6 +438,86 @@ class SessionNotResumable(UsageError):
 
     code = "SESSION_NOT_RESUMABLE"
 
+# --- the local service (`baton serve`) -------------------------------------------------------
+
+
+class ServiceError(UsageError):
+    """A request to Baton's local HTTP service (`baton serve`) was refused; the API answers it
+    with the HTTP status docs/api.md gives for the code."""
+
+    code = "SERVICE_ERROR"
+
+
+class ServeAddressRefused(ServiceError):
+    """`baton serve` was asked to listen on an address that is not loopback (127.0.0.1, ::1);
+    remote use goes through an SSH tunnel."""
+
+    code = "SERVE_ADDRESS_NOT_LOOPBACK"
+
+
+class ServiceAlreadyRunning(ServiceError):
+    """Another `baton serve` holds the data directory's service lock."""
+
+    code = "SERVICE_ALREADY_RUNNING"
+
+
+class ServiceUnreachable(ServiceError):
+    """The data directory's runtime file names a service that does not answer (or answers
+    something that is not Baton's API)."""
+
+    code = "SERVICE_UNREACHABLE"
+
+
+class ApiUnauthorized(ServiceError):
+    """The request carried no valid token (Bearer header or the session cookie)."""
+
+    code = "API_UNAUTHORIZED"
+
+
+class ApiHostRefused(ServiceError):
+    """The request's Host header is not the service's loopback name and port (DNS
+    rebinding protection)."""
+
+    code = "API_HOST_REFUSED"
+
+
+class ApiOriginRefused(ServiceError):
+    """A state-changing request came from a foreign Origin (or from a browser without one)."""
+
+    code = "API_ORIGIN_REFUSED"
+
+
+class ApiBodyTooLarge(ServiceError):
+    """The request body is larger than the API accepts."""
+
+    code = "API_BODY_TOO_LARGE"
+
+
+class ApiRequestInvalid(ServiceError):
+    """The request body or query is not what the route accepts (not JSON, a missing or
+    mistyped field)."""
+
+    code = "API_REQUEST_INVALID"
+
+
+class ApiRouteNotFound(ServiceError):
+    """No route of the API has this path (or this method at this path)."""
+
+    code = "API_NOT_FOUND"
+
+
+class PermissionNotPending(ServiceError):
+    """The permission request was already answered (by someone, the budget or the end of its
+    turn), or never existed."""
+
+    code = "PERMISSION_NOT_PENDING"
+
+
+class ServiceStopping(ServiceError):
+    """The service is shutting down and accepts no new prompt."""
+
+    code = "SERVICE_STOPPING"
+
 
 class StorageError(BatonError):
     """Baton could not keep or read back one of its own durable records. The fault is on Baton's

@@ -29,6 +29,7 @@ VERBS: dict[str, tuple[str, str]] = {
         "check which agents are installed, compatible and signed in",
     ),
     "journal": ("baton.cli.commands.journal", "show or verify the protocol journal"),
+    "serve": ("baton.cli.commands.serve", "run the runtime as a local service with an HTTP API"),
     "agent": ("baton.cli.commands.agent", "run a bundled ACP agent on stdin/stdout"),
     "completion": (
         "baton.cli.commands.completion",

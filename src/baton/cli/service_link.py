@@ -1,0 +1,225 @@
+"""Finding and talking to the running `baton serve` of a data directory.
+
+A running service holds an exclusive ``flock`` on ``serve.lock`` in its data directory and
+has written ``serve.json`` (owner-only, 0600) there with its URL, pid and token. A CLI verb
+finds it with :func:`find_service`: the file must be a private regular file of this user and
+the lock must be held (a SIGKILLed service leaves the file behind but releases the lock).
+Nothing is created while looking.
+
+:class:`ServiceClient` speaks the API with the standard library (``http.client``), so the
+CLI's start stays fast: JSON requests and the Server-Sent Events stream of a run.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import http.client
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+from urllib.parse import quote, urlsplit
+
+import orjson
+
+from baton.durable.files import open_dir, open_file
+from baton.errors import BatonError, Fault, ServiceUnreachable, UnsafePath
+
+#: The service's lock file in the data directory (held with flock while it runs).
+LOCK_FILENAME: Final = "serve.lock"
+#: The service's runtime file in the data directory: URL, pid, token (0600).
+RUNTIME_FILENAME: Final = "serve.json"
+#: Largest runtime file read (it holds three short fields).
+MAX_RUNTIME_FILE_BYTES: Final = 64 * 1024
+#: Seconds a CLI request to the service waits for an answer (SSE streams have no bound: a
+#: turn takes as long as it takes; the service bounds it).
+CLIENT_REQUEST_TIMEOUT_SECONDS: Final = 30.0
+#: Largest SSE line the client accepts (an event's data line): the feed's events are far
+#: smaller; a longer line means this is not Baton's service.
+MAX_SSE_LINE_BYTES: Final = 32 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class RuntimeInfo:
+    """What ``serve.json`` says: the service's base URL, its pid and its token."""
+
+    url: str
+    pid: int
+    token: str
+
+    def to_json(self) -> bytes:
+        """The file's contents."""
+        return orjson.dumps({"url": self.url, "pid": self.pid, "token": self.token})
+
+
+def _read_private(data_dir: Path, name: str) -> bytes | None:
+    try:
+        dir_fd = open_dir(data_dir)
+    except UnsafePath:
+        return None
+    try:
+        try:
+            fd = open_file(dir_fd, name, os.O_RDONLY, display=data_dir / name)
+        except FileNotFoundError:
+            return None
+        try:
+            return os.read(fd, MAX_RUNTIME_FILE_BYTES)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dir_fd)
+
+
+def lock_is_held(data_dir: Path) -> bool:
+    """Whether some process holds the service lock of ``data_dir`` (creates nothing)."""
+    try:
+        fd = os.open(data_dir / LOCK_FILENAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
+def find_service(data_dir: Path) -> RuntimeInfo | None:
+    """The running service of ``data_dir``, or None when there is none (no runtime file, an
+    unsafe one, or a lock nobody holds: the service died)."""
+    raw = _read_private(data_dir, RUNTIME_FILENAME)
+    if raw is None or not lock_is_held(data_dir):
+        return None
+    try:
+        fields = orjson.loads(raw)
+        info = RuntimeInfo(str(fields["url"]), int(fields["pid"]), str(fields["token"]))
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+    if urlsplit(info.url).scheme != "http":
+        return None
+    return info
+
+
+class ServiceRefused(BatonError):
+    """The service answered a request with an error: its code, message and fault, as sent."""
+
+    def __init__(self, code: str, message: str, fault: Fault, status: int) -> None:
+        super().__init__(message)
+        self.code = code  # type: ignore[misc]  # the service's stable code, passed through
+        self.fault = fault  # type: ignore[misc]
+        self.status = status
+
+
+@dataclass(frozen=True)
+class SseEvent:
+    """One Server-Sent Event: its id (may be empty), its event name and its JSON data."""
+
+    id: str
+    event: str
+    data: dict[str, Any]
+
+
+class ServiceClient:
+    """A small synchronous client of the service's API."""
+
+    def __init__(self, info: RuntimeInfo) -> None:
+        parts = urlsplit(info.url)
+        self.host = parts.hostname or "127.0.0.1"
+        self.port = parts.port or 80
+        self.netloc = parts.netloc
+        self.token = info.token
+
+    def _connection(self, timeout: float | None) -> http.client.HTTPConnection:
+        return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
+
+    def _headers(self) -> dict[str, str]:
+        return {
+            "Host": self.netloc,
+            "Authorization": f"Bearer {self.token}",
+            "Accept": "application/json",
+        }
+
+    def request(self, method: str, path: str, body: Any = None) -> Any:
+        """Send one request; the decoded JSON answer, or :class:`ServiceRefused`."""
+        connection = self._connection(CLIENT_REQUEST_TIMEOUT_SECONDS)
+        headers = self._headers()
+        data = None
+        if body is not None:
+            data = orjson.dumps(body)
+            headers["Content-Type"] = "application/json"
+        try:
+            connection.request(method, path, body=data, headers=headers)
+            response = connection.getresponse()
+            payload = response.read()
+        except OSError as exc:
+            raise ServiceUnreachable(f"the service at {self.netloc} did not answer: {exc}") from exc
+        finally:
+            connection.close()
+        return _decoded(response.status, payload)
+
+    def events(self, run_id: str, last_event_id: str | None = None) -> Iterator[SseEvent]:
+        """The run's event stream, until the service ends it (after ``result``)."""
+        connection = self._connection(None)
+        headers = {**self._headers(), "Accept": "text/event-stream"}
+        if last_event_id is not None:
+            headers["Last-Event-ID"] = last_event_id
+        try:
+            connection.request("GET", f"/api/v1/runs/{quote(run_id)}/events", headers=headers)
+            response = connection.getresponse()
+            if response.status != 200:
+                _decoded(response.status, response.read())
+            yield from _parse_sse(response)
+        except OSError as exc:
+            raise ServiceUnreachable(f"the service at {self.netloc} went away: {exc}") from exc
+        finally:
+            connection.close()
+
+
+def _decoded(status: int, payload: bytes) -> Any:
+    try:
+        value = orjson.loads(payload) if payload else None
+    except orjson.JSONDecodeError:
+        raise ServiceUnreachable(
+            f"the service answered {status} with a body that is not JSON"
+        ) from None
+    if status >= 400:
+        error = value.get("error") if isinstance(value, dict) else None
+        if not isinstance(error, dict):
+            raise ServiceUnreachable(f"the service answered {status} without an error body")
+        fault = error.get("fault")
+        raise ServiceRefused(
+            str(error.get("code")),
+            str(error.get("message")),
+            fault if fault in ("agent", "caller", "transport", "budget", "baton") else "baton",
+            status,
+        )
+    return value
+
+
+def _parse_sse(response: http.client.HTTPResponse) -> Iterator[SseEvent]:
+    event_id, name = "", "message"
+    data: list[str] = []
+    while True:
+        line = response.readline(MAX_SSE_LINE_BYTES)
+        if not line:
+            return
+        text = line.decode("utf-8").rstrip("\r\n")
+        if text == "":
+            if data:
+                yield SseEvent(event_id, name, orjson.loads("\n".join(data)))
+            name, data = "message", []
+            continue
+        if text.startswith(":"):
+            continue
+        field, _, value = text.partition(":")
+        value = value.removeprefix(" ")
+        if field == "id":
+            event_id = value
+        elif field == "event":
+            name = value
+        elif field == "data":
+            data.append(value)

@@ -1,0 +1,144 @@
+"""Permission requests held for an answer through the API (``--policy ask`` in the service).
+
+:class:`ApiAsker` is the runtime's :class:`~baton.runtime.permissions.ask.Asker`: each
+question becomes a :class:`PendingPermission` that `GET /api/v1/permissions` lists (the
+correlated tool call and the exact options Baton offers) until someone answers it with one
+offered ``optionId`` or cancel. The runtime keeps the turn budget as in the CLI (a wait that
+outlives it is answered cancelled, "budget elapsed"); a turn without a budget waits at most
+the service's permission wait, then the answer is cancelled as "no user available", exactly
+the CLI's answer where nobody can be asked. An answer to a request that is no longer pending
+is refused (409) and changes nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, Final
+
+from baton.durable.timestamps import format_timestamp
+from baton.errors import PermissionNotPending, ServiceError
+from baton.redaction import redact_json
+from baton.runtime.permissions.ask import NO_USER, NO_USER_REASON, AskAnswer, AskPrompt
+from baton.service.limits import DEFAULT_PERMISSION_WAIT_SECONDS, MAX_PENDING_PERMISSIONS
+
+#: Ids of answered (or expired) requests remembered, so a late answer is told "no longer
+#: pending" (409) rather than "never existed" (404).
+REMEMBERED_CLOSED_IDS: Final = 4096
+
+
+class PermissionNotFound(ServiceError):
+    """No permission request of this service ever had this id."""
+
+    code = "PERMISSION_NOT_FOUND"
+
+
+class PermissionOptionNotOffered(ServiceError):
+    """The answer names an optionId Baton did not offer for this request."""
+
+    code = "PERMISSION_OPTION_NOT_OFFERED"
+
+
+@dataclass
+class PendingPermission:
+    """One question waiting for an answer."""
+
+    id: str
+    run_id: str | None
+    prompt: AskPrompt
+    asked_at: str
+    answer: asyncio.Future[AskAnswer] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+
+    def to_json(self) -> dict[str, Any]:
+        """The API's view: ids, the correlated tool call (redacted), the offered options in
+        the agent's order, and why Baton asks."""
+        request = self.prompt.request
+        return {
+            "id": self.id,
+            "runId": self.run_id,
+            "providerSessionId": request.session_id,
+            "toolCallId": request.tool_call_id,
+            "toolCall": redact_json(dict(self.prompt.tool_call), None),
+            "options": [
+                {"optionId": o.option_id, "name": o.name, "kind": o.kind}
+                for o in self.prompt.offered
+            ],
+            "reason": self.prompt.reason,
+            "askedAt": self.asked_at,
+        }
+
+
+class ApiAsker:
+    """The asker of a service's runtime: questions wait for an answer through the API."""
+
+    def __init__(
+        self,
+        *,
+        run_of: Callable[[str], str | None],
+        announce: Callable[[PendingPermission, str], None],
+        wait_seconds: float = DEFAULT_PERMISSION_WAIT_SECONDS,
+    ) -> None:
+        """``run_of`` maps a provider session id to the run asking; ``announce`` is told of
+        each request when it opens (``"opened"``) and closes (``"closed"``)."""
+        self.run_of = run_of
+        self.announce = announce
+        self.wait_seconds = wait_seconds
+        self.pending: dict[str, PendingPermission] = {}
+        self._closed: deque[str] = deque(maxlen=REMEMBERED_CLOSED_IDS)
+
+    async def ask(self, prompt: AskPrompt) -> AskAnswer:
+        """Hold the question until an answer, the service's wait, or cancellation (the turn
+        budget, the end of the turn); cancellation-safe: the request stops being pending."""
+        if len(self.pending) >= MAX_PENDING_PERMISSIONS:
+            return AskAnswer.default_cancelled(
+                NO_USER, f"{NO_USER_REASON} ({MAX_PENDING_PERMISSIONS} requests already wait)"
+            )
+        pending = PendingPermission(
+            id="perm-" + secrets.token_hex(8),
+            run_id=self.run_of(prompt.request.session_id),
+            prompt=prompt,
+            asked_at=format_timestamp(datetime.now(UTC)),
+        )
+        self.pending[pending.id] = pending
+        self.announce(pending, "opened")
+        try:
+            return await asyncio.wait_for(asyncio.shield(pending.answer), self.wait_seconds)
+        except TimeoutError:
+            return AskAnswer.default_cancelled(NO_USER, NO_USER_REASON)
+        finally:
+            del self.pending[pending.id]
+            self._closed.append(pending.id)
+            if not pending.answer.done():
+                pending.answer.cancel()
+            self.announce(pending, "closed")
+
+    def list(self, run_id: str | None = None) -> list[PendingPermission]:
+        """The pending requests (of one run), oldest first."""
+        return [p for p in self.pending.values() if run_id is None or p.run_id == run_id]
+
+    def answer(self, permission_id: str, option_id: str | None) -> PendingPermission:
+        """Answer a pending request with one offered ``option_id``, or cancel (None)."""
+        pending = self.pending.get(permission_id)
+        if pending is None or pending.answer.done():
+            if permission_id in self._closed:
+                raise PermissionNotPending(
+                    f"permission request {permission_id} is no longer pending"
+                )
+            raise PermissionNotFound(f"no permission request {permission_id!r}")
+        if option_id is None:
+            pending.answer.set_result(AskAnswer.user_cancelled("cancelled through the API"))
+            return pending
+        offered = [o.option_id for o in pending.prompt.offered]
+        if option_id not in offered:
+            raise PermissionOptionNotOffered(
+                f"{option_id!r} is not an option of request {permission_id}; offered: "
+                + ", ".join(offered)
+            )
+        pending.answer.set_result(AskAnswer.selected(option_id, "chosen through the API"))
+        return pending

@@ -1,0 +1,51 @@
+"""What every route reaches: the one service object of the application."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from starlette.requests import Request
+
+from baton.runtime.permissions.policies import PolicyName
+from baton.runtime.runtime import Runtime
+from baton.service.asking import ApiAsker
+from baton.service.feeds import FeedBoard
+from baton.service.launcher import RunLauncher
+
+
+@dataclass
+class ServiceSettings:
+    """How `baton serve` was started."""
+
+    #: The permission policy of runs that name none (``--policy``).
+    policy: PolicyName = "ask"
+    #: Whether runs may name an ad-hoc ``agentCommand`` (``--allow-agent-command``); without
+    #: it only profiles run, so a token holder cannot start an arbitrary program by HTTP.
+    allow_agent_command: bool = False
+    #: Seconds a stop lets running turns finish (``--shutdown-grace``).
+    shutdown_grace: float = 10.0
+
+
+@dataclass
+class Service:
+    """One service: its runtime and what the API keeps beside it."""
+
+    runtime: Runtime
+    feeds: FeedBoard
+    launcher: RunLauncher
+    asker: ApiAsker
+    settings: ServiceSettings
+    pid: int
+    started_at: str
+
+    @property
+    def data_dir(self) -> Path:
+        """The data directory the service owns."""
+        return self.runtime.data_dir
+
+
+def service_of(request: Request) -> Service:
+    """The service serving ``request``."""
+    service: Service = request.app.state.service
+    return service

@@ -1,0 +1,197 @@
+"""The ASGI middleware in front of every route: the checks every request passes, in order.
+
+1. **Host** (DNS rebinding): the ``Host`` header must be the bound loopback name and port
+   (``127.0.0.1:PORT`` or ``[::1]:PORT``, and ``localhost:PORT``); else 421
+   API_HOST_REFUSED.
+2. **Token exchange** (the Jupyter convention): a ``GET`` whose query has ``token=`` is
+   answered, when the token is right, with a redirect to the same URL without it and an
+   HttpOnly, SameSite=Strict cookie; the token leaves the address bar and the history.
+3. **Authentication**: ``Authorization: Bearer TOKEN`` or the cookie, compared in constant
+   time; else 401 API_UNAUTHORIZED. Only :data:`PUBLIC_PATHS` (the login page) skip it.
+4. **Origin** (cross-site requests): a state-changing request (anything but GET and HEAD)
+   needs an ``Origin`` equal to the service's own, or no ``Origin`` with a bearer token; a
+   cookie alone is never enough without a matching Origin. Else 403 API_ORIGIN_REFUSED.
+5. **Body size**: a declared ``Content-Length`` over :data:`~baton.service.limits.MAX_BODY_BYTES`
+   is refused at once (413 API_BODY_TOO_LARGE); routes count streamed bodies too.
+
+No CORS header is ever sent, so browsers keep every other site's script out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, MutableMapping
+from http.cookies import SimpleCookie
+from typing import Any, Final
+from urllib.parse import parse_qsl, urlencode
+
+import orjson
+
+from baton.errors import (
+    ApiBodyTooLarge,
+    ApiHostRefused,
+    ApiOriginRefused,
+    ApiUnauthorized,
+    BatonError,
+)
+from baton.service.limits import MAX_BODY_BYTES
+from baton.service.statuses import error_of
+from baton.service.tokens import COOKIE_NAME, Credentials
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+#: Paths served without a token: the login page (it says how to get in, and holds nothing).
+PUBLIC_PATHS: Final = frozenset({"/login"})
+#: Methods that change nothing (the Origin rule applies to every other method).
+SAFE_METHODS: Final = frozenset({"GET", "HEAD"})
+#: The key of the ASGI scope where the guard notes how the request authenticated.
+AUTH_SCOPE_KEY: Final = "baton.auth"
+
+
+class HostRule:
+    """The Host names the service answers to: its loopback address and ``localhost``, with
+    the bound port (set once the socket is bound; port 0 picks one)."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self.host = host
+        self.port = port
+
+    @property
+    def names(self) -> frozenset[str]:
+        """The accepted ``Host`` header values."""
+        literal = f"[{self.host}]" if ":" in self.host else self.host
+        return frozenset({f"{literal}:{self.port}", f"localhost:{self.port}"})
+
+    @property
+    def origins(self) -> frozenset[str]:
+        """The accepted ``Origin`` values (the service's own pages)."""
+        return frozenset(f"http://{name}" for name in self.names)
+
+
+def _headers(scope: Scope) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for raw_name, raw_value in scope.get("headers", []):
+        name = raw_name.decode("latin-1").lower()
+        if name in found:
+            # A repeated Host, Authorization or Origin is ambiguous: keep a value no rule
+            # accepts.
+            found[name] = "\x00repeated"
+            continue
+        found[name] = raw_value.decode("latin-1")
+    return found
+
+
+async def send_error(send: Send, exc: BatonError, extra: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006
+    """Answer with ``exc``'s status and JSON error body."""
+    status, body = error_of(exc)
+    data = orjson.dumps(body)
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(data)).encode()),
+                (b"cache-control", b"no-store"),
+                *extra,
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": data})
+
+
+class Guard:
+    """The ASGI middleware; see the module docstring for the rules and their order."""
+
+    def __init__(self, app: ASGIApp, *, credentials: Credentials, hosts: HostRule) -> None:
+        self.app = app
+        self.credentials = credentials
+        self.hosts = hosts
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = _headers(scope)
+        if headers.get("host") not in self.hosts.names:
+            await send_error(send, ApiHostRefused("the Host header is not this service's"))
+            return
+        method = scope["method"]
+        query = scope.get("query_string", b"").decode("latin-1")
+        pairs = parse_qsl(query, keep_blank_values=True)
+        if method == "GET" and any(name == "token" for name, _ in pairs):
+            await self._exchange(scope, send, pairs)
+            return
+        path = scope["path"]
+        how = self._authenticated(headers)
+        if how is None and path not in PUBLIC_PATHS:
+            await send_error(
+                send,
+                ApiUnauthorized("a token is required: Authorization: Bearer TOKEN"),
+                [(b"www-authenticate", b'Bearer realm="baton"')],
+            )
+            return
+        if method not in SAFE_METHODS:
+            origin = headers.get("origin")
+            if origin is None and how != "bearer":
+                await send_error(
+                    send, ApiOriginRefused("a state-changing request needs a matching Origin")
+                )
+                return
+            if origin is not None and origin not in self.hosts.origins:
+                await send_error(send, ApiOriginRefused("the request's Origin is not this service"))
+                return
+        length = headers.get("content-length")
+        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
+            await send_error(
+                send, ApiBodyTooLarge(f"request bodies are at most {MAX_BODY_BYTES} bytes")
+            )
+            return
+        scope[AUTH_SCOPE_KEY] = how
+        await self.app(scope, receive, send)
+
+    def _authenticated(self, headers: dict[str, str]) -> str | None:
+        authorization = headers.get("authorization")
+        if authorization is not None:
+            scheme, _, value = authorization.partition(" ")
+            if scheme.lower() == "bearer" and self.credentials.token_matches(value.strip()):
+                return "bearer"
+            return None
+        cookie_header = headers.get("cookie")
+        if cookie_header:
+            cookies: SimpleCookie = SimpleCookie()
+            try:
+                cookies.load(cookie_header)
+            except Exception:  # http.cookies raises CookieError on a malformed header
+                return None
+            morsel = cookies.get(COOKIE_NAME)
+            if morsel is not None and self.credentials.cookie_matches(morsel.value):
+                return "cookie"
+        return None
+
+    async def _exchange(self, scope: Scope, send: Send, pairs: list[tuple[str, str]]) -> None:
+        given = [value for name, value in pairs if name == "token"]
+        if len(given) != 1 or not self.credentials.token_matches(given[0]):
+            await send_error(send, ApiUnauthorized("the token in the URL is not this service's"))
+            return
+        rest = urlencode([(name, value) for name, value in pairs if name != "token"])
+        location = scope["path"] + (f"?{rest}" if rest else "")
+        cookie = (
+            f"{COOKIE_NAME}={self.credentials.cookie}; HttpOnly; SameSite=Strict; Path=/"
+        ).encode()
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 303,
+                "headers": [
+                    (b"location", location.encode("latin-1")),
+                    (b"set-cookie", cookie),
+                    (b"cache-control", b"no-store"),
+                    (b"content-length", b"0"),
+                ],
+            }
+        )
+        await send({"type": "http.response.body", "body": b""})

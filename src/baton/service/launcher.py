@@ -1,0 +1,138 @@
+"""Runs started through the API: their tasks, their turns, their feeds, and the service's
+graceful stop.
+
+:meth:`RunLauncher.start` hands a :class:`~baton.runtime.runtime.RunRequest` to the
+service's runtime and returns the run id as soon as the runtime has created the run (its
+``run_started`` event), while the turn goes on in a task whose every event is published on
+the run's feed. A request refused before a run exists (an unknown profile, a policy the agent
+does not allow) raises its stable error instead.
+
+:meth:`RunLauncher.stop` is the graceful shutdown: no new run is accepted, running turns get
+``grace`` seconds to finish, then each is interrupted (session/cancel and the interrupt
+deadline, exactly as Ctrl-C in the CLI: a ``cancelled`` answer makes the run INTERRUPTED, none
+in time RECOVERY_REQUIRED); what still runs after that is cancelled, and closing the runtime
+shuts every lane down, which makes runs still ambiguous RECOVERY_REQUIRED.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from typing import Final
+
+from baton.errors import InternalError, ServiceError, ServiceStopping
+from baton.runtime.runtime import RunRequest, Runtime
+from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.turn import Turn
+from baton.service.feeds import FeedBoard, RunFeed
+
+#: Seconds added to the runtime's interrupt deadline when waiting for interrupted turns to
+#: settle during a stop (their answer is recorded and the session released after it).
+STOP_SETTLE_MARGIN_SECONDS: Final = 2.0
+
+
+class RunNotActive(ServiceError):
+    """The run is not running in this service (it ended, or another process ran it)."""
+
+    code = "RUN_NOT_ACTIVE"
+
+
+class RunLauncher:
+    """The runs of one service."""
+
+    def __init__(self, runtime: Runtime, feeds: FeedBoard) -> None:
+        self.runtime = runtime
+        self.feeds = feeds
+        self.tasks: dict[str, asyncio.Task[object]] = {}
+        self.turns: dict[str, Turn] = {}
+        #: Provider session id -> the run whose turn uses it (for permission requests).
+        self.provider_sessions: dict[str, str] = {}
+        self.stopping = False
+        #: Called with each run's final ``result`` event (sessions' queues listen here).
+        self.on_result: list[Callable[[RunEvent], None]] = []
+
+    def run_of(self, provider_session_id: str) -> str | None:
+        """The run whose turn uses ``provider_session_id`` now."""
+        return self.provider_sessions.get(provider_session_id)
+
+    async def start(self, request: RunRequest) -> str:
+        """Start ``request``; return its run id once the run exists (cancellation-safe: a
+        cancelled caller leaves the run going, as a client that hung up after POSTing)."""
+        if self.stopping:
+            raise ServiceStopping("the service is stopping and accepts no new prompt")
+        loop = asyncio.get_running_loop()
+        created: asyncio.Future[str] = loop.create_future()
+        early: list[RunEvent] = []
+        holder: list[RunFeed] = []
+
+        def on_event(event: RunEvent) -> None:
+            if not holder:
+                if not event.run_id:
+                    early.append(event)  # a lane warning before the run exists
+                    return
+                holder.append(self.feeds.open(event.run_id))
+                for waiting in early:
+                    holder[0].publish(RunEvent(waiting.type, event.run_id, waiting.data))
+                created.set_result(event.run_id)
+            holder[0].publish(event)
+            if event.type == "result":
+                for listener in list(self.on_result):
+                    listener(event)
+
+        def on_turn(turn: Turn) -> None:
+            self.turns[turn.run_id] = turn
+            self.provider_sessions[turn.session.provider_id] = turn.run_id
+            if self.stopping:
+                turn.interrupt("the service is stopping")
+
+        task: asyncio.Task[object] = asyncio.ensure_future(
+            self.runtime.run(request, on_event=on_event, on_turn=on_turn)
+        )
+
+        def finished(_task: asyncio.Task[object]) -> None:
+            if holder:
+                run_id = holder[0].run_id
+                self.tasks.pop(run_id, None)
+                turn = self.turns.pop(run_id, None)
+                if turn is not None:
+                    self.provider_sessions.pop(turn.session.provider_id, None)
+                self.feeds.close(holder[0])
+
+        task.add_done_callback(finished)
+        waited: set[asyncio.Future[object]] = {created, task}  # type: ignore[arg-type]
+        await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        if created.done():
+            run_id = created.result()
+            if not task.done():
+                self.tasks[run_id] = task
+            return run_id
+        task.result()  # the run was refused before it existed: its stable error
+        raise InternalError("a run ended without any event")
+
+    def cancel(self, run_id: str) -> None:
+        """Interrupt the run's turn (session/cancel, then the interrupt deadline)."""
+        turn = self.turns.get(run_id)
+        if turn is None:
+            if run_id in self.tasks:
+                raise RunNotActive(f"run {run_id} is still being set up; cancel it again soon")
+            raise RunNotActive(f"run {run_id} is not running in this service")
+        turn.interrupt("cancelled through the API")
+
+    async def stop(self, grace: float) -> None:
+        """The graceful stop (see the module docstring). Idempotent."""
+        self.stopping = True
+        if self.tasks:
+            await asyncio.wait(set(self.tasks.values()), timeout=grace)
+        for turn in list(self.turns.values()):
+            turn.interrupt("the service is stopping")
+        if self.tasks:
+            await asyncio.wait(
+                set(self.tasks.values()),
+                timeout=self.runtime.interrupt_timeout + STOP_SETTLE_MARGIN_SECONDS,
+            )
+        for task in list(self.tasks.values()):
+            task.cancel()
+        for task in list(self.tasks.values()):
+            with contextlib.suppress(BaseException):
+                await task

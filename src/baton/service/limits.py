@@ -1,0 +1,47 @@
+"""Every bound the service keeps, each with what it protects (docs/api.md lists them)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: Largest request body accepted (1 MiB): a prompt and its settings. Protects the service's
+#: memory from a client that streams without end; larger bodies are API_BODY_TOO_LARGE (413).
+MAX_BODY_BYTES: Final = 1024 * 1024
+
+#: Events one SSE subscriber may have queued and not yet written. A consumer that falls this
+#: far behind is dropped with a ``dropped`` marker instead of slowing the run (the feed never
+#: waits for a subscriber); it can reconnect with Last-Event-ID.
+SUBSCRIBER_QUEUE_EVENTS: Final = 512
+#: Bytes of encoded events one SSE subscriber may have queued (whichever bound is hit first).
+SUBSCRIBER_QUEUE_BYTES: Final = 4 * 1024 * 1024
+
+#: Events one run's feed keeps in memory for Last-Event-ID resume (its newest). Runs publish
+#: coalesced events (75 ms / 64 KiB of text per event), so this covers long turns; older ids
+#: are served from the store instead.
+FEED_EVENTS: Final = 8192
+#: Bytes of encoded events one run's feed keeps (its newest), whichever bound is hit first.
+FEED_BYTES: Final = 8 * 1024 * 1024
+#: Finished runs whose feeds stay in memory (the newest); an older run resumes from the store.
+FINISHED_FEEDS: Final = 64
+
+#: Seconds between SSE comment lines on a quiet stream, so a proxy or a client notices a dead
+#: connection and a live one is not closed for idleness.
+SSE_KEEPALIVE_SECONDS: Final = 15.0
+
+#: Seconds a permission request waits for an answer through the API when its turn has no
+#: budget; then it is answered cancelled as "no user available" (with a budget, the budget
+#: bounds the wait, exactly as in the CLI). Protects a turn from waiting forever on a page
+#: nobody looks at.
+DEFAULT_PERMISSION_WAIT_SECONDS: Final = 600.0
+
+#: Seconds a graceful shutdown (SIGTERM, SIGINT) lets running turns finish before it cancels
+#: them (session/cancel, then the interrupt deadline); a second signal cancels at once.
+DEFAULT_SHUTDOWN_GRACE_SECONDS: Final = 10.0
+
+#: Most runs one listing returns (``limit`` above it is clamped).
+MAX_LIST_ROWS: Final = 1000
+#: Most journal records one page returns.
+MAX_JOURNAL_PAGE: Final = 500
+#: Pending permission requests held at once, service-wide; past it a request is answered
+#: cancelled at once (an agent that floods requests cannot grow the service's memory).
+MAX_PENDING_PERMISSIONS: Final = 256

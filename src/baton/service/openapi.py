@@ -1,0 +1,226 @@
+"""The OpenAPI 3.1 document of the API, served at ``/api/v1/openapi.json``.
+
+One table, :data:`OPERATIONS`, names every route with its summary and the statuses it may
+answer; a test checks it against the application's routes, so the document cannot drift.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from baton._version import __version__
+
+#: (method, path, operationId, summary, success status, error statuses, body schema or None).
+OPERATIONS: Final[tuple[tuple[str, str, str, str, int, tuple[int, ...], str | None], ...]] = (
+    ("get", "/api/v1", "describe", "What this service is", 200, (), None),
+    ("get", "/api/v1/openapi.json", "openapi", "This document", 200, (), None),
+    ("get", "/login", "login", "How to authenticate (public, HTML)", 200, (), None),
+    (
+        "get",
+        "/api/v1/readiness",
+        "readiness",
+        "Readiness of every (or each named) profile",
+        200,
+        (400,),
+        None,
+    ),
+    (
+        "post",
+        "/api/v1/readiness/{profile}/live",
+        "liveReadiness",
+        "A live check of one profile",
+        200,
+        (400, 403),
+        "LiveCheck",
+    ),
+    (
+        "get",
+        "/api/v1/runs",
+        "listRuns",
+        "Runs, newest first (filters: status, sessionId, limit)",
+        200,
+        (400,),
+        None,
+    ),
+    (
+        "post",
+        "/api/v1/runs",
+        "startRun",
+        "Start a run; its id at once",
+        202,
+        (400, 403, 413, 424, 503),
+        "RunRequest",
+    ),
+    (
+        "get",
+        "/api/v1/runs/{run}",
+        "showRun",
+        "One run's record (`baton show --json`)",
+        200,
+        (404, 409),
+        None,
+    ),
+    (
+        "get",
+        "/api/v1/runs/{run}/events",
+        "runEvents",
+        "The run's events as Server-Sent Events (Last-Event-ID resumes)",
+        200,
+        (400, 404, 409),
+        None,
+    ),
+    (
+        "post",
+        "/api/v1/runs/{run}/cancel",
+        "cancelRun",
+        "Interrupt the run's turn",
+        202,
+        (403, 404, 409),
+        None,
+    ),
+    (
+        "get",
+        "/api/v1/permissions",
+        "listPermissions",
+        "Pending permission requests (filter: runId)",
+        200,
+        (),
+        None,
+    ),
+    (
+        "post",
+        "/api/v1/permissions/{permission}",
+        "answerPermission",
+        "Answer one offered optionId, or cancel",
+        200,
+        (400, 403, 404, 409, 422),
+        "PermissionAnswer",
+    ),
+    ("get", "/api/v1/recovery", "listRecovery", "RECOVERY_REQUIRED runs", 200, (400,), None),
+    (
+        "post",
+        "/api/v1/recovery/{run}/mark-failed",
+        "markFailed",
+        "Settle an ambiguous run as FAILED",
+        200,
+        (403, 404, 409),
+        None,
+    ),
+    (
+        "get",
+        "/api/v1/journal/{target}",
+        "journalPage",
+        "A run's or server's redacted journal records, paged",
+        200,
+        (400, 404),
+        None,
+    ),
+)
+
+_STRING: Final = {"type": "string"}
+_SECONDS: Final = {"type": "number", "exclusiveMinimum": 0}
+
+#: The request bodies, by schema name.
+SCHEMAS: Final[dict[str, dict[str, Any]]] = {
+    "RunRequest": {
+        "type": "object",
+        "required": ["prompt"],
+        "properties": {
+            "prompt": _STRING,
+            "agent": {
+                **_STRING,
+                "description": "a profile id; exactly one of agent and agentCommand",
+            },
+            "agentCommand": {
+                **_STRING,
+                "description": "only with `baton serve --allow-agent-command`",
+            },
+            "cwd": {**_STRING, "description": "an absolute path"},
+            "policy": {"enum": ["ask", "auto-edits", "full"]},
+            "allowUnattended": {"type": "boolean"},
+            "mode": _STRING,
+            "model": _STRING,
+            "effort": _STRING,
+            "config": {"type": "object", "additionalProperties": _STRING},
+            "toolsFile": _STRING,
+            "idleTimeout": _SECONDS,
+            "timeout": _SECONDS,
+            "attachments": {"type": "array", "items": _STRING},
+            "envKeys": {"type": "array", "items": _STRING},
+        },
+    },
+    "PermissionAnswer": {
+        "type": "object",
+        "properties": {"optionId": _STRING, "cancel": {"const": True}},
+        "description": "exactly one of optionId (one the request offered) and cancel",
+    },
+    "LiveCheck": {"type": "object", "properties": {"timeout": _SECONDS}},
+    "Error": {
+        "type": "object",
+        "required": ["error", "schemaVersion"],
+        "properties": {
+            "error": {
+                "type": "object",
+                "required": ["code", "message", "fault"],
+                "properties": {
+                    "code": _STRING,
+                    "message": _STRING,
+                    "fault": {"enum": ["agent", "caller", "transport", "budget", "baton"]},
+                },
+            },
+            "schemaVersion": {"type": "integer"},
+        },
+    },
+}
+
+#: Statuses every authenticated route may answer (the guard's).
+GUARD_STATUSES: Final = (401, 421)
+
+
+def _parameters(path: str) -> list[dict[str, Any]]:
+    names = [part[1:-1] for part in path.split("/") if part.startswith("{")]
+    return [{"name": n, "in": "path", "required": True, "schema": _STRING} for n in names]
+
+
+def openapi_document() -> dict[str, Any]:
+    """The document."""
+    paths: dict[str, dict[str, Any]] = {}
+    error = {"$ref": "#/components/schemas/Error"}
+    for method, path, operation_id, summary, ok, errors, body in OPERATIONS:
+        statuses = errors if path == "/login" else (*errors, *GUARD_STATUSES)
+        responses: dict[str, Any] = {str(ok): {"description": "success"}}
+        for status in sorted(set(statuses)):
+            responses[str(status)] = {
+                "description": "error",
+                "content": {"application/json": {"schema": error}},
+            }
+        operation: dict[str, Any] = {
+            "operationId": operation_id,
+            "summary": summary,
+            "responses": responses,
+        }
+        if path != "/login":
+            operation["security"] = [{"bearer": []}, {"cookie": []}]
+        parameters = _parameters(path)
+        if parameters:
+            operation["parameters"] = parameters
+        if body is not None:
+            operation["requestBody"] = {
+                "required": True,
+                "content": {
+                    "application/json": {"schema": {"$ref": f"#/components/schemas/{body}"}}
+                },
+            }
+        paths.setdefault(path, {})[method] = operation
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Baton service API", "version": __version__},
+        "paths": paths,
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {
+                "bearer": {"type": "http", "scheme": "bearer"},
+                "cookie": {"type": "apiKey", "in": "cookie", "name": "baton_session"},
+            },
+        },
+    }

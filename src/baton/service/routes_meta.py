@@ -1,0 +1,59 @@
+"""The service itself: its description, the login page and the OpenAPI document."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.routing import Route
+
+from baton._version import __version__
+from baton.cli.json_output import SCHEMA_VERSION
+from baton.service.context import service_of
+from baton.service.openapi import openapi_document
+
+#: The login page: the one route without a token. It holds nothing and says how to get in.
+LOGIN_PAGE: Final = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Baton</title></head>
+<body><h1>Baton</h1>
+<p>Open the URL <code>baton serve</code> printed (it ends in <code>?token=...</code>), or send
+<code>Authorization: Bearer TOKEN</code>. The token is in <code>serve.json</code> in the data
+directory, readable only by you.</p></body></html>
+"""
+
+
+async def describe(request: Request) -> Response:
+    """``GET /api/v1``: what this service is."""
+    service = service_of(request)
+    return JSONResponse(
+        {
+            "service": "baton",
+            "version": __version__,
+            "apiVersion": 1,
+            "schemaVersion": SCHEMA_VERSION,
+            "pid": service.pid,
+            "startedAt": service.started_at,
+            "dataDir": str(service.data_dir),
+            "policy": service.settings.policy,
+            "stopping": service.launcher.stopping,
+            "activeRuns": sorted(service.launcher.tasks),
+        }
+    )
+
+
+async def login(_request: Request) -> Response:
+    """``GET /login``: how to authenticate (public)."""
+    return HTMLResponse(LOGIN_PAGE, headers={"cache-control": "no-store"})
+
+
+async def openapi(_request: Request) -> Response:
+    """``GET /api/v1/openapi.json``: the OpenAPI 3.1 document of this API."""
+    return JSONResponse(openapi_document())
+
+
+ROUTES: Final = [
+    Route("/api/v1", describe, methods=["GET"]),
+    Route("/login", login, methods=["GET"]),
+    Route("/api/v1/openapi.json", openapi, methods=["GET"]),
+]

@@ -1,0 +1,99 @@
+"""One service per data directory: the lock, and the runtime file the CLI reads.
+
+The lock is an exclusive ``flock`` on ``serve.lock`` (0600, never followed through a
+symlink), held for the process's life: the kernel releases it when the process dies, even by
+SIGKILL, so a stale runtime file is told apart from a live service by the lock alone
+(:func:`baton.cli.service_link.find_service`). The runtime file ``serve.json`` (0600) is
+written atomically (a temporary file, fsync, rename) after the socket is bound, and removed on
+a clean exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+from pathlib import Path
+from typing import Final
+
+from baton.cli.service_link import LOCK_FILENAME, RUNTIME_FILENAME, RuntimeInfo
+from baton.durable.files import open_dir, open_file, storage_error, sync_dir, sync_file
+from baton.errors import ServiceAlreadyRunning
+
+#: The temporary name the runtime file is written under before its rename.
+TEMPORARY_RUNTIME_FILENAME: Final = RUNTIME_FILENAME + ".tmp"
+
+
+class ServiceLock:
+    """The data directory's service lock, held from :meth:`acquire` to :meth:`release`."""
+
+    def __init__(self, data_dir: Path) -> None:
+        self.data_dir = data_dir
+        self._dir_fd: int | None = None
+        self._lock_fd: int | None = None
+
+    def acquire(self) -> None:
+        """Take the lock, or raise SERVICE_ALREADY_RUNNING naming the holder's pid."""
+        dir_fd = open_dir(self.data_dir)
+        try:
+            lock_fd = open_file(
+                dir_fd, LOCK_FILENAME, os.O_RDWR | os.O_CREAT, display=self.data_dir / LOCK_FILENAME
+            )
+        except OSError as exc:
+            os.close(dir_fd)
+            raise storage_error(exc, self.data_dir / LOCK_FILENAME, "opening the lock") from exc
+        try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(lock_fd)
+            os.close(dir_fd)
+            raise ServiceAlreadyRunning(
+                f"another `baton serve` runs on {self.data_dir}{self._holder()}; "
+                "stop it or use another --data-dir"
+            ) from None
+        self._dir_fd, self._lock_fd = dir_fd, lock_fd
+
+    def _holder(self) -> str:
+        from baton.cli.service_link import find_service
+
+        info = find_service(self.data_dir)
+        return f" (pid {info.pid}, {info.url})" if info is not None else ""
+
+    def write_runtime_file(self, info: RuntimeInfo) -> None:
+        """Publish the URL, pid and token for this user's CLI (atomically, 0600)."""
+        assert self._dir_fd is not None, "acquire the lock first"
+        path = self.data_dir / RUNTIME_FILENAME
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(TEMPORARY_RUNTIME_FILENAME, dir_fd=self._dir_fd)
+        try:
+            fd = open_file(
+                self._dir_fd,
+                TEMPORARY_RUNTIME_FILENAME,
+                os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                display=path,
+            )
+            try:
+                os.write(fd, info.to_json())
+                sync_file(fd)
+            finally:
+                os.close(fd)
+            os.rename(
+                TEMPORARY_RUNTIME_FILENAME,
+                RUNTIME_FILENAME,
+                src_dir_fd=self._dir_fd,
+                dst_dir_fd=self._dir_fd,
+            )
+            sync_dir(self._dir_fd)
+        except OSError as exc:
+            raise storage_error(exc, path, "writing the runtime file") from exc
+
+    def release(self) -> None:
+        """Remove the runtime file and let go of the lock (idempotent)."""
+        if self._dir_fd is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(RUNTIME_FILENAME, dir_fd=self._dir_fd)
+            os.close(self._dir_fd)
+            self._dir_fd = None
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None

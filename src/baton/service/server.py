@@ -1,0 +1,208 @@
+"""`baton serve`: one runtime for the data directory under uvicorn, on loopback only.
+
+Start: refuse a non-loopback address (SERVE_ADDRESS_NOT_LOOPBACK), take the data directory's
+service lock (SERVICE_ALREADY_RUNNING), open the runtime (which passively reconciles what a
+killed process left: its runs become RECOVERY_REQUIRED), bind the socket, then publish the
+runtime file (URL, pid, token; 0600) for this user's CLI.
+
+Stop (SIGTERM or SIGINT): no new prompt is accepted (503 SERVICE_STOPPING), running turns get
+the grace period, then are interrupted (see :meth:`RunLauncher.stop`); the HTTP server closes,
+the runtime closes (lanes shut down: anything still ambiguous is RECOVERY_REQUIRED), the
+runtime file is removed and the lock released. SIGKILL leaves the same recoverable state as a
+killed `baton run`: the kernel drops the lock, and the next start reconciles.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+import socket
+import sys
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final
+
+import uvicorn
+
+from baton.cli.service_link import RUNTIME_FILENAME, RuntimeInfo
+from baton.durable.timestamps import format_timestamp
+from baton.errors import ServeAddressRefused
+from baton.runtime.runtime import Runtime
+from baton.runtime.turns.events import RunEvent
+from baton.service.app import build_app
+from baton.service.asking import ApiAsker, PendingPermission
+from baton.service.context import Service, ServiceSettings
+from baton.service.feeds import FeedBoard, QueueBounds
+from baton.service.guard import HostRule
+from baton.service.launcher import RunLauncher
+from baton.service.limits import DEFAULT_PERMISSION_WAIT_SECONDS
+from baton.service.runtime_file import ServiceLock
+from baton.service.tokens import Credentials, token_from
+from baton.store import prepare_data_dir, resolve_data_dir
+
+#: The addresses `baton serve` binds; anything else is refused (remote use goes through an SSH
+#: tunnel to one of these).
+LOOPBACK_ADDRESSES: Final = ("127.0.0.1", "::1")
+#: Seconds the HTTP server waits for open connections (event streams) to end when it stops,
+#: after the runs have settled; then they are closed.
+HTTP_CLOSE_SECONDS: Final = 5.0
+#: Pending connections the listening socket queues.
+LISTEN_BACKLOG: Final = 128
+
+
+@dataclass
+class ServeOptions:
+    """`baton serve`'s options."""
+
+    host: str = "127.0.0.1"
+    port: int = 0
+    data_dir: str | None = None
+    settings: ServiceSettings = field(default_factory=ServiceSettings)
+    permission_wait: float = DEFAULT_PERMISSION_WAIT_SECONDS
+    queue_bounds: QueueBounds = field(default_factory=QueueBounds)
+    open_browser: bool = False
+
+
+def check_loopback(host: str) -> str:
+    """``host`` when it is a loopback address Baton binds, else SERVE_ADDRESS_NOT_LOOPBACK."""
+    if host == "localhost":
+        return "127.0.0.1"
+    if host not in LOOPBACK_ADDRESSES:
+        raise ServeAddressRefused(
+            f"baton serve listens on loopback only (127.0.0.1 or ::1), not {host!r}; "
+            "for remote use, forward a port over SSH (ssh -L PORT:127.0.0.1:PORT HOST)"
+        )
+    return host
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """A listening TCP socket on ``host``:``port`` (0 picks a free port)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(LISTEN_BACKLOG)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+def build_service(
+    runtime: Runtime, settings: ServiceSettings, *, permission_wait: float, bounds: QueueBounds
+) -> Service:
+    """A service over an (unopened) runtime whose asker is the API's."""
+    feeds = FeedBoard(bounds)
+    launcher = RunLauncher(runtime, feeds)
+
+    def announce(pending: PendingPermission, what: str) -> None:
+        feed = feeds.live.get(pending.run_id or "")
+        if feed is not None:
+            kind = "permission_request" if what == "opened" else "permission_closed"
+            data = pending.to_json() if what == "opened" else {"id": pending.id}
+            feed.publish(RunEvent(kind, feed.run_id, data))
+
+    asker = ApiAsker(run_of=launcher.run_of, announce=announce, wait_seconds=permission_wait)
+    runtime.asker = asker
+    return Service(
+        runtime=runtime,
+        feeds=feeds,
+        launcher=launcher,
+        asker=asker,
+        settings=settings,
+        pid=os.getpid(),
+        started_at=format_timestamp(datetime.now(UTC)),
+    )
+
+
+class _Server(uvicorn.Server):
+    """uvicorn without its own signal handling: the service stops in its own order."""
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield
+
+
+async def serve(options: ServeOptions, environ: Mapping[str, str] | None = None) -> int:
+    """Run the service until SIGTERM or SIGINT; the exit code."""
+    env = dict(os.environ if environ is None else environ)
+    host = check_loopback(options.host)
+    credentials = Credentials(token_from(env))
+    data_dir = prepare_data_dir(resolve_data_dir(options.data_dir, env))
+    if data_dir.notice is not None:
+        print(f"baton: {data_dir.notice}", file=sys.stderr)
+    lock = ServiceLock(data_dir.path)
+    lock.acquire()
+    try:
+        return await _serve_locked(options, env, host, credentials, lock, data_dir.path)
+    finally:
+        lock.release()
+
+
+async def _serve_locked(
+    options: ServeOptions,
+    env: dict[str, str],
+    host: str,
+    credentials: Credentials,
+    lock: ServiceLock,
+    data_dir: Path,
+) -> int:
+    runtime = Runtime(data_dir=data_dir, environ=env)
+    service = build_service(
+        runtime,
+        options.settings,
+        permission_wait=options.permission_wait,
+        bounds=options.queue_bounds,
+    )
+    await runtime.open()
+    sock = bind(host, options.port)
+    port = sock.getsockname()[1]
+    hosts = HostRule(host, port)
+    app = build_app(service, credentials=credentials, hosts=hosts)
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        access_log=False,
+        lifespan="off",
+        timeout_graceful_shutdown=int(HTTP_CLOSE_SECONDS),
+    )
+    server = _Server(config)
+    literal = f"[{host}]" if ":" in host else host
+    url = f"http://{literal}:{port}"
+    lock.write_runtime_file(RuntimeInfo(url, os.getpid(), credentials.token))
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    http = asyncio.ensure_future(server.serve(sockets=[sock]))
+    print(f"baton serve: listening on {url} (data directory {data_dir})", flush=True)
+    if sys.stdout.isatty() or options.open_browser:
+        print(f"baton serve: open {url}/?token={credentials.token}", flush=True)
+    else:
+        print(f"baton serve: the token is in {data_dir / RUNTIME_FILENAME}", flush=True)
+    if options.open_browser:
+        import webbrowser
+
+        webbrowser.open(f"{url}/?token={credentials.token}")
+    try:
+        waiter = asyncio.ensure_future(stop.wait())
+        await asyncio.wait({waiter, http}, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        print("baton serve: stopping (running turns get the grace period)", flush=True)
+        await service.launcher.stop(options.settings.shutdown_grace)
+    finally:
+        server.should_exit = True
+        with contextlib.suppress(BaseException):
+            await http
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.remove_signal_handler(signum)
+        await runtime.close()
+        sock.close()
+    print("baton serve: stopped", flush=True)
+    return 0
