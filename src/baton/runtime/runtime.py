@@ -66,7 +66,13 @@ from baton.runtime.turns.settings import RequestedSettings, apply_settings
 from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn, TurnOutcome
 from baton.store import Store, prepare_data_dir, resolve_data_dir
-from baton.wire.budget import DEFAULT_REQUEST_LIMIT_SECONDS, BudgetClock, TurnBudget
+from baton.wire.budget import (
+    DEFAULT_REQUEST_LIMIT_SECONDS,
+    BoundSetting,
+    BudgetClock,
+    TurnBudget,
+    resolve_idle_bound,
+)
 from baton.wire.content import build_prompt, text_block
 from baton.wire.session_state import NewSessionResult
 
@@ -104,7 +110,10 @@ class RunRequest:
     effort: str | None = None
     config: Mapping[str, str] = field(default_factory=dict)
     tools_file: str | None = None
-    idle_timeout: float | None = None
+    #: The turn's idle bound: seconds, ``"off"``, or None for the profile's, the config
+    #: file's, else the default (``baton.wire.budget.DEFAULT_IDLE_TIMEOUT_SECONDS``, 600 s).
+    idle_timeout: BoundSetting = None
+    #: The turn's absolute bound in seconds (None: none).
     timeout: float | None = None
     attachments: Sequence[str] = ()
     execution: ExecutionSettings = field(default_factory=ExecutionSettings)
@@ -177,6 +186,7 @@ class Runtime:
         config_overrides: Mapping[str, str] | None = None,
         request_limit: float = DEFAULT_REQUEST_LIMIT_SECONDS,
         interrupt_timeout: float = INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
+        idle_timeout: BoundSetting = None,
     ) -> None:
         self.environ = dict(os.environ if environ is None else environ)
         self.data_dir = resolve_data_dir(
@@ -187,6 +197,9 @@ class Runtime:
         self.config_overrides = dict(config_overrides or {})
         self.request_limit = request_limit
         self.interrupt_timeout = interrupt_timeout
+        #: Every turn's idle bound unless its run or profile sets one (the config file's
+        #: ``[turns] idle_timeout``); None: the default.
+        self.idle_timeout: BoundSetting = idle_timeout
         self.memory = StreamMemory()
         self.lanes: dict[tuple[str, str, str], Lane] = {}
         self.discovery = DiscoveryCache()
@@ -379,10 +392,18 @@ class Runtime:
             profile=spec.profile_id,
         )
         loop = asyncio.get_running_loop()
-        budget = TurnBudget(idle=request.idle_timeout, absolute=request.timeout)
+        idle = resolve_idle_bound(
+            ("run", request.idle_timeout),
+            ("profile", spec.profile.idle_timeout if spec.profile is not None else None),
+            ("config", self.idle_timeout),
+        )
+        budget = TurnBudget(idle=idle.seconds, absolute=request.timeout)
         clock: BudgetClock | None = None
-        if request.idle_timeout is not None or request.timeout is not None:
+        if idle.seconds is not None or request.timeout is not None:
             clock = budget.start(loop.time())
+        # Setup (start, initialize, session/new) runs within a configured budget; under the
+        # default idle bound alone it keeps the fixed request limit, which is shorter.
+        setup_clock = clock if idle.source != "default" or request.timeout is not None else None
         emit(
             RunEvent(
                 "run_started",
@@ -392,13 +413,26 @@ class Runtime:
                     "cwd": cwd,
                     "policy": policy,
                     "command": spec.launch_form,
+                    "idleTimeout": idle.seconds,
+                    "idleTimeoutSource": idle.source,
                 },
             )
         )
         setup = _SetupWindow(lane)
         try:
             result = await self._run_on_lane(
-                setup, run_id, request, spec, lane, cwd, tools, policy, clock, emit, on_turn
+                setup,
+                run_id,
+                request,
+                spec,
+                lane,
+                cwd,
+                tools,
+                policy,
+                clock,
+                setup_clock,
+                emit,
+                on_turn,
             )
         finally:
             setup.close()
@@ -427,6 +461,7 @@ class Runtime:
         tools: Any,
         policy: Any,
         clock: BudgetClock | None,
+        setup_clock: BudgetClock | None,
         emit: Callable[[RunEvent], None],
         on_turn: Callable[[Turn], None] | None,
     ) -> RunResult:
@@ -434,7 +469,7 @@ class Runtime:
         redact = lane.redact
         # Start (or reuse) the lane and open a session: nothing is ambiguous yet.
         try:
-            client = await lane.ensure_started(clock)
+            client = await lane.ensure_started(setup_clock)
             assert lane.server_id is not None
             await extensions.cursor_models(
                 spec,
@@ -443,7 +478,7 @@ class Runtime:
                 lane.server_id,
                 request.model,
                 request.effort,
-                clock,
+                setup_clock,
             )
             setup.open()
             connection = client.connection
@@ -454,8 +489,8 @@ class Runtime:
                 )
                 opened = NewSessionResult(attached.session_id, attached.state)
                 attach_method = attached.method
-            elif clock is not None:
-                opened = await client.new_session_within(clock, cwd, mcp_servers=tools)
+            elif setup_clock is not None:
+                opened = await client.new_session_within(setup_clock, cwd, mcp_servers=tools)
             else:
                 opened = await client.new_session(cwd, mcp_servers=tools)
             ref = connection.last_response_ref
