@@ -66,6 +66,14 @@ MAX_PROVIDER_DIAGNOSTIC_CHARS: Final = 512
 #: The run's text kept in memory for the result (the full text is in the store's items).
 MAX_RESULT_TEXT_CHARS: Final = 64 * 1024
 
+#: Diff items of one tool call whose text a tool-call view carries (``diff.changes``), so an
+#: event or item stays small however many files one call edits.
+MAX_VIEW_DIFF_FILES: Final = 8
+#: Characters of one side (old or new) of a diff a view carries. A longer side is left out
+#: whole (``truncated``), never cut: a cut could leave the head of a credential too short for
+#: any redaction rule. The full content stays in the protected journal.
+MAX_VIEW_DIFF_TEXT_CHARS: Final = 64 * 1024
+
 FAILED_STOP_REASONS: Final = frozenset({"refusal", "max_tokens", "max_turn_requests"})
 
 Emit = Callable[[RunEvent], None]
@@ -681,8 +689,28 @@ def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict
             new = (diff.get("newText") or "").splitlines()
             added += max(len(new) - len(old), 0) if old else len(new)
             removed += max(len(old) - len(new), 0)
-        view["diff"] = {"files": len(diffs), "added": added, "removed": removed}
+        view["diff"] = {
+            "files": len(diffs),
+            "added": added,
+            "removed": removed,
+            "changes": [_diff_change(d, redact) for d in diffs[:MAX_VIEW_DIFF_FILES]],
+        }
     return view
+
+
+def _diff_change(diff: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    """One diff item's path and texts, redacted, for the inspector's rendered diff; a side
+    over :data:`MAX_VIEW_DIFF_TEXT_CHARS` (or not a string) is left out and marked."""
+    path = diff.get("path")
+    old, new = diff.get("oldText"), diff.get("newText")
+    sides = [side for side in (old, new) if side is not None]
+    fits = all(isinstance(s, str) and len(s) <= MAX_VIEW_DIFF_TEXT_CHARS for s in sides)
+    return {
+        "path": redact(path)[:1024] if isinstance(path, str) else None,
+        "oldText": redact(old) if fits and isinstance(old, str) else None,
+        "newText": redact(new) if fits and isinstance(new, str) else None,
+        "truncated": not fits,
+    }
 
 
 def _plan_view(entries: list[Any]) -> list[dict[str, Any]]:
