@@ -509,7 +509,7 @@ async def test_a_pipelined_request_flood_is_refused_within_bounds_and_is_a_viola
     # The agent pipelines requests and never reads Baton's answers: at most 64 are served, at
     # most 64 refusals are owed, and the rest are request_flood violations (never a task or a
     # reply each, so memory does not grow with the flood).
-    to_agent_r, to_agent_w = memory_pipe(high_water=1024)  # the agent reads nothing
+    _to_agent_r, to_agent_w = memory_pipe(high_water=1024)  # the agent reads nothing
     to_client_r, to_client_w = memory_pipe()
     kinds: list[str] = []
     conn = Connection(to_client_r, to_agent_w, on_violation=lambda v: kinds.append(v.kind))
@@ -536,3 +536,12 @@ async def test_a_pipelined_request_flood_is_refused_within_bounds_and_is_a_viola
     assert set(kinds) == {"request_flood"}
     assert len(conn.violations) <= 64
     await conn.close()
+
+
+async def test_a_bounded_drain_ends_when_its_bound_expires(pair: Pair) -> None:
+    # The agent never ends its output: a drain bounded by wait_for must give up (the lane then
+    # fences), never swallow the cancellation and wait for ever.
+    conn, _peer = pair
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(conn.drained(), 0.05)
+    assert not conn.is_closed

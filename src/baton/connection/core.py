@@ -313,9 +313,11 @@ class Connection(Generic[RefT]):
         return why the connection closed. Cancellation-safe (it only waits). Raises
         InternalError (BATON_BUG) when awaited from inside the read loop."""
         self._refuse_in_read_loop("drained()")
-        if self._read_task is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.shield(self._read_task)
+        task = self._read_task
+        if task is not None and not task.done():
+            # asyncio.wait neither raises the read task's failure nor swallows the caller's
+            # cancellation (a drain bounded by wait_for must end when its bound expires).
+            await asyncio.wait((task,))
         return await self.wait_closed()
 
     def _shutdown(self, reason: BatonError) -> None:
