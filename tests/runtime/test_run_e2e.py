@@ -465,10 +465,9 @@ async def test_a_batch_with_a_tool_call_in_its_middle_keeps_the_order(
     batches: list[int] = []
     route = Lane._route_updates
 
-    def spy(self: Lane, generation: int, messages: Any, refs: Any, start: int) -> Any:
-        if start == 0:
-            batches.append(len(messages))
-        return route(self, generation, messages, refs, start)
+    def spy(self: Lane, generation: int, messages: Any, refs: Any) -> Any:
+        batches.append(len(messages))
+        return route(self, generation, messages, refs)
 
     monkeypatch.setattr(Lane, "_route_updates", spy)
     script = tmp_path / "burst_agent.py"

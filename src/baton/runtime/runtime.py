@@ -493,7 +493,7 @@ class Runtime:
                 opened = await client.new_session_within(setup_clock, cwd, mcp_servers=tools)
             else:
                 opened = await client.new_session(cwd, mcp_servers=tools)
-            ref = connection.last_response_ref
+            ref = client.state_ref(opened.session_id)
         except AgentLaunchFailed as exc:
             return await self._fail(run_id, "FAILED", exc.code, redact(exc.message), exit_code=5)
         except IncompatibleProtocolVersion as exc:
@@ -603,7 +603,7 @@ class Runtime:
             )
             if sent or handled:
                 await self.recorder.session_resolved(
-                    session_id, run_id, state, client.connection.last_response_ref
+                    session_id, run_id, state, client.state_ref(opened.session_id)
                 )
             session.state = state
             controls = project_controls(
@@ -798,7 +798,9 @@ class Runtime:
         client = lane.client
         assert client is not None and self.recorder is not None
         try:
-            result = await client.connection.request(mutation.method, dict(mutation.params))
+            result = await client.session_call(
+                session.provider_id, mutation.method, dict(mutation.params)
+            )
             confirmed = confirm_mutation(
                 mutation,
                 client.session_state(session.provider_id),
@@ -815,7 +817,7 @@ class Runtime:
             lane.grok_catalog = confirmed.grok_models
         session.state = confirmed.state
         await self.recorder.session_resolved(
-            session_id, None, confirmed.state, client.connection.last_response_ref
+            session_id, None, confirmed.state, client.state_ref(session.provider_id)
         )
         return self.controls(session_id)
 
