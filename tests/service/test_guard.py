@@ -59,7 +59,9 @@ async def test_state_changing_requests_need_a_matching_origin(api: Api) -> None:
     bare = await api.client.post("/api/v1/runs", json=body, headers=cookie)
     assert bare.status_code == 403  # a cookie alone never changes state
     own = await api.client.post(
-        "/api/v1/permissions/perm-x", json={"cancel": True}, headers={**cookie, "Origin": BASE}
+        "/api/v1/permissions/perm-x/answer",
+        json={"cancel": True},
+        headers={**cookie, "Origin": BASE},
     )
     assert own.status_code == 404  # past the guard: the request is simply unknown
     assert own.json()["error"]["code"] == "PERMISSION_NOT_FOUND"

@@ -28,18 +28,18 @@ async def test_an_answer_reaches_the_agent_as_exactly_that_option(api: Api) -> N
     offered = [o["optionId"] for o in request["options"]]
     assert "allow" in offered and "reject" in offered
     wrong = await api.client.post(
-        f"/api/v1/permissions/{request['id']}", json={"optionId": "bogus"}, headers=AUTH
+        f"/api/v1/permissions/{request['id']}/answer", json={"optionId": "bogus"}, headers=AUTH
     )
     assert wrong.status_code == 422
     assert wrong.json()["error"]["code"] == "PERMISSION_OPTION_NOT_OFFERED"
     both = await api.client.post(
-        f"/api/v1/permissions/{request['id']}",
+        f"/api/v1/permissions/{request['id']}/answer",
         json={"optionId": "allow", "cancel": True},
         headers=AUTH,
     )
     assert both.status_code == 400
     answer = await api.client.post(
-        f"/api/v1/permissions/{request['id']}",
+        f"/api/v1/permissions/{request['id']}/answer",
         json={"optionId": "allow"},
         headers={**AUTH, "Origin": BASE},
     )
@@ -51,7 +51,7 @@ async def test_an_answer_reaches_the_agent_as_exactly_that_option(api: Api) -> N
     [interaction] = view["interactions"]
     assert interaction["choice"] == "allow" and interaction["chosenBy"] == "user"
     # The answer Baton wrote to the agent (the journal's outbound record) names exactly it.
-    journal = await api.client.get(f"/api/v1/journal/{run_id}?limit=500", headers=AUTH)
+    journal = await api.client.get(f"/api/v1/runs/{run_id}/journal?limit=500", headers=AUTH)
     answers = [
         r
         for r in journal.json()["records"]
@@ -65,7 +65,7 @@ async def test_an_answer_reaches_the_agent_as_exactly_that_option(api: Api) -> N
     [permission] = [e["data"] for e in events if e["event"] == "permission"]
     assert permission["optionId"] == "allow" and permission["chosenBy"] == "user"
     late = await api.client.post(
-        f"/api/v1/permissions/{request['id']}", json={"cancel": True}, headers=AUTH
+        f"/api/v1/permissions/{request['id']}/answer", json={"cancel": True}, headers=AUTH
     )
     assert late.status_code == 409
     assert late.json()["error"]["code"] == "PERMISSION_NOT_PENDING"
@@ -75,7 +75,7 @@ async def test_cancel_through_the_api_is_a_users_cancel(api: Api) -> None:
     run_id = await api.start("write b.txt hi")
     [request] = await pending(api, run_id)
     answer = await api.client.post(
-        f"/api/v1/permissions/{request['id']}", json={"cancel": True}, headers=AUTH
+        f"/api/v1/permissions/{request['id']}/answer", json={"cancel": True}, headers=AUTH
     )
     assert answer.status_code == 200 and answer.json()["outcome"] == "cancelled"
     view = await api.finish(run_id)

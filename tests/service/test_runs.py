@@ -61,6 +61,13 @@ async def test_list_show_and_filters_are_the_cli_contract(api: Api) -> None:
     assert listed[0]["schemaVersion"] == 1 and listed[0]["cwd"] == str(api.cwd.resolve())
     failed = await api.client.get("/api/v1/runs?status=failed", headers=AUTH)
     assert [r["id"] for r in failed.json()["runs"]] == [second]
+    by_agent = await api.client.get("/api/v1/runs?agent=custom&limit=1", headers=AUTH)
+    assert [r["id"] for r in by_agent.json()["runs"]] == [second]
+    assert (await api.client.get("/api/v1/runs?agent=claude", headers=AUTH)).json()["runs"] == []
+    by_cwd = await api.client.get(
+        "/api/v1/runs", params={"cwd": str(api.cwd.resolve())}, headers=AUTH
+    )
+    assert len(by_cwd.json()["runs"]) == 2
     limited = await api.client.get("/api/v1/runs?limit=1", headers=AUTH)
     assert len(limited.json()["runs"]) == 1
     assert (await api.client.get("/api/v1/runs?status=nope", headers=AUTH)).status_code == 400

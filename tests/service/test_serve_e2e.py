@@ -229,15 +229,17 @@ def test_a_permission_answered_through_the_api_reaches_the_agent(served: Served)
         )
         [request] = pending
         assert client.post(
-            f"/api/v1/permissions/{request['id']}", json={"optionId": "allow"}
+            f"/api/v1/permissions/{request['id']}/answer", json={"optionId": "allow"}
         ).is_success
-        again = client.post(f"/api/v1/permissions/{request['id']}", json={"optionId": "allow"})
+        again = client.post(
+            f"/api/v1/permissions/{request['id']}/answer", json={"optionId": "allow"}
+        )
         assert again.status_code == 409
     events = served.events(run_id)
     assert events[-1]["data"]["status"] == "COMPLETED"
     assert (served.cwd / "a.txt").read_text() == "hello"
     with served.client() as client:
-        records = client.get(f"/api/v1/journal/{run_id}?limit=500").json()["records"]
+        records = client.get(f"/api/v1/runs/{run_id}/journal?limit=500").json()["records"]
     # Baton's answer, as written to the agent, and the agent's report of what it received.
     assert any(r["direction"] == "outbound" and '"optionId":"allow"' in r["raw"] for r in records)
     assert any(
@@ -284,7 +286,7 @@ def test_sigkill_then_restart_leaves_the_run_recoverable(tmp_path: Path) -> None
         with relaunched.client() as client:
             recovery = client.get("/api/v1/recovery").json()["runs"]
             assert [r["id"] for r in recovery] == [run_id]
-            marked = client.post(f"/api/v1/recovery/{run_id}/mark-failed")
+            marked = client.post(f"/api/v1/recovery/{run_id}/fail")
             assert marked.status_code == 200 and marked.json()["status"] == "FAILED"
     finally:
         stop(relaunched)

@@ -16,7 +16,9 @@
 5. **Body size**: a declared ``Content-Length`` over :data:`~baton.service.limits.MAX_BODY_BYTES`
    is refused at once (413 API_BODY_TOO_LARGE); routes count streamed bodies too.
 
-No CORS header is ever sent, so browsers keep every other site's script out.
+No CORS header is ever sent, so browsers keep every other site's script out. Every answer a
+route gives carries the inspector's security headers (a strict Content-Security-Policy,
+nosniff, no framing, no referrer).
 """
 
 from __future__ import annotations
@@ -136,6 +138,24 @@ async def send_login_page(send: Send) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
+def _with_security_headers(send: Send) -> Send:
+    """``send`` adding the inspector's security headers (a strict CSP, nosniff, no framing,
+    no referrer) to every answer that does not set them itself."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            present = {name.lower() for name, _ in headers}
+            for name, value in SECURITY_HEADERS.items():
+                key = name.lower().encode("latin-1")
+                if key not in present:
+                    headers.append((key, value.encode("latin-1")))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
+
+
 class Guard:
     """The ASGI middleware; see the module docstring for the rules and their order."""
 
@@ -188,7 +208,7 @@ class Guard:
             )
             return
         scope[AUTH_SCOPE_KEY] = how
-        await self.app(scope, receive, send)
+        await self.app(scope, receive, _with_security_headers(send))
 
     def _authenticated(self, headers: dict[str, str]) -> str | None:
         authorization = headers.get("authorization")
