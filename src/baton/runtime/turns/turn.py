@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from baton.connection import InboundRequest
@@ -32,6 +31,7 @@ from baton.runtime.permissions.ask import Asker
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
 from baton.runtime.permissions.records import TURN_CANCELLED
 from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.outcome import TurnOutcome
 from baton.runtime.turns.phase import (
     LOSABLE_PHASES,
     REFUSING_PHASES,
@@ -99,23 +99,6 @@ MAX_COMMAND_NAMES: Final = 64
 MAX_NAME_CHARS: Final = 1024
 
 Emit = Callable[[RunEvent], None]
-
-
-@dataclass
-class TurnOutcome:
-    """How a turn ended: the run's final status and why."""
-
-    status: str
-    stop_reason: str | None = None
-    error_code: str | None = None
-    message: str | None = None
-    bound: str | None = None
-    interrupted_by: str | None = None
-    recovery_reason: str | None = None
-    retryable: bool = False
-    tool_calls: int = 0
-    permissions: list[dict[str, Any]] = field(default_factory=list)
-    text: str = ""
 
 
 class Turn:
