@@ -42,6 +42,8 @@ RANKS: Final[dict[str, float]] = {
     "baton.runtime.agents": 4.2,
     "baton.runtime.lanes": 4.3,
     "baton.runtime.turns": 4.4,
+    # Provider-session setup of a run: uses the turn room's settings, controls and context.
+    "baton.runtime.sessions": 4.5,
     "baton.runtime": 4.9,  # the Runtime front (runtime/runtime.py) over every room
     # Layer 5: surfaces.
     "baton.cli": 5,

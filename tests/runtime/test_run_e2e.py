@@ -564,3 +564,70 @@ async def test_an_invalid_idle_bound_is_refused_with_a_stable_code(
     with pytest.raises(ConfigurationError) as caught:
         await run(runtime, "echo hi", tmp_path, idle_timeout=-1.0)
     assert caught.value.code == "TURN_BOUND_INVALID"
+
+
+#: An agent whose plan entry, usage cost and tool call nest DEPTH levels (issue 15 class 4).
+_DEEP_AGENT = r"""
+import json, sys
+sys.setrecursionlimit(20000)
+DEPTH = int(sys.argv[1])
+def nest(n):
+    v = "leaf"
+    for _ in range(n):
+        v = {"k": v}
+    return v
+def update(u):
+    return json.dumps({"jsonrpc": "2.0", "method": "session/update",
+                       "params": {"sessionId": "s-1", "update": u}}) + "\n"
+for raw in sys.stdin:
+    msg = json.loads(raw)
+    if "id" not in msg:
+        continue
+    method, result = msg["method"], {}
+    if method == "initialize":
+        result = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+    elif method == "session/new":
+        result = {"sessionId": "s-1"}
+    elif method == "session/prompt":
+        sys.stdout.write(update({"sessionUpdate": "plan",
+                                 "entries": [{"content": nest(DEPTH), "status": "pending"}]}))
+        sys.stdout.write(update({"sessionUpdate": "usage_update", "used": 1, "size": 2,
+                                 "cost": nest(DEPTH)}))
+        sys.stdout.write(update({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t",
+                                 "kind": nest(DEPTH), "status": "pending",
+                                 "content": [{"type": "diff", "oldText": nest(3)}]}))
+        result = {"stopReason": "end_turn"}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+@pytest.mark.parametrize("depth", [252, 600])
+async def test_deeply_nested_agent_data_is_bounded_and_the_turn_completes(
+    tmp_path: Path, depth: int
+) -> None:
+    from baton.wire.bounded import MAX_PROJECTION_DEPTH, TRUNCATED_MARKER
+
+    script = tmp_path / "deep_agent.py"
+    script.write_text(_DEEP_AGENT)
+    events: list[RunEvent] = []
+    request = RunRequest(
+        prompt="go", agent_command=[sys.executable, str(script), str(depth)], cwd=str(tmp_path)
+    )
+    async with Runtime(data_dir=tmp_path / "d") as rt:
+        result = await rt.run(request, on_event=events.append)
+        lines = [event.to_json() for event in events]  # every event encodes
+    assert (result.status, result.exit_code) == ("COMPLETED", 0), result
+    assert events[-1].type == "result"
+    kinds = {e.type: e for e in events}
+    for kind in ("plan", "usage", "tool_call"):
+        assert TRUNCATED_MARKER in kinds[kind].to_json().decode(), kind
+    assert all(line.count(b"{") <= MAX_PROJECTION_DEPTH + 8 for line in lines)
+    # Reopened later, the completed turn stays completed (not RECOVERY_REQUIRED).
+    async with Runtime(data_dir=tmp_path / "d") as rt:
+        assert rt.store is not None
+        record = rt.store.get_run(result.run_id)
+        assert record.status == "COMPLETED"
+        stored = {item.kind: item.content for item in rt.store.list_items(result.run_id)}
+    assert {"plan", "usage", "tool_call"} <= set(stored)
+    assert TRUNCATED_MARKER in str(stored["plan"])

@@ -23,9 +23,10 @@ from baton.runtime.permissions.correlation import ToolCallTracker
 from baton.runtime.permissions.engine import PermissionSettings
 from baton.runtime.permissions.local_policy import LocalContext
 from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.outcome import TurnOutcome
 from baton.runtime.turns.phase import TurnPhase
 from baton.runtime.turns.streaming import StreamMemory
-from baton.runtime.turns.turn import Turn, TurnOutcome
+from baton.runtime.turns.turn import Turn
 from baton.wire.framing import FrameDecoder
 
 SESSION = "session-1"
