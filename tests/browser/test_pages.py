@@ -132,7 +132,7 @@ def test_a_permission_is_answered_with_exactly_its_option(
     assert interaction["choice"] == "allow" and interaction["chosenBy"] == "user"
     assert (served.cwd / "b.txt").read_text(encoding="utf-8") == "data"
     # What the agent received: the journal's answer to its request names exactly "allow".
-    journal = served.api("GET", f"/api/v1/journal/{run_id}?limit=500")
+    journal = served.api("GET", f"/api/v1/runs/{run_id}/journal?limit=500")
     answers = [
         json.loads(r["raw"])
         for r in journal["records"]
