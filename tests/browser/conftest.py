@@ -171,6 +171,8 @@ def static_server() -> Iterator[str]:
 SERVE_TOKEN: Final = "inspector-test-token-" + "z" * 30
 #: Seconds the service may take to print its address.
 SERVE_START_SECONDS: Final = 60.0
+#: Seconds of silence after which a test stops reading a live event stream.
+SSE_QUIET_SECONDS: Final = 1.0
 #: Seconds an API call of a test may take.
 API_TIMEOUT_SECONDS: Final = 30.0
 
@@ -222,6 +224,22 @@ class Served:
         run_id: str = answer["runId"]
         return run_id
 
+    def events(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's events so far: its SSE stream read up to the first quiet moment."""
+        request = urllib.request.Request(
+            f"{self.url}/api/v1/runs/{run_id}/events",
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
+        found: list[dict[str, Any]] = []
+        try:
+            with urllib.request.urlopen(request, timeout=SSE_QUIET_SECONDS) as response:
+                for line in response:
+                    if line.startswith(b"data: "):
+                        found.append(json.loads(line[len(b"data: ") :]))
+        except TimeoutError:
+            pass  # a live stream stays open: what arrived so far is the answer
+        return found
+
     def wait_run(self, run_id: str, timeout: float = 60.0) -> dict[str, Any]:
         """Poll the run's record until its turn is over; the record."""
         deadline = time.monotonic() + timeout
@@ -247,14 +265,13 @@ AGENT_COMMAND: Final = "baton agent scripted"
 ENDED: Final = frozenset({"COMPLETED", "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST"})
 
 
-@pytest.fixture(scope="module")
-def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """`baton serve --policy ask` on a free loopback port, with the scripted profile."""
-    root = tmp_path_factory.mktemp("served")
+def start_service(root: Path) -> tuple[Served, subprocess.Popen[str]]:
+    """Start `baton serve --policy ask` for ``root/data`` on a free loopback port, with the
+    scripted profile in its config; the service and its process."""
     config = root / "config.toml"
     config.write_text(SCRIPTED_CONFIG, encoding="utf-8")
     cwd = root / "work"
-    cwd.mkdir()
+    cwd.mkdir(exist_ok=True)
     bin_dir = Path(sys.executable).parent
     env = {
         **os.environ,
@@ -287,12 +304,26 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     # Keep reading its output so a chatty service never blocks on a full pipe.
     drain = threading.Thread(target=lambda: [None for _ in process.stdout or ()], daemon=True)
     drain.start()
+    return Served(url, SERVE_TOKEN, root / "data", cwd), process
+
+
+def stop_service(process: subprocess.Popen[str]) -> None:
+    """SIGTERM the service (a graceful stop), SIGKILL if it outlives its grace."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
     try:
-        yield Served(url, SERVE_TOKEN, root / "data", cwd)
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`baton serve --policy ask` on a free loopback port, with the scripted profile."""
+    service, process = start_service(tmp_path_factory.mktemp("served"))
+    try:
+        yield service
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_service(process)
