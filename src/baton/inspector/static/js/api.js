@@ -25,10 +25,12 @@ export const ROUTES = {
   runEvents: (id) => `${BASE}/runs/${enc(id)}/events`,
   cancelRun: (id) => `${BASE}/runs/${enc(id)}/cancel`,
   permissions: () => `${BASE}/permissions`,
-  answer: (id) => `${BASE}/permissions/${enc(id)}`,
+  answer: (id) => `${BASE}/permissions/${enc(id)}/answer`,
   recovery: () => `${BASE}/recovery`,
-  markFailed: (id) => `${BASE}/recovery/${enc(id)}/mark-failed`,
-  journal: (target) => `${BASE}/journal/${enc(target)}`,
+  markFailed: (id) => `${BASE}/recovery/${enc(id)}/fail`,
+  attach: (id) => `${BASE}/recovery/${enc(id)}/attach`,
+  runJournal: (id) => `${BASE}/runs/${enc(id)}/journal`,
+  serverJournal: (id) => `${BASE}/servers/${enc(id)}/journal`,
 };
 
 /** A refusal or failure from the service, with its stable code. */

@@ -86,20 +86,17 @@ export function runsPage(view) {
   const box = h("div", { "aria-live": "polite" });
   const load = async () => {
     try {
-      const data = await get(ROUTES.runs(), { status: status.value, sessionId: session.value.trim() });
-      // The service filters by status and session; agent and cwd are matched here, on the
-      // rows it returned.
-      const wantAgent = agent.value.trim();
-      const wantCwd = cwd.value.trim();
-      const runs = listOf(data, "runs").filter((r) =>
-        (!wantAgent || String(r.agent ?? "") === wantAgent) && (!wantCwd || String(r.cwd ?? "").includes(wantCwd)));
+      const data = await get(ROUTES.runs(), {
+        status: status.value, sessionId: session.value.trim(), agent: agent.value.trim(), cwd: cwd.value.trim(),
+      });
+      const runs = listOf(data, "runs");
       replaceChildren(box, runsTable(runs));
     } catch (error) {
       replaceChildren(box, errorBox(error));
     }
   };
   const form = h("form", { class: "filters", "aria-label": "filters", onsubmit: (e) => { e.preventDefault(); load(); } },
-    field("Status", status), field("Agent", agent), field("Working directory contains", cwd), field("Session", session),
+    field("Status", status), field("Agent", agent), field("Working directory", cwd), field("Session", session),
     h("button", { type: "submit" }, "Filter"));
   replaceChildren(view, h("h1", {}, "Runs"), newRunForm(), h("h2", {}, "Runs"), form, box);
   load();
