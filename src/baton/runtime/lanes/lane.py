@@ -181,6 +181,8 @@ class Lane:
         self._callbacks: set[asyncio.Task[Any]] = set()
         self._on_quarantine = on_quarantine
         self._setups_in_flight = 0
+        #: The generation a read-loop quarantine task was scheduled for (one task each).
+        self._quarantine_scheduled: int | None = None
         #: Grok's session models catalog for the current generation (grok profile only).
         self.grok_catalog: GrokModelCatalog | None = None
         #: Cursor's model catalog, cached per process (cursor profile only).
@@ -289,7 +291,7 @@ class Lane:
             return await self._route_permission(generation, request)
 
         def on_violation(violation: ProtocolViolation) -> None:
-            self._spawn_callback(self.quarantine(ProtocolBroken(violation.kind), generation))
+            self._quarantine_later(ProtocolBroken(violation.kind), generation)
 
         connection = Connection(
             process.stdout,
@@ -381,9 +383,18 @@ class Lane:
     def _on_skipped(self, generation: int, _skipped: Skipped) -> None:
         """A line that is not ACP was journaled: in strict mode the lane is quarantined."""
         if self.spec.strict_mode:
-            self._spawn_callback(
-                self.quarantine(ProtocolBroken("strict mode: a line that is not ACP"), generation)
+            self._quarantine_later(
+                ProtocolBroken("strict mode: a line that is not ACP"), generation
             )
+
+    def _quarantine_later(self, cause: LossCause, generation: int) -> None:
+        """Schedule a quarantine of ``generation`` from the read loop, at most once per
+        generation: an agent that floods violations (100,000 pipelined requests) costs one task,
+        not one per frame. The generation stays valid until the task runs."""
+        if generation != self.generation or self._quarantine_scheduled == generation:
+            return
+        self._quarantine_scheduled = generation
+        self._spawn_callback(self.quarantine(cause, generation))
 
     def _spawn_callback(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
