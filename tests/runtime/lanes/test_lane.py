@@ -263,3 +263,28 @@ async def test_a_start_that_cannot_spawn_goes_back_to_idle(tmp_path: Path) -> No
     assert lane.phase is LanePhase.IDLE
     await journal.close()
     store.close()
+
+
+async def test_a_flood_of_violations_schedules_one_quarantine(make_lane: Factory) -> None:
+    children: list[FakeChild] = []
+    log: list[str] = []
+    lane = make_lane(children, log)
+    await lane.ensure_started(None)
+    connection = lane.connection
+    assert connection is not None
+    spawned: list[object] = []
+    spawn_callback = lane._spawn_callback
+
+    def counting(coro: Any) -> None:
+        spawned.append(coro)
+        spawn_callback(coro)
+
+    lane._spawn_callback = counting  # type: ignore[method-assign]
+    flood = 2_000
+    children[0].send(*({"jsonrpc": "2.0", "id": 10_000 + n, "result": {}} for n in range(flood)))
+    await asyncio.wait_for(children[0].shut.wait(), WAIT)
+    await asyncio.wait_for(lane._settled.wait(), WAIT)
+    assert connection.violation_count == flood
+    assert len(spawned) == 1  # one quarantine task, not one per violation
+    assert log == ["shutdown"]
+    assert lane.phase is LanePhase.IDLE

@@ -36,6 +36,14 @@ from baton.runtime.agents.launch import LaunchSpec
 from baton.runtime.agents.review_lane import SandboxNotApplied, check_sandbox_applied
 from baton.runtime.lanes import extensions
 from baton.runtime.lanes.child import LaneChild, Spawn, spawn_agent_process
+from baton.runtime.lanes.loss import (
+    ForeignSession,
+    LaneLost,
+    LossCause,
+    ProtocolBroken,
+    Quarantined,
+    cause_of,
+)
 from baton.runtime.lanes.phase import LanePhase, LanePhases
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.correlation import TOOL_CALL_UPDATES, ToolCallTracker
@@ -65,6 +73,10 @@ MAX_REPLAYED_UPDATES: Final = 4096
 #: down. Expiry means bytes may still be in flight from a child Baton cannot account for, so
 #: the lane is fenced for good (no replacement until Baton restarts).
 DRAIN_WAIT_SECONDS: Final = 5.0
+
+#: How long a lane whose connection closed waits for its child's exit status before it names
+#: the loss (an agent that closed its output but lives on is a closed transport instead).
+EXIT_STATUS_WAIT_SECONDS: Final = 0.5
 
 #: Characters of the child's stderr tail kept in a stopped server's diagnostics (the store row
 #: stays small; the whole bounded tail is in the lane's last exit).
@@ -169,6 +181,8 @@ class Lane:
         self._callbacks: set[asyncio.Task[Any]] = set()
         self._on_quarantine = on_quarantine
         self._setups_in_flight = 0
+        #: The generation a read-loop quarantine task was scheduled for (one task each).
+        self._quarantine_scheduled: int | None = None
         #: Grok's session models catalog for the current generation (grok profile only).
         self.grok_catalog: GrokModelCatalog | None = None
         #: Cursor's model catalog, cached per process (cursor profile only).
@@ -219,7 +233,7 @@ class Lane:
             await self._settled.wait()
             if self.phase in (LanePhase.STARTING, LanePhase.RUNNING):
                 # The child went away and its watcher has not stopped it yet: stop it now.
-                await self.quarantine("agent connection closed", self.generation)
+                await self.quarantine(self._closed_cause(), self.generation)
             while self.phase is LanePhase.STOPPING:
                 await self._stopped.wait()
             if self.fence is not None:
@@ -265,7 +279,9 @@ class Lane:
                 catalog = extensions.grok_update(self.spec, message)
             except ExtensionPayloadInvalid as exc:
                 self.grok_catalog = None
-                self._quarantine_soon(f"a malformed model catalog update: {exc.code}", generation)
+                self._quarantine_soon(
+                    ProtocolBroken(f"model catalog update: {exc.code}"), generation
+                )
                 return
             if catalog is not None:
                 self.grok_catalog = catalog
@@ -275,9 +291,7 @@ class Lane:
             return await self._route_permission(generation, request)
 
         def on_violation(violation: ProtocolViolation) -> None:
-            self._spawn_callback(
-                self.quarantine(f"protocol violation: {violation.kind}", generation)
-            )
+            self._quarantine_later(ProtocolBroken(violation.kind), generation)
 
         connection = Connection(
             process.stdout,
@@ -334,16 +348,53 @@ class Lane:
             if generation != self.generation:
                 return
             # The child went away on its own: every active run of the lane is ambiguous.
-            await self.quarantine(f"agent connection closed: {reason.code}", generation)
+            process = self.process
+            returncode: int | None = None
+            if process is not None:
+                with contextlib.suppress(TimeoutError, BatonError):
+                    returncode = await asyncio.wait_for(process.wait(), EXIT_STATUS_WAIT_SECONDS)
+            if generation != self.generation:
+                return
+            await self.quarantine(cause_of(reason, returncode), generation)
 
         self._spawn_callback(watch())
+
+    async def loss_cause(self, error: BaseException | None) -> LossCause:
+        """Why this lane lost a run's generation, for the run's diagnosis: the cause a
+        :class:`LaneLost` carries, else ``error`` classified, with the child's exit status when
+        it exited (waiting at most :data:`EXIT_STATUS_WAIT_SECONDS` for it). Cancellation-safe:
+        it only waits."""
+        if isinstance(error, LaneLost):
+            return error.cause
+        process = self.process or self._last_process
+        returncode: int | None = None
+        if process is not None and type(error) is TransportClosed:
+            with contextlib.suppress(TimeoutError, BatonError):
+                returncode = await asyncio.wait_for(process.wait(), EXIT_STATUS_WAIT_SECONDS)
+        return cause_of(error, returncode)
+
+    def _closed_cause(self) -> LossCause:
+        """The cause of a generation whose connection closed before its watcher stopped it."""
+        connection = self.connection
+        reason = connection.close_reason if connection is not None else None
+        process = self.process
+        return cause_of(reason, process.returncode if process is not None else None)
 
     def _on_skipped(self, generation: int, _skipped: Skipped) -> None:
         """A line that is not ACP was journaled: in strict mode the lane is quarantined."""
         if self.spec.strict_mode:
-            self._spawn_callback(
-                self.quarantine("strict mode: the agent wrote a line that is not ACP", generation)
+            self._quarantine_later(
+                ProtocolBroken("strict mode: a line that is not ACP"), generation
             )
+
+    def _quarantine_later(self, cause: LossCause, generation: int) -> None:
+        """Schedule a quarantine of ``generation`` from the read loop, at most once per
+        generation: an agent that floods violations (100,000 pipelined requests) costs one task,
+        not one per frame. The generation stays valid until the task runs."""
+        if generation != self.generation or self._quarantine_scheduled == generation:
+            return
+        self._quarantine_scheduled = generation
+        self._spawn_callback(self.quarantine(cause, generation))
 
     def _spawn_callback(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -428,7 +479,7 @@ class Lane:
                 if len(early) < MAX_STARTUP_NOTIFICATIONS:
                     early.append((message, ref))
                 return
-            self._quarantine_soon("an update named a session this lane does not own", generation)
+            self._quarantine_soon(ForeignSession("an update"), generation)
             return
         update = message["params"].get("update")
         if type(update) is not dict:
@@ -476,7 +527,7 @@ class Lane:
             )
             await self.recorder.interaction(None, None, resolution, request.ref, self.secrets)
             self._spawn_callback(
-                self.quarantine("a permission request named an unknown session", generation)
+                self.quarantine(ForeignSession("a permission request"), generation)
             )
             return resolution.outcome
         if session.active is None:
@@ -534,23 +585,26 @@ class Lane:
 
     # --- loss, quarantine, shutdown --------------------------------------------------------
 
-    async def quarantine(self, reason: str, generation: int | None = None) -> None:
+    async def quarantine(self, reason: str | LossCause, generation: int | None = None) -> None:
         """Invalidate the generation first, then shut its child down, drain what was accepted,
-        and mark every active run of the lane for recovery. Idempotent per generation.
+        and mark every active run of the lane for recovery (their turns are told a
+        :class:`LaneLost` naming the cause; a plain ``reason`` is a :class:`Quarantined` cause).
+        Idempotent per generation.
         Never await it from the connection's read loop (it drains that loop): a read-loop
         handler calls :meth:`_quarantine_soon`."""
-        bad_generation = self._invalidate(reason, generation)
+        cause = reason if isinstance(reason, LossCause) else Quarantined(reason)
+        bad_generation = self._invalidate(cause, generation)
         if bad_generation is not None:
-            await self._finish_quarantine(bad_generation, reason)
+            await self._finish_quarantine(bad_generation, cause)
 
-    def _quarantine_soon(self, reason: str, generation: int) -> None:
+    def _quarantine_soon(self, cause: LossCause, generation: int) -> None:
         """:meth:`quarantine` for the read loop: the generation is invalidated (and its active
         runs told) now; the stop sequence runs as a task of its own."""
-        bad_generation = self._invalidate(reason, generation)
+        bad_generation = self._invalidate(cause, generation)
         if bad_generation is not None:
-            self._spawn_callback(self._finish_quarantine(bad_generation, reason))
+            self._spawn_callback(self._finish_quarantine(bad_generation, cause))
 
-    def _invalidate(self, reason: str, generation: int | None) -> int | None:
+    def _invalidate(self, cause: LossCause, generation: int | None) -> int | None:
         """The synchronous first step of a quarantine: the generation it stops (None when
         there is nothing to stop)."""
         if generation is not None and generation != self.generation:
@@ -561,7 +615,7 @@ class Lane:
         self.generation += 1  # invalidate before anything can await
         self._settled.clear()
         try:
-            loss = TransportClosed(f"the lane was quarantined: {self.redact(reason)}")
+            loss = LaneLost(cause)
             for session in [s for s in self.sessions.values() if s.active is not None]:
                 assert session.active is not None
                 session.active.on_lost(loss)
@@ -570,7 +624,8 @@ class Lane:
             raise
         return bad_generation
 
-    async def _finish_quarantine(self, bad_generation: int, reason: str) -> None:
+    async def _finish_quarantine(self, bad_generation: int, cause: LossCause) -> None:
+        reason = self.redact(cause.describe())
         try:
             await self._stop_generation(bad_generation, "LOST", failure=True, reason=reason)
             for provider_id in list(self.sessions):

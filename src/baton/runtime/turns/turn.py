@@ -535,12 +535,13 @@ class Turn:
     async def _lost_outcome(self, reason: BatonError | None) -> TurnOutcome:
         self._enter_lost(reason)
         code = reason.code if reason is not None else "RUNTIME_LOST"
-        await self.lane.quarantine(f"the agent was lost mid-turn: {code}", self.generation)
+        cause = await self.lane.loss_cause(self._lost or reason)
+        await self.lane.quarantine(cause, self.generation)
         return TurnOutcome(
             "RECOVERY_REQUIRED",
             error_code="AGENT_MUTATION_AMBIGUOUS",
             recovery_reason=(
-                f"the agent process was lost with the prompt outstanding ({code}); ACP has no "
+                f"{cause.describe()}, with the prompt outstanding ({code}); ACP has no "
                 "prompt-status read method, so Baton will not replay it"
             ),
         )
