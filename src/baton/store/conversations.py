@@ -264,6 +264,18 @@ class ConversationRecords(StoreDatabase):
                 raise SessionBusy(f"session {name} has a turn running; it cannot be removed now")
             conn.execute("DELETE FROM conversations WHERE name = ?", (name,))
 
+    def delete_conversation_claimed(self, name: str) -> None:
+        """Delete a conversation whose creation failed: only while this process holds it
+        ACTIVE with no provider session (StoreConflict otherwise)."""
+        with self._tx() as conn:
+            conversation_id = self._owned(conn, name)
+            row = conn.execute(
+                "SELECT provider_session_id FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()
+            if row[0] is not None:
+                raise StoreConflict(f"session {name} has a provider session; it was created")
+            conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
+
     def reconcile_conversation(
         self, name: str, owner_alive: Callable[[str | None], bool]
     ) -> Conversation:
