@@ -211,11 +211,12 @@ def _with_conversations(
 
 
 def record_json(record: Conversation, turns: int | None = None) -> dict[str, Any]:
-    """A conversation in the JSON contract (``agentCommand`` redacted as stored)."""
-    view = plain(record)
+    """A conversation in the JSON contract (``agentCommand`` redacted as stored). Its
+    ``settings`` are kept as given: config option ids are the provider's, not Baton's keys."""
+    view = {key: value for key, value in plain(record).items() if key != "settings"}
     if turns is not None:
         view["turns"] = turns
-    return document(view)
+    return {**document(view), "settings": dict(record.settings)}
 
 
 def _agent_of(record: Conversation) -> str:
