@@ -212,3 +212,21 @@ def _prompt_sent(tmp_path: Path, run_id: str) -> bool:
         return False
     [view] = json_lines(shown.stdout)
     return view["status"] == "RUNNING" and view["promptRef"] is not None
+
+
+def test_remote_lists_the_agents_sessions_marking_those_baton_knows(tmp_path: Path) -> None:
+    new_session(tmp_path, "one")
+    new_session(tmp_path, "two")
+    known = {row["providerSessionId"]: name for name, row in listing(tmp_path).items()}
+    done = baton(tmp_path, "sessions", "--remote", "--agent-command", agent(tmp_path), "--json")
+    assert done.returncode == 0, done.stderr
+    rows = json_lines(done.stdout)
+    assert {row["sessionId"]: row["knownAs"] for row in rows} == known
+    assert all(row["schemaVersion"] == 1 for row in rows)
+    text = baton(tmp_path, "sessions", "--remote", "--agent-command", agent(tmp_path))
+    assert "one" in text.stdout and "two" in text.stdout
+    unlisted = agent(tmp_path, "--cap", "sessionCapabilities.list=omit")
+    refused = baton(tmp_path, "sessions", "--remote", "--agent-command", unlisted)
+    assert refused.returncode == 2 and "CAPABILITY_NOT_ADVERTISED" in refused.stderr
+    alone = baton(tmp_path, "sessions", "--remote")
+    assert alone.returncode == 2 and "--remote needs exactly one" in alone.stderr

@@ -172,6 +172,22 @@ def register_list(subparsers: argparse._SubParsersAction[argparse.ArgumentParser
         help="only sessions in this status (idle, active, recovery_required, closed)",
     )
     parser.add_argument("--agent", metavar="NAME", help="only sessions of this profile (or custom)")
+    parser.add_argument(
+        "--remote",
+        action="store_true",
+        help="list the agent's own sessions through session/list (starts the agent; needs "
+        "--agent or --agent-command), marking those Baton knows",
+    )
+    parser.add_argument(
+        "--agent-command", metavar='"CMD ARGS"', help="with --remote: a custom ACP agent command"
+    )
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="KEY", help="with --remote --agent-command"
+    )
+    parser.add_argument("--cwd", metavar="DIR", help="with --remote: only sessions of this cwd")
+    parser.add_argument(
+        "--config", "--config-file", metavar="FILE", dest="config_file", help="config file"
+    )
     _common(parser)
     parser.set_defaults(handler=_list)
 
@@ -280,7 +296,56 @@ def _new(args: argparse.Namespace) -> int:
     return exit_codes.OK
 
 
+def _remote(args: argparse.Namespace) -> int:
+    if (args.agent is None) == (args.agent_command is None):
+        raise UsageError("--remote needs exactly one of --agent and --agent-command")
+    if args.status is not None:
+        raise UsageError("--status filters Baton's records; it does not apply to --remote")
+    config = load_config(args.config_file)
+    runtime = Runtime(
+        data_dir=args.data_dir,
+        profiles=config.all_profiles(),
+        config_overrides=dict(config.executables),
+    )
+    listing = _with_conversations(
+        args,
+        lambda c: c.remote(
+            agent=args.agent,
+            agent_command=args.agent_command,
+            env_keys=tuple(args.env),
+            cwd=args.cwd,
+        ),
+        runtime=runtime,
+    )
+    if listing.truncated:
+        print(
+            f"baton: the agent's list was cut at {len(listing.sessions)} sessions",
+            file=sys.stderr,
+        )
+    if args.json:
+        for entry in listing.sessions:
+            write_json(sys.stdout, {**entry.to_json(), "schemaVersion": SCHEMA_VERSION})
+        return exit_codes.OK
+    if not listing.sessions:
+        print("no sessions")
+        return exit_codes.OK
+    out = sys.stdout
+    out.write(f"{'PROVIDER SESSION':<38} {'BATON NAME':<24} {'UPDATED':<20}  TITLE\n")
+    for entry in listing.sessions:
+        out.write(
+            f"{visible(entry.session_id, 38):<38} {visible(entry.known_as or '-', 24):<24} "
+            f"{visible((entry.updated_at or '-')[:19], 20):<20}  {visible(entry.title or '', 60)}\n"
+        )
+    out.flush()
+    return exit_codes.OK
+
+
 def _list(args: argparse.Namespace) -> int:
+    if args.remote:
+        return _remote(args)
+    if args.agent_command is not None or args.env or args.cwd is not None:
+        raise UsageError("--agent-command, --env and --cwd go with --remote")
+
     async def listing(conversations: Conversations) -> list[tuple[Conversation, int]]:
         records = await conversations.list(status=args.status, agent=args.agent)
         assert conversations.runtime.store is not None

@@ -9,6 +9,7 @@ from baton.runtime.conversations.names import (
     check_session_name,
     generate_session_name,
 )
+from baton.runtime.conversations.remote import RemoteListing, RemoteSession
 from baton.runtime.conversations.service import (
     DEFAULT_WAIT_SECONDS,
     Conversations,
@@ -31,6 +32,8 @@ __all__ = [
     "NewConversation",
     "PermissionDecision",
     "PromptOptions",
+    "RemoteListing",
+    "RemoteSession",
     "Session",
     "SessionSetupFailed",
     "ToolCallSummary",

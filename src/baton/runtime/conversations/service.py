@@ -48,6 +48,7 @@ from baton.runtime.conversations.decisions import (
 )
 from baton.runtime.conversations.history import HistoryTurn, conversation_history
 from baton.runtime.conversations.names import check_session_name, generate_session_name
+from baton.runtime.conversations.remote import RemoteListing, list_remote_sessions
 from baton.runtime.conversations.turn_queue import TurnQueue
 from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.permissions.policies import PolicyName
@@ -205,6 +206,27 @@ class Conversations:
                 continue
             return record
         return None
+
+    async def remote(
+        self,
+        *,
+        agent: str | None = None,
+        agent_command: str | Sequence[str] | None = None,
+        env_keys: Sequence[str] = (),
+        cwd: str | None = None,
+    ) -> RemoteListing:
+        """The agent's own sessions through ``session/list`` (bounded), each marked with the
+        conversation Baton knows it as (see :mod:`baton.runtime.conversations.remote`)."""
+        store = await self._store()
+        where = None if cwd is None else os.path.realpath(cwd)
+        return await list_remote_sessions(
+            self.runtime,
+            store,
+            agent=agent,
+            agent_command=agent_command,
+            env_keys=env_keys,
+            cwd=where,
+        )
 
     # --- creating --------------------------------------------------------------------------
 
