@@ -143,12 +143,20 @@ def history_markdown(name: str, turns: list[HistoryTurn]) -> str:
         lines += [f"> {line}" for line in turn.reply.splitlines() or [""]]
         if turn.tool_calls:
             lines += ["", "**Tool calls**", ""]
-            lines += [f"- {t.kind}: {t.title} [{t.status}]" for t in turn.tool_calls]
+            lines += [
+                f"- {_one_line(t.kind)}: {_one_line(t.title)} [{_one_line(t.status)}]"
+                for t in turn.tool_calls
+            ]
         if turn.permissions:
             lines += ["", "**Permissions**", ""]
             lines += [
-                f"- {p.state}: {p.choice or 'no option'} (by {p.chosen_by or '-'})"
+                f"- {p.state}: {_one_line(p.choice or 'no option')} (by {p.chosen_by or '-'})"
                 for p in turn.permissions
             ]
         lines.append("")
     return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    """``text`` on one line (a list item of agent text must not start a new block)."""
+    return " ".join(text.split())
