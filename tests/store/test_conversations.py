@@ -219,3 +219,19 @@ def test_listing_is_most_recent_first_and_filters(store: Store) -> None:
     store.close_conversation("b")
     assert [c.name for c in store.list_conversations(status="CLOSED")] == ["b"]
     assert [c.name for c in store.list_conversations(cwd="/elsewhere")] == []
+
+
+async def test_prompted_means_a_prompt_may_have_reached_the_provider(store: Store) -> None:
+    idle(store)
+    assert not store.conversation_prompted("work")
+    store.claim_conversation("work")
+    setup_failure = store.create_run("never sent", status="STARTING")
+    store.attach_conversation_run("work", setup_failure.id)
+    await store.update_run_status(setup_failure.id, "FAILED")
+    store.finish_conversation_turn("work", "IDLE")
+    assert not store.conversation_prompted("work")
+    store.claim_conversation("work")
+    sent = store.create_run("sent", status="STARTING")
+    store.attach_conversation_run("work", sent.id)
+    await store.update_run_status(sent.id, "RUNNING")
+    assert store.conversation_prompted("work")

@@ -169,6 +169,19 @@ class ConversationRecords(StoreDatabase):
         ).fetchall()
         return [_run(row) for row in reversed(rows)]
 
+    def conversation_prompted(self, name: str) -> bool:
+        """True when a prompt may have reached the conversation's provider session: one of its
+        runs cites a sent prompt, or got past setup (any status but QUEUED, STARTING or
+        FAILED). In doubt, true."""
+        conversation = self.get_conversation(name)
+        row = self._conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM conversation_runs cr JOIN runs r ON r.id = cr.run_id "
+            "WHERE cr.conversation_id = ? AND (r.prompt_ref IS NOT NULL "
+            "OR r.status NOT IN ('QUEUED', 'STARTING', 'FAILED')))",
+            (conversation.id,),
+        ).fetchone()
+        return bool(row[0])
+
     # --- turns ---------------------------------------------------------------------------
 
     def claim_conversation(self, name: str) -> Conversation:

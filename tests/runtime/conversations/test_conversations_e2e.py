@@ -124,9 +124,11 @@ async def test_an_agent_without_resume_or_load_is_refused_before_any_process_sta
     data = tmp_path / "data"
     flags = ("--cap", "sessionCapabilities.resume=omit", "--cap", "loadSession=omit")
     async with Runtime(data_dir=data) as runtime:
-        await Conversations(runtime).create(
+        conversations = Conversations(runtime)
+        await conversations.create(
             NewConversation(name="stuck", agent_command=agent(state, *flags), cwd=str(tmp_path))
         )
+        assert (await conversations.prompt("stuck", "echo context")).status == "COMPLETED"
     async with Runtime(data_dir=data) as runtime:
         conversations = Conversations(runtime)
         with pytest.raises(
@@ -235,3 +237,33 @@ async def test_the_session_handle_is_the_same_machinery(
     assert (await session.close()).status == "CLOSED"
     reopened = await conversations.session(session.name)
     assert (await reopened.record()).status == "CLOSED"
+
+
+async def test_a_never_prompted_session_elsewhere_opens_a_fresh_provider_session(
+    tmp_path: Path, state: Path
+) -> None:
+    """Real adapters (claude-agent-acp 0.23.1, codex-acp 0.16.0) keep a session only once it
+    was prompted: resuming an unprompted one fails. With no turn there is nothing to lose."""
+    data = tmp_path / "data"
+    flags = ("--cap", "sessionCapabilities.resume=omit", "--cap", "loadSession=omit")
+    async with Runtime(data_dir=data) as runtime:
+        created = await Conversations(runtime).create(
+            NewConversation(name="fresh", agent_command=agent(state, *flags), cwd=str(tmp_path))
+        )
+    async with Runtime(data_dir=data) as runtime:
+        conversations = Conversations(runtime)
+        events: list[RunEvent] = []
+        first = await conversations.prompt("fresh", "echo first", on_event=events.append)
+        assert (first.status, first.text) == ("COMPLETED", "first")
+        assert attached_by(events) == (None, 0)
+        assert first.provider_session_id != created.provider_session_id
+        record = await conversations.get("fresh")
+        assert record.provider_session_id == first.provider_session_id
+        events.clear()
+        second = await conversations.prompt("fresh", "echo second", on_event=events.append)
+        assert attached_by(events) == ("attached", 0)
+        assert second.provider_session_id == first.provider_session_id
+    async with Runtime(data_dir=data) as runtime:
+        # Prompted now: without resume or load it is refused rather than started afresh.
+        with pytest.raises(SessionNotResumable):
+            await Conversations(runtime).prompt("fresh", "echo third")

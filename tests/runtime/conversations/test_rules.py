@@ -184,6 +184,11 @@ def test_attach_plan_prefers_attached_then_resume_then_load() -> None:
     assert plan_attach(loadable, attached_here=False).method == "session/load"
     with pytest.raises(SessionNotResumable, match="resume nor loadSession"):
         plan_attach(record(capabilities={}), attached_here=False)
+    # Never prompted: no context to lose, a fresh session/new (whatever the capabilities).
+    assert plan_attach(record(capabilities={}), attached_here=False, prompted=False).method == (
+        "session/new"
+    )
+    assert plan_attach(record(), attached_here=True, prompted=False).method == "attached"
     with pytest.raises(SessionNotResumable, match="no provider session"):
         plan_attach(record(provider_session_id=None), attached_here=True)
 

@@ -25,7 +25,7 @@ from baton.store import Conversation
 from baton.wire.capabilities import AgentCapabilities
 
 #: How the next prompt reaches the provider session.
-AttachMethod = Literal["attached", "session/resume", "session/load"]
+AttachMethod = Literal["attached", "session/resume", "session/load", "session/new"]
 
 #: The capability names a record keeps, each with the ACP path it stands for.
 CAPABILITY_PATHS: Final[Mapping[str, str]] = {
@@ -71,9 +71,11 @@ def refuse_unless_promptable(record: Conversation, recovery_run: str | None = No
         )
 
 
-def plan_attach(record: Conversation, *, attached_here: bool) -> AttachPlan:
+def plan_attach(record: Conversation, *, attached_here: bool, prompted: bool = True) -> AttachPlan:
     """How the next prompt reaches ``record``'s provider session: as it is when attached in
-    this process, else by resume, else by load, else :class:`SessionNotResumable`."""
+    this process; else, when no prompt ever reached it (``prompted`` false), a fresh
+    session/new (there is no context to lose, and real adapters keep a session only once it
+    was prompted); else by resume, else by load, else :class:`SessionNotResumable`."""
     provider_id = record.provider_session_id
     if provider_id is None:
         raise SessionNotResumable(
@@ -81,6 +83,8 @@ def plan_attach(record: Conversation, *, attached_here: bool) -> AttachPlan:
         )
     if attached_here:
         return AttachPlan("attached", provider_id)
+    if not prompted:
+        return AttachPlan("session/new", provider_id)
     if record.capabilities.get("resume"):
         return AttachPlan("session/resume", provider_id)
     if record.capabilities.get("load"):

@@ -475,7 +475,11 @@ class Conversations:
             record = store.reconcile_conversation(name, owner_alive)
             refuse_unless_promptable(record, self._recovery_run(store, name))
             if record.status == "IDLE":
-                plan = plan_attach(record, attached_here=self._attached(record) is not None)
+                plan = plan_attach(
+                    record,
+                    attached_here=self._attached(record) is not None,
+                    prompted=store.conversation_prompted(name),
+                )
                 try:
                     return store.claim_conversation(name), plan
                 except StoreConflict:
@@ -514,7 +518,7 @@ class Conversations:
             idle_timeout=options.idle_timeout,
             timeout=options.timeout,
             attachments=tuple(options.attachments),
-            attach_session=plan.provider_session_id,
+            attach_session=None if plan.method == "session/new" else plan.provider_session_id,
             keep_session=True,
         )
         sink = on_event or (lambda _event: None)
