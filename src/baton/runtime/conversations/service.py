@@ -58,6 +58,7 @@ from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import Turn
 from baton.store import Conversation, ConversationStatus, Run, Store
 from baton.store.owner import owner_alive
+from baton.wire.budget import BoundSetting
 
 #: Seconds a prompt waits, by default, for another process's turn of the same conversation
 #: (and for earlier prompts of this process) before SESSION_BUSY. Long enough for a typical
@@ -108,7 +109,8 @@ class PromptOptions:
     policy: PolicyName = "ask"
     allow_unattended: bool = False
     tools_file: str | None = None
-    idle_timeout: float | None = None
+    #: The turn's idle bound: seconds, ``"off"``, or None for the profile's or config's.
+    idle_timeout: BoundSetting = None
     timeout: float | None = None
     attachments: Sequence[str] = ()
     #: Wait for a running turn (FIFO in this process; polling the store across processes).
