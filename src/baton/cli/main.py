@@ -23,6 +23,11 @@ VERBS: dict[str, tuple[str, str]] = {
     "run": ("baton.cli.commands.run", "run one prompt against an agent"),
     "runs": ("baton.cli.commands.runs", "list runs"),
     "show": ("baton.cli.commands.show", "show one run"),
+    "session": (
+        "baton.cli.commands.session",
+        "create, show and close named sessions (conversations)",
+    ),
+    "sessions": ("baton.cli.commands.sessions", "list named sessions"),
     "recover": ("baton.cli.commands.recover", "inspect and settle a RECOVERY_REQUIRED run"),
     "doctor": (
         "baton.cli.commands.doctor",

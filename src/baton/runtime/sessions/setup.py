@@ -49,6 +49,9 @@ START_FAILURE_EXIT_WAIT_SECONDS: Final = 2.0
 
 #: The session/attach method of an attach that loads (its replay is kept apart).
 LOAD_METHOD: Final = "session/load"
+#: The ``attachedBy`` of a run on a session already attached in this process (kept by an
+#: earlier run with ``keep_session``): nothing was sent to attach it.
+ATTACHED_HERE: Final = "attached"
 
 
 class SetupWindow:
@@ -128,7 +131,12 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
         )
         window.open()
         attach_method: str | None = None
-        if request.attach_session is not None:
+        kept = _kept_idle(lane, request.attach_session)
+        if kept is not None:
+            # Attached in this process (kept by an earlier run): used as it is.
+            opened = NewSessionResult(kept.provider_id, kept.state)
+            attach_method = ATTACHED_HERE
+        elif request.attach_session is not None:
             attached = await client.attach_session(
                 request.attach_session, ctx.cwd, mcp_servers=ctx.tools
             )
@@ -166,7 +174,10 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
     except BatonError as exc:
         return _failure(exc.code, redact(exc.message), _fault_outcome(exc))
     assert lane.server_id is not None
-    session = await _adopt(ctx, window, opened, ref, attach_method)
+    if kept is not None:
+        session = await _reuse(ctx, window, kept)
+    else:
+        session = await _adopt(ctx, window, opened, ref, attach_method)
     if request.inspect_only:
         return await _inspected(ctx, session, attach_method)
     try:
@@ -184,6 +195,31 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
         return _failure(exc.code, redact(exc.message), _fault_outcome(exc))
     profile_mapped = ctx.spec.profile_id == "grok" and bool(request.attachments)
     return SessionReady(session, client, blocks, profile_mapped)
+
+
+def _kept_idle(lane: Lane, provider_id: str | None) -> LaneSession | None:
+    """The lane's kept session ``provider_id`` when it is attached and idle, else None."""
+    session = lane.sessions.get(provider_id) if provider_id is not None else None
+    return session if session is not None and session.active is None else None
+
+
+async def _reuse(ctx: RunContext, window: SetupWindow, session: LaneSession) -> LaneSession:
+    """Run on a session kept attached by an earlier run (``keep_session``): nothing is sent
+    to attach it; the run is recorded on it and the ``session`` event says ``attached``."""
+    lane = ctx.lane
+    assert lane.server_id is not None
+    await ctx.recorder.run_attached(ctx.run_id, session.session_id, lane.server_id)
+    window.close()
+    ctx.event(
+        "session",
+        {
+            "sessionId": session.session_id,
+            "providerSessionId": session.provider_id,
+            "attachedBy": ATTACHED_HERE,
+            "replayedUpdates": 0,
+        },
+    )
+    return session
 
 
 async def _adopt(
@@ -236,8 +272,11 @@ async def _adopt(
 async def _inspected(
     ctx: RunContext, session: LaneSession, attach_method: str | None
 ) -> SetupEnded:
-    """An inspection attach (`baton recover --attach`): COMPLETED, and no prompt was sent."""
-    ctx.lane.release(session.provider_id)
+    """An inspection (`baton recover --attach`, `baton session new`): COMPLETED, and no prompt
+    was sent. The session stays attached when the request keeps it."""
+    attach_method = attach_method or "session/new"
+    if not ctx.request.keep_session:
+        ctx.lane.release(session.provider_id)
     with contextlib.suppress(BatonError):
         await ctx.recorder.run_status(
             ctx.run_id,
