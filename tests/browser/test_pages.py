@@ -56,6 +56,7 @@ def test_sign_in_with_the_one_time_token(context: BrowserContext, served: Served
     expect(page.get_by_role("heading", name="Agents")).to_be_visible()
     card = page.get_by_test_id("agent-scripted")
     expect(card.locator("h2 .badge")).to_have_text("DISCOVERED")
+    shot(page, "agents")
     # Markup in a profile's name stays text.
     expect(card.locator("h2")).to_contain_text("<img src=x onerror=alert('profile')>")
     card.get_by_role("button", name="Live check scripted").click()
@@ -65,7 +66,6 @@ def test_sign_in_with_the_one_time_token(context: BrowserContext, served: Served
     # The sign-in methods the agent advertised are shown, never run (no button).
     expect(fresh.locator(".auth-methods")).to_contain_text("sign-in")
     assert fresh.locator(".auth-methods button").count() == 0
-    shot(page, "agents")
     assert_inert(page, seen)
 
 
