@@ -7,7 +7,7 @@ from pathlib import Path
 
 from playwright.sync_api import BrowserContext, Page, expect
 
-from .conftest import PageWatch, Served, watch
+from .conftest import AGENT_COMMAND, PageWatch, Served, watch
 
 #: Where the page screenshots the README shows are written (`make test-browser` refreshes them).
 SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "inspector"
@@ -220,4 +220,19 @@ def test_sessions_are_listed_with_their_runs(page: tuple[Page, PageWatch], serve
     expect(pg.get_by_role("heading", name=f"Session {session_id}")).to_be_visible()
     expect(pg.locator("table")).to_contain_text(run_id)
     shot(pg, "sessions")
+    assert not seen.page_errors and not seen.console_errors
+
+
+def test_a_run_started_from_the_page(page: tuple[Page, PageWatch], served: Served) -> None:
+    pg, seen = page
+    served.sign_in(pg, "#/runs")
+    pg.get_by_text("Start a run").click()
+    form = pg.get_by_role("form", name="start a run")
+    form.get_by_label("Agent command").fill(AGENT_COMMAND)
+    form.get_by_label("Working directory").fill(str(served.cwd))
+    form.get_by_label("Prompt").fill("echo started from the page")
+    form.get_by_role("button", name="Start").click()
+    expect(pg.get_by_test_id("connection")).to_have_attribute("data-state", "finished")
+    assert "#/runs/run-" in pg.url
+    expect(pg.locator("li[data-kind='text'] .text")).to_have_text(["started from the page"])
     assert not seen.page_errors and not seen.console_errors
