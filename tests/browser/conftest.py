@@ -265,9 +265,9 @@ AGENT_COMMAND: Final = "baton agent scripted"
 ENDED: Final = frozenset({"COMPLETED", "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST"})
 
 
-def start_service(root: Path) -> tuple[Served, subprocess.Popen[str]]:
+def start_service(root: Path, *extra: str) -> tuple[Served, subprocess.Popen[str]]:
     """Start `baton serve --policy ask` for ``root/data`` on a free loopback port, with the
-    scripted profile in its config; the service and its process."""
+    scripted profile in its config and ``extra`` arguments; the service and its process."""
     config = root / "config.toml"
     config.write_text(SCRIPTED_CONFIG, encoding="utf-8")
     cwd = root / "work"
@@ -281,7 +281,7 @@ def start_service(root: Path) -> tuple[Served, subprocess.Popen[str]]:
     }
     argv = [str(bin_dir / "baton"), "serve", "--port", "0", "--data-dir", str(root / "data")]
     process = subprocess.Popen(
-        [*argv, "--policy", "ask", "--permission-wait", "120", "--allow-agent-command"],
+        [*argv, "--policy", "ask", "--permission-wait", "120", "--allow-agent-command", *extra],
         env=env,
         cwd=root,
         stdin=subprocess.DEVNULL,

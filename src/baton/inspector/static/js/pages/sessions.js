@@ -1,6 +1,10 @@
 // Sessions: the list, and one session with its prompt box (queued prompts shown with their
 // position), the cancel button of its active turn, its runs, and its safe controls (BOOLEAN
 // and SELECT only, sent back as exactly {controlId, value, revision}).
+//
+// The session routes are the service's (docs/api.md); a service that does not have them yet
+// (its OpenAPI document lists no /api/v1/sessions) is shown its sessions as its runs record
+// them: grouped by session id, with their runs, and no controls or prompt box.
 
 import { h, replaceChildren, badge, facts } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
@@ -13,18 +17,46 @@ const SAFE_TYPES = new Set(["BOOLEAN", "SELECT"]);
 // Run statuses during which controls are disabled.
 const BUSY = new Set(["QUEUED", "RUNNING", "RECOVERY_REQUIRED"]);
 
+let sessionRoutes = null;
+
+/** Whether the service has the session routes (read once from its OpenAPI document). */
+export async function hasSessionRoutes() {
+  if (sessionRoutes === null) {
+    const doc = await get("/api/v1/openapi.json");
+    sessionRoutes = Boolean(doc?.paths?.["/api/v1/sessions"]);
+  }
+  return sessionRoutes;
+}
+
+/** Sessions as their runs record them: one row per session id, newest first. */
+export function sessionsFromRuns(runs) {
+  const sessions = new Map();
+  for (const run of runs) {
+    if (!run.sessionId) continue;
+    let s = sessions.get(run.sessionId);
+    if (!s) {
+      s = { sessionId: run.sessionId, agent: run.agent, cwd: run.cwd, turns: 0, lastRun: run };
+      sessions.set(run.sessionId, s);
+    }
+    s.turns++;
+  }
+  return [...sessions.values()];
+}
+
 export function sessionsPage(view) {
   const agent = h("input", { name: "agent", placeholder: "any", autocomplete: "off" });
   const box = h("div", { "aria-live": "polite" });
   const load = async () => {
     try {
-      const sessions = listOf(await get(ROUTES.sessions(), { agent: agent.value.trim() }), "sessions", "items");
+      const sessions = await hasSessionRoutes()
+        ? listOf(await get(ROUTES.sessions(), { agent: agent.value.trim() }), "sessions")
+        : sessionsFromRuns(listOf(await get(ROUTES.runs(), { agent: agent.value.trim(), limit: 1000 }), "runs"));
       replaceChildren(box, table([
         ["session", (s) => h("a", { href: `#/sessions/${encodeURIComponent(s.sessionId ?? s.id)}` }, h("code", {}, String(s.sessionId ?? s.id).slice(0, 12)))],
-        ["state", (s) => badge(s.state ?? s.status ?? "?")],
+        ["state", (s) => (s.state ? badge(s.state) : "")],
         ["agent", (s) => String(s.agent ?? "")],
         ["cwd", (s) => h("code", {}, String(s.cwd ?? ""))],
-        ["turns", (s) => String(s.turns ?? s.runs ?? "")],
+        ["turns", (s) => String(s.turns ?? "")],
         ["last run", (s) => s.lastRun ? runStatus(s.lastRun) : ""],
       ], sessions, "No sessions."));
     } catch (error) {
@@ -100,7 +132,28 @@ export async function controlsInto(box, sessionId, busy) {
     status);
 }
 
+/** A session as its runs record it: facts and the runs (no controls, no prompt box). */
+async function sessionFromRuns(view, sessionId) {
+  const box = h("div", {});
+  replaceChildren(view, h("h1", {}, "Session ", h("code", {}, sessionId)), box);
+  try {
+    const runs = listOf(await get(ROUTES.runs(), { sessionId, limit: 1000 }), "runs");
+    const [first] = runs;
+    replaceChildren(box,
+      facts([["agent", first?.agent], ["cwd", first?.cwd ? h("code", {}, String(first.cwd)) : null], ["turns", String(runs.length)]]),
+      h("p", { class: "muted" }, "This service records the session through its runs; its controls and a prompt box come with the service's session routes."),
+      h("h2", {}, "Runs"), runsTable(runs));
+  } catch (error) {
+    replaceChildren(box, errorBox(error));
+  }
+}
+
 export function sessionPage(view, [sessionId]) {
+  hasSessionRoutes().then((yes) => (yes ? liveSessionPage(view, sessionId) : sessionFromRuns(view, sessionId)),
+    (error) => replaceChildren(view, h("h1", {}, "Session"), errorBox(error)));
+}
+
+function liveSessionPage(view, sessionId) {
   const summary = h("div", {});
   const controls = h("section", { "aria-label": "session controls" });
   const runs = h("div", {});
