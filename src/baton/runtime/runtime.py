@@ -443,7 +443,7 @@ class Runtime:
         return project_controls(
             session.provider_id,
             state,
-            grok_models=lane.grok_catalog,
+            grok_models=lane.extensions.models,
             secrets=lane.secrets,
             session_id=session_id,
         )
@@ -476,7 +476,7 @@ class Runtime:
                 mutation,
                 client.session_state(session.provider_id),
                 result,
-                grok_models=lane.grok_catalog,
+                grok_models=lane.extensions.models,
             )
         except (SessionMutationAmbiguous, BudgetExpired, TransportClosed) as exc:
             await lane.quarantine(f"a control change has an unknown outcome: {exc.code}")
@@ -484,8 +484,7 @@ class Runtime:
                 raise
             raise SessionMutationAmbiguous(f"{mutation.method}: {exc.code}") from exc
         client.update_session_state(session.provider_id, confirmed.state)
-        if confirmed.grok_models is not None:
-            lane.grok_catalog = confirmed.grok_models
+        lane.extensions.confirmed_models(confirmed.grok_models)
         session.state = confirmed.state
         await self.recorder.session_resolved(
             session_id, None, confirmed.state, client.state_ref(session.provider_id)

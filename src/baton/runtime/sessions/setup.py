@@ -28,7 +28,6 @@ from baton.errors import (
     SessionMutationAmbiguous,
     TransportClosed,
 )
-from baton.runtime.lanes import extensions
 from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
 from baton.runtime.permissions.correlation import ToolCallTracker
 from baton.runtime.turns.attachments import attachment_blocks
@@ -120,14 +119,8 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
     try:
         client = await lane.ensure_started(ctx.setup_clock)
         assert lane.server_id is not None
-        await extensions.cursor_models(
-            ctx.spec,
-            client,
-            lane.cursor_models,
-            lane.server_id,
-            request.model,
-            request.effort,
-            ctx.setup_clock,
+        await lane.extensions.before_session(
+            client, lane.server_id, request.model, request.effort, ctx.setup_clock
         )
         window.open()
         attach_method: str | None = None
@@ -152,7 +145,7 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
     except (AgentLaunchFailed, IncompatibleProtocolVersion) as exc:
         return _failure(exc.code, redact(exc.message), RunOutcome.AGENT_UNAVAILABLE)
     except AuthenticationRequired as exc:
-        lane.cursor_models.clear("auth_failure")
+        lane.extensions.lost("auth_failure")
         methods = ""
         if lane.initialized is not None and lane.initialized.auth_methods:
             methods = "; advertised methods: " + ", ".join(
@@ -306,9 +299,7 @@ async def _configure(
         effort=request.effort,
         config=dict(request.config),
     )
-    handled, lane.grok_catalog = await extensions.grok_select(
-        spec, client, lane.grok_catalog, provider_id, request.model, request.effort
-    )
+    handled = await lane.extensions.select(client, provider_id, request.model, request.effort)
     if handled:
         requested = replace(requested, model=None, effort=None)
     state, sent = await apply_settings(
@@ -325,7 +316,7 @@ async def _configure(
     controls = project_controls(
         provider_id,
         state,
-        grok_models=lane.grok_catalog,
+        grok_models=lane.extensions.models,
         secrets=lane.secrets,
         session_id=session.session_id,
     )
