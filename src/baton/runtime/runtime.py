@@ -485,7 +485,6 @@ class Runtime:
             raise SessionMutationAmbiguous(f"{mutation.method}: {exc.code}") from exc
         client.update_session_state(session.provider_id, confirmed.state)
         lane.extensions.confirmed_models(confirmed.grok_models)
-        session.state = confirmed.state
         await self.recorder.session_resolved(
             session_id, None, confirmed.state, client.state_ref(session.provider_id)
         )

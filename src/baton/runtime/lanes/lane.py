@@ -54,7 +54,6 @@ from baton.store import new_id
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import InitializeResult
 from baton.wire.jsonrpc import Message, Skipped
-from baton.wire.session_state import SessionState
 
 #: Notifications that arrive beside the initialize answer (before a session exists) are kept,
 #: at most this many, until the lane's initialized state is durable, then recorded in order.
@@ -94,12 +93,14 @@ class TurnHandler(Protocol):
 
 @dataclass
 class LaneSession:
-    """A provider session the lane owns."""
+    """A provider session the lane owns. Its advertised state (modes, config options, models)
+    has one owner, the lane's :class:`~baton.connection.client.AcpClient`
+    (``client.session_state(provider_id)``), which checks every mutation against it and which
+    the turn's mode and config updates change."""
 
     session_id: str  # Baton's id (store)
     provider_id: str  # the agent's sessionId
     cwd: str
-    state: SessionState
     tracker: ToolCallTracker
     active: TurnHandler | None = None
     replaying: bool = False

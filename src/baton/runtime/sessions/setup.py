@@ -127,7 +127,7 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
         kept = _kept_idle(lane, request.attach_session)
         if kept is not None:
             # Attached in this process (kept by an earlier run): used as it is.
-            opened = NewSessionResult(kept.provider_id, kept.state)
+            opened = NewSessionResult(kept.provider_id, client.session_state(kept.provider_id))
             attach_method = ATTACHED_HERE
         elif request.attach_session is not None:
             attached = await client.attach_session(
@@ -234,7 +234,6 @@ async def _adopt(
         session_id=session_id,
         provider_id=opened.session_id,
         cwd=ctx.cwd,
-        state=opened.state,
         tracker=ToolCallTracker(opened.session_id),
     )
     early = lane.adopt(session)
@@ -312,7 +311,6 @@ async def _configure(
         await ctx.recorder.session_resolved(
             session.session_id, ctx.run_id, state, client.state_ref(provider_id)
         )
-    session.state = state
     controls = project_controls(
         provider_id,
         state,
