@@ -58,7 +58,11 @@ from baton.runtime.turns.execution import execute_turn, record_setup_failure
 from baton.runtime.turns.outcome import EXIT_CODES, RunOutcome, TurnOutcome
 from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.streaming import StreamMemory
-from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
+from baton.runtime.turns.turn import (
+    CALLER_CANCELLED,
+    INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
+    Turn,
+)
 from baton.store import Store, prepare_data_dir, resolve_data_dir
 from baton.wire.budget import (
     DEFAULT_REQUEST_LIMIT_SECONDS,
@@ -312,7 +316,15 @@ class Runtime:
         Every event is redacted before it leaves the runtime, with the same rules and exact
         secrets as the run store (its lane's, once the lane is known): callers (the CLI's
         ``--format json`` and text output, library users) never see what the store would not
-        keep."""
+        keep.
+
+        Cancellation: safe at any point, and it propagates. Cancelled during setup (nothing was
+        prompted), the run is recorded INTERRUPTED (``CALLER_CANCELLED``). Cancelled while
+        the prompt is outstanding, no session/cancel is sent (``on_turn`` gives the turn,
+        whose ``interrupt()`` is the clean stop): the prompt may still run, so the run is
+        recorded RECOVERY_REQUIRED (``CALLER_CANCELLED``), what streamed so far is written,
+        and the session is released; the lane stays usable. Those writes are shielded from a
+        second cancellation. Before the run is created nothing is written."""
         await self.open()
         assert self.store is not None and self.recorder is not None
         sink = on_event or (lambda _event: None)
@@ -406,7 +418,20 @@ class Runtime:
         self, ctx: RunContext, window: SetupWindow
     ) -> tuple[TurnOutcome, LaneSession | None]:
         """Set the session up, then run the turn on it; the outcome and the session to name."""
-        opened = await open_session(ctx, window)
+        try:
+            opened = await open_session(ctx, window)
+        except asyncio.CancelledError:
+            # Nothing was prompted: the run is interrupted by its caller, never ambiguous.
+            cancelled = TurnOutcome(
+                "INTERRUPTED",
+                error_code=CALLER_CANCELLED,
+                message="the caller cancelled the run during setup; no prompt was sent",
+                interrupted_by="caller",
+            )
+            task = asyncio.ensure_future(record_setup_failure(ctx, cancelled))
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+            raise
         if isinstance(opened, SetupEnded):
             if not opened.recorded:
                 await record_setup_failure(ctx, opened.outcome)
@@ -443,7 +468,7 @@ class Runtime:
         return project_controls(
             session.provider_id,
             state,
-            grok_models=lane.grok_catalog,
+            grok_models=lane.extensions.models,
             secrets=lane.secrets,
             session_id=session_id,
         )
@@ -457,6 +482,11 @@ class Runtime:
         recovery-required, for a stale revision, an unknown or immutable control, a wrong type
         or a choice the provider did not advertise. An answer that does not confirm the change
         makes it ambiguous: the lane is quarantined and SessionMutationAmbiguous raised.
+
+        Cancellation: cancelling while the change is in flight leaves its outcome unknown, so
+        it is treated like an unconfirmed answer: the lane is quarantined (shielded from a
+        second cancellation) and the cancellation propagates. Cancelled before anything is
+        sent, nothing changes.
         """
         lane, session = self._kept(session_id)
         refuse_while(
@@ -476,24 +506,32 @@ class Runtime:
                 mutation,
                 client.session_state(session.provider_id),
                 result,
-                grok_models=lane.grok_catalog,
+                grok_models=lane.extensions.models,
             )
+        except asyncio.CancelledError:
+            task = asyncio.ensure_future(
+                lane.quarantine("a control change was cancelled with its outcome unknown")
+            )
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+            raise
         except (SessionMutationAmbiguous, BudgetExpired, TransportClosed) as exc:
             await lane.quarantine(f"a control change has an unknown outcome: {exc.code}")
             if isinstance(exc, SessionMutationAmbiguous):
                 raise
             raise SessionMutationAmbiguous(f"{mutation.method}: {exc.code}") from exc
         client.update_session_state(session.provider_id, confirmed.state)
-        if confirmed.grok_models is not None:
-            lane.grok_catalog = confirmed.grok_models
-        session.state = confirmed.state
+        lane.extensions.confirmed_models(confirmed.grok_models)
         await self.recorder.session_resolved(
             session_id, None, confirmed.state, client.state_ref(session.provider_id)
         )
         return self.controls(session_id)
 
     async def events(self, request: RunRequest) -> AsyncIterator[RunEvent]:
-        """Run ``request`` and yield its events as they happen; the last is ``result``."""
+        """Run ``request`` and yield its events as they happen; the last is ``result``.
+
+        Cancellation: cancelling the consumer (or closing the generator early) cancels the
+        run and waits for it to settle, with :meth:`run`'s cancellation semantics."""
         queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
         task = asyncio.ensure_future(self.run(request, on_event=queue.put_nowait))
         task.add_done_callback(lambda _t: queue.put_nowait(None))

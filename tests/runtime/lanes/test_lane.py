@@ -24,7 +24,6 @@ from baton.runtime.permissions.engine import Resolution
 from baton.runtime.processes.process import ShutdownResult
 from baton.store import Store
 from baton.wire.framing import FrameDecoder
-from baton.wire.session_state import SessionState
 
 WAIT = 10.0
 
@@ -152,10 +151,7 @@ async def make_lane(tmp_path: Path) -> AsyncIterator[Factory]:
 async def _with_session(lane: Lane, turn: Turn | None) -> LaneSession:
     client = await lane.ensure_started(None)
     opened = await client.new_session("/work")
-    state: SessionState = opened.state
-    session = LaneSession(
-        "ses-1", opened.session_id, "/work", state, ToolCallTracker(opened.session_id)
-    )
+    session = LaneSession("ses-1", opened.session_id, "/work", ToolCallTracker(opened.session_id))
     session.active = turn
     lane.adopt(session)
     return session

@@ -126,7 +126,6 @@ class Rig:
             session_id="ses-1",
             provider_id=SESSION,
             cwd="/tmp",
-            state=self.client.session_state(SESSION),
             tracker=ToolCallTracker(SESSION),
         )
         turn = Turn(

@@ -34,8 +34,8 @@ from baton.journal import Journal, JournalRef, JournalTap
 from baton.redaction import SecretValues, redact_text
 from baton.runtime.agents.launch import LaunchSpec
 from baton.runtime.agents.review_lane import SandboxNotApplied, check_sandbox_applied
-from baton.runtime.lanes import extensions
 from baton.runtime.lanes.child import LaneChild, Spawn, spawn_agent_process
+from baton.runtime.lanes.extensions import LaneExtensions, extensions_for
 from baton.runtime.lanes.loss import (
     ForeignSession,
     LaneLost,
@@ -53,10 +53,7 @@ from baton.runtime.processes.process import FAILURE_SIGTERM_GRACE_SECONDS, Shutd
 from baton.store import new_id
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import InitializeResult
-from baton.wire.extensions.cursor import CursorModelCatalog
-from baton.wire.extensions.grok import GrokModelCatalog
 from baton.wire.jsonrpc import Message, Skipped
-from baton.wire.session_state import SessionState
 
 #: Notifications that arrive beside the initialize answer (before a session exists) are kept,
 #: at most this many, until the lane's initialized state is durable, then recorded in order.
@@ -96,12 +93,14 @@ class TurnHandler(Protocol):
 
 @dataclass
 class LaneSession:
-    """A provider session the lane owns."""
+    """A provider session the lane owns. Its advertised state (modes, config options, models)
+    has one owner, the lane's :class:`~baton.connection.client.AcpClient`
+    (``client.session_state(provider_id)``), which checks every mutation against it and which
+    the turn's mode and config updates change."""
 
     session_id: str  # Baton's id (store)
     provider_id: str  # the agent's sessionId
     cwd: str
-    state: SessionState
     tracker: ToolCallTracker
     active: TurnHandler | None = None
     replaying: bool = False
@@ -183,10 +182,9 @@ class Lane:
         self._setups_in_flight = 0
         #: The generation a read-loop quarantine task was scheduled for (one task each).
         self._quarantine_scheduled: int | None = None
-        #: Grok's session models catalog for the current generation (grok profile only).
-        self.grok_catalog: GrokModelCatalog | None = None
-        #: Cursor's model catalog, cached per process (cursor profile only).
-        self.cursor_models = CursorModelCatalog()
+        #: The profile's protocol extensions (Grok's models catalog, Cursor's model picker,
+        #: or none): the one place this lane's provider-specific behaviour lives.
+        self.extensions: LaneExtensions = extensions_for(spec)
         #: The discovery fingerprint of the executable this lane runs (None for ad-hoc agents).
         self.fingerprint: tuple[object, ...] | None = None
         #: Notifications that arrived beside the initialize answer (journaled; kept for
@@ -276,15 +274,11 @@ class Lane:
                     startup.append((message, ref))
                 return
             try:
-                catalog = extensions.grok_update(self.spec, message)
+                self.extensions.notified(message)
             except ExtensionPayloadInvalid as exc:
-                self.grok_catalog = None
                 self._quarantine_soon(
                     ProtocolBroken(f"model catalog update: {exc.code}"), generation
                 )
-                return
-            if catalog is not None:
-                self.grok_catalog = catalog
             # Everything else: journal-only telemetry (already journaled by the tap).
 
         async def on_permission(request: InboundRequest) -> Any:
@@ -306,9 +300,7 @@ class Lane:
         connection.on_request("session/request_permission", on_permission)
         connection.start()
         self.connection = connection
-        client = AcpClient(
-            connection, initialize_transform=extensions.initialize_transform(self.spec)
-        )
+        client = AcpClient(connection, initialize_transform=self.extensions.initialize_transform())
         self._watch(generation, connection)
         try:
             if budget is not None:
@@ -329,9 +321,7 @@ class Lane:
         self.startup_notifications = startup
         try:
             # Applied only now that the initialized state is recorded, in arrival order.
-            self.grok_catalog = extensions.grok_startup_catalog(
-                self.spec, client, [message for message, _ref in startup]
-            )
+            self.extensions.started(client, [message for message, _ref in startup])
         except ExtensionPayloadInvalid:
             await self._stop_generation(generation, "FAILED", failure=True)
             raise
@@ -661,8 +651,7 @@ class Lane:
         self._last_process = process or self._last_process
         self.process = self.connection = self.client = None
         self.server_id = None
-        self.grok_catalog = None
-        self.cursor_models.clear("shutdown" if state == "EXITED" else "process_lost")
+        self.extensions.lost("shutdown" if state == "EXITED" else "process_lost")
         if generation == self.generation:
             self.generation += 1
         result: ShutdownResult | None = None

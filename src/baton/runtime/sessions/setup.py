@@ -28,7 +28,6 @@ from baton.errors import (
     SessionMutationAmbiguous,
     TransportClosed,
 )
-from baton.runtime.lanes import extensions
 from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
 from baton.runtime.permissions.correlation import ToolCallTracker
 from baton.runtime.turns.attachments import attachment_blocks
@@ -120,21 +119,15 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
     try:
         client = await lane.ensure_started(ctx.setup_clock)
         assert lane.server_id is not None
-        await extensions.cursor_models(
-            ctx.spec,
-            client,
-            lane.cursor_models,
-            lane.server_id,
-            request.model,
-            request.effort,
-            ctx.setup_clock,
+        await lane.extensions.before_session(
+            client, lane.server_id, request.model, request.effort, ctx.setup_clock
         )
         window.open()
         attach_method: str | None = None
         kept = _kept_idle(lane, request.attach_session)
         if kept is not None:
             # Attached in this process (kept by an earlier run): used as it is.
-            opened = NewSessionResult(kept.provider_id, kept.state)
+            opened = NewSessionResult(kept.provider_id, client.session_state(kept.provider_id))
             attach_method = ATTACHED_HERE
         elif request.attach_session is not None:
             attached = await client.attach_session(
@@ -152,7 +145,7 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
     except (AgentLaunchFailed, IncompatibleProtocolVersion) as exc:
         return _failure(exc.code, redact(exc.message), RunOutcome.AGENT_UNAVAILABLE)
     except AuthenticationRequired as exc:
-        lane.cursor_models.clear("auth_failure")
+        lane.extensions.lost("auth_failure")
         methods = ""
         if lane.initialized is not None and lane.initialized.auth_methods:
             methods = "; advertised methods: " + ", ".join(
@@ -241,7 +234,6 @@ async def _adopt(
         session_id=session_id,
         provider_id=opened.session_id,
         cwd=ctx.cwd,
-        state=opened.state,
         tracker=ToolCallTracker(opened.session_id),
     )
     early = lane.adopt(session)
@@ -306,9 +298,7 @@ async def _configure(
         effort=request.effort,
         config=dict(request.config),
     )
-    handled, lane.grok_catalog = await extensions.grok_select(
-        spec, client, lane.grok_catalog, provider_id, request.model, request.effort
-    )
+    handled = await lane.extensions.select(client, provider_id, request.model, request.effort)
     if handled:
         requested = replace(requested, model=None, effort=None)
     state, sent = await apply_settings(
@@ -321,11 +311,10 @@ async def _configure(
         await ctx.recorder.session_resolved(
             session.session_id, ctx.run_id, state, client.state_ref(provider_id)
         )
-    session.state = state
     controls = project_controls(
         provider_id,
         state,
-        grok_models=lane.grok_catalog,
+        grok_models=lane.extensions.models,
         secrets=lane.secrets,
         session_id=session.session_id,
     )

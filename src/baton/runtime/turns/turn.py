@@ -75,6 +75,9 @@ MAX_VIEW_DIFF_FILES: Final = 8
 #: any redaction rule. The full content stays in the protected journal.
 MAX_VIEW_DIFF_TEXT_CHARS: Final = 64 * 1024
 
+#: The run error code of a turn whose caller cancelled it while the prompt was outstanding.
+CALLER_CANCELLED: Final = "CALLER_CANCELLED"
+
 FAILED_STOP_REASONS: Final = frozenset({"refusal", "max_tokens", "max_turn_requests"})
 
 #: Characters of the agent's unknown stop reason quoted in the run's message.
@@ -155,6 +158,10 @@ class Turn:
         self._lost_event = asyncio.Event()
         self._interrupt_event = asyncio.Event()
         self._interrupt_reason: str | None = None
+        # The prompt's request id once it is written.
+        self._request_id: int | None = None
+        #: The outcome of a turn whose caller cancelled :meth:`execute`, else None.
+        self.abandoned: TurnOutcome | None = None
         self._append_failed: str | None = None
 
     # --- streaming -------------------------------------------------------------------------
@@ -401,7 +408,14 @@ class Turn:
         self, prompt: Sequence[dict[str, Any]], *, profile_mapped: bool = False
     ) -> TurnOutcome:
         """Submit ``prompt`` and follow the turn to its end. ``profile_mapped``: the blocks
-        came from a profile-owned attachment mapping (see AcpClient.send_prompt)."""
+        came from a profile-owned attachment mapping (see AcpClient.send_prompt).
+
+        Cancellation: cancelling this coroutine abandons the turn without sending
+        session/cancel (``interrupt`` is the clean stop): the prompt's wait is given up (a late
+        answer is dropped and counted), what streamed so far is written, the turn ends
+        FINISHED, and :attr:`abandoned` holds its outcome: RECOVERY_REQUIRED
+        (``CALLER_CANCELLED``) once the prompt may have reached the agent. Then the
+        cancellation propagates."""
         self.session.active = self
         outcome: TurnOutcome
         ticker = asyncio.ensure_future(self._tick())
@@ -411,6 +425,9 @@ class Turn:
             else:
                 self.phases.enter(TurnPhase.SUBMITTING)
                 outcome = await self._submit_and_wait(prompt, profile_mapped)
+        except asyncio.CancelledError:
+            self._abandon()
+            raise
         finally:
             ticker.cancel()
             self.session.active = None
@@ -430,6 +447,28 @@ class Turn:
         self.phases.enter(TurnPhase.FINISHED)
         return outcome
 
+    def _abandon(self) -> None:
+        """The caller cancelled :meth:`execute` (see its docstring)."""
+        if self.phases.current in (TurnPhase.FINISHING, TurnPhase.FINISHED):
+            return
+        if self._request_id is not None:
+            self.client.connection.abandon(self._request_id)
+        outcome = TurnOutcome(
+            "RECOVERY_REQUIRED",
+            error_code=CALLER_CANCELLED,
+            recovery_reason=(
+                "the caller cancelled the run with the prompt outstanding; ACP has no "
+                "prompt-status read method, so Baton will not replay it"
+            ),
+        )
+        self.phases.enter(TurnPhase.FINISHING)
+        self._finish_items(outcome)
+        outcome.tool_calls = len(self.tool_calls)
+        outcome.permissions = self.permission_log
+        outcome.text = "".join(self._text_parts)
+        self.phases.enter(TurnPhase.FINISHED)
+        self.abandoned = outcome
+
     def _lost_before_submission(self) -> TurnOutcome:
         """The lane was lost before the prompt was sent: nothing reached the agent."""
         code = self._lost.code if self._lost is not None else "RUNTIME_LOST"
@@ -447,6 +486,7 @@ class Turn:
             request_id = await self.client.send_prompt(
                 self.session.provider_id, prompt, profile_mapped=profile_mapped
             )
+            self._request_id = request_id
         except TransportClosed as exc:
             # The prompt was journaled and may have reached the agent: ambiguous.
             return await self._lost_outcome(exc)
