@@ -175,6 +175,14 @@ class Recorder:
         del profile
         return run.id
 
+    async def take_queued_run(self, run_id: str) -> str:
+        """Take a QUEUED run over (QUEUED to STARTING, compare-and-set, now owned by this
+        process). StoreConflict when it is no longer QUEUED (cancelled, taken or settled)."""
+        await self.store.update_run_status(
+            run_id, "STARTING", expected=("QUEUED",), owner=self.store.owner
+        )
+        return run_id
+
     async def run_attached(self, run_id: str, session_id: str, server_id: str) -> None:
         """The run's session and server instance are known."""
         self.store.set_run_session(run_id, session_id=session_id, server_instance_id=server_id)
