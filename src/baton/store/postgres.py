@@ -78,6 +78,8 @@ class PostgresConnection:
         self.read_only = read_only
         self._tx_open = False
         self._conn = self._connect()
+        #: psycopg's integrity error, raised as it is (see StoreDatabase.integrity_errors).
+        self.integrity_errors: tuple[type[Exception], ...] = (psycopg.IntegrityError,)
 
     def _connect(self) -> psycopg.Connection[Any]:
         options = f"-c statement_timeout={STATEMENT_TIMEOUT_MS}"
