@@ -11,9 +11,9 @@ import importlib
 from typing import Any
 
 _EXPORTS = {
-    "submit": "baton.fleet.submit",
-    "QueuedRun": "baton.fleet.submit",
-    "TurnSubmission": "baton.fleet.submit",
+    "submit": "baton.fleet.queued",
+    "QueuedRun": "baton.fleet.queued",
+    "TurnSubmission": "baton.fleet.queued",
     "FleetWorker": "baton.fleet.worker",
     "WorkerSettings": "baton.fleet.worker",
 }

@@ -38,6 +38,18 @@ SCHEMA_LOCK_KEY: Final = 0x6261746F6E2D6A71
 #: server, which serves every host.
 ENGINE_POOL_MAX: Final = 8
 
+#: How many times a job that did nothing runs again (:class:`JobNotStarted`: the store could
+#: not be reached before the run was taken), and the seconds between two tries. Bounds a
+#: database outage a queued run outlives; past it the job fails and the run stays QUEUED.
+NOT_STARTED_ATTEMPTS: Final = 30
+NOT_STARTED_WAIT_SECONDS: Final = 2
+
+
+class JobNotStarted(Exception):
+    """A job stopped before its run was taken (nothing was sent to any agent), so running it
+    again is safe: the one failure the engine retries. Every other failure is final."""
+
+
 #: What a worker hands the engine to run a job: ``(run_id, job_id)`` to nothing.
 JobHandler = Callable[[str, int], Awaitable[None]]
 
@@ -61,7 +73,13 @@ def engine_app(url: str) -> procrastinate.App:
     connector = procrastinate.PsycopgConnector(conninfo=url, min_size=1, max_size=ENGINE_POOL_MAX)
     app = procrastinate.App(connector=connector)
 
-    @app.task(name=TURN_TASK, pass_context=True, retry=False)
+    retry = procrastinate.RetryStrategy(
+        max_attempts=NOT_STARTED_ATTEMPTS,
+        wait=NOT_STARTED_WAIT_SECONDS,
+        retry_exceptions={JobNotStarted},
+    )
+
+    @app.task(name=TURN_TASK, pass_context=True, retry=retry)
     async def turn(context: procrastinate.JobContext, run_id: str) -> None:
         handler: JobHandler = context.additional_context[HANDLER_CONTEXT_KEY]
         assert context.job.id is not None

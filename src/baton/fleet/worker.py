@@ -30,14 +30,15 @@ from baton.errors import BatonError, StoreConflict, StoreUnavailable
 from baton.fleet.engine import (
     HANDLER_CONTEXT_KEY,
     TURN_TASK,
+    JobNotStarted,
     engine_app,
     ensure_engine_schema,
     session_lock,
     worker_queue,
 )
 from baton.fleet.limits import HEARTBEAT_SECONDS, LEASE_SECONDS, MAX_CONCURRENCY, SETTLE_SECONDS
+from baton.fleet.queued import REDIRECT_PRIORITY
 from baton.fleet.recovery import settle_lost_workers
-from baton.fleet.submit import REDIRECT_PRIORITY
 from baton.runtime.runtime import RunRequest, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.store import ACTIVE_RUN_STATUSES, Store
@@ -219,22 +220,25 @@ class FleetWorker:
         Cancellation: the Runtime interrupts the turn; its run ends INTERRUPTED or
         RECOVERY_REQUIRED, never re-run."""
         store = self.store
-        submission = store.get_submission(run_id)
-        if store.get_run(run_id).status != "QUEUED":
-            return  # cancelled or settled before it started: never run
-        attach: str | None = None
-        if submission.session_name is not None:
-            pinned = store.pin_session(
-                submission.session_name, worker=self.name, queue=self.own_queue
-            )
-            if pinned.worker != self.name:
-                await self._redirect(run_id, pinned.queue, submission.session_name)
-                return
-            attach = pinned.provider_session_id
         try:
+            submission = store.get_submission(run_id)
+            if store.get_run(run_id).status != "QUEUED":
+                return  # cancelled or settled before it started: never run
+            attach: str | None = None
+            if submission.session_name is not None:
+                pinned = store.pin_session(
+                    submission.session_name, worker=self.name, queue=self.own_queue
+                )
+                if pinned.worker != self.name:
+                    await self._redirect(run_id, pinned.queue, submission.session_name)
+                    return
+                attach = pinned.provider_session_id
             store.take_submission(run_id, self.name)
         except StoreConflict:
             return  # another worker has it (a duplicate job): at most once
+        except StoreUnavailable as exc:
+            # Nothing was taken or sent: the engine runs the job again (JobNotStarted).
+            raise JobNotStarted(run_id) from exc
         run = store.get_run(run_id)
         asked = submission.request
         request = RunRequest(
@@ -259,6 +263,10 @@ class FleetWorker:
             result = await self.runtime.run(request, on_event=relay.add)
         except StoreConflict:
             return  # no longer QUEUED when the Runtime came to take it: never run
+        except StoreUnavailable as exc:
+            # The Runtime raises only before a prompt is sent: the engine runs the job again,
+            # and the Runtime takes the run again only if no prompt of it was sent.
+            raise JobNotStarted(run_id) from exc
         except BatonError as exc:
             await self._fail_unstarted(run_id, exc.code, exc.message, relay)
             return
@@ -285,11 +293,16 @@ class FleetWorker:
     async def _fail_unstarted(
         self, run_id: str, code: str, message: str, relay: EventRelay
     ) -> None:
-        """A failure before the Runtime took the run (agent, policy, cwd): nothing was sent."""
+        """The Runtime raised instead of returning a result: it failed before any prompt was
+        sent (agent, policy, cwd, or taking the run, whose commit may have gone through)."""
         store = self.store
-        with contextlib.suppress(StoreConflict):
+        with contextlib.suppress(StoreConflict, StoreUnavailable):
             run = await store.update_run_status(
-                run_id, "FAILED", expected=("QUEUED",), error_code=code, diagnostic=message
+                run_id,
+                "FAILED",
+                expected=("QUEUED", "STARTING"),
+                error_code=code,
+                diagnostic=message,
             )
             relay.add(
                 RunEvent(

@@ -168,7 +168,8 @@ class FleetRecords(StoreDatabase):
             )
 
     def take_submission(self, run_id: str, worker: str) -> Submission:
-        """The worker ``worker`` takes the submission (once: StoreConflict if another did)."""
+        """The worker ``worker`` takes the submission (once: StoreConflict if another did;
+        taking it again as the same worker is a no-op, for a write whose commit was cut off)."""
         now = self._now()
         with self._tx() as conn:
             row = conn.execute(
@@ -176,6 +177,8 @@ class FleetRecords(StoreDatabase):
             ).fetchone()
             if row is None:
                 raise RecordNotFound(f"run {run_id!r} was not submitted to a queue")
+            if row[0] == worker:
+                return self.get_submission(run_id)
             if row[0] is not None:
                 raise StoreConflict(f"run {run_id} was already taken by worker {row[0]}")
             conn.execute(

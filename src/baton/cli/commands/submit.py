@@ -72,7 +72,7 @@ def shared_store_url(flag: str | None, config: str | None) -> str:
 
 def run(args: argparse.Namespace) -> int:
     """Handle `baton submit`."""
-    from baton.fleet.submit import TurnSubmission, submit
+    from baton.fleet.queued import TurnSubmission, submit
 
     url = shared_store_url(args.store, args.config)
     cwd = os.path.abspath(args.cwd) if args.cwd else None
