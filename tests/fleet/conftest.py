@@ -59,7 +59,9 @@ class Fleet:
             f"--state-dir {state}"
         )
 
-    def start_worker(self, name: str, *queues: str, concurrency: int = 1) -> WorkerProcess:
+    def start_worker(
+        self, name: str, *queues: str, concurrency: int = 1, lease: float = LEASE
+    ) -> WorkerProcess:
         home = self.root / name
         (home / "work").mkdir(parents=True, exist_ok=True)
         log = home / "worker.log"
@@ -81,7 +83,7 @@ class Fleet:
             "--heartbeat",
             str(HEARTBEAT),
             "--lease",
-            str(LEASE),
+            str(lease),
         ]
         for queue in queues:
             argv += ["--queue", queue]

@@ -1,7 +1,6 @@
 """The fleet suite (issue 22): queued turns run exactly once across workers on different
 queues, a session's turns in order on one worker, a SIGKILLed worker's turns settled as
-RECOVERY_REQUIRED and never re-run, idempotency keys, cancellation, and a PostgreSQL
-restart survived. Needs a PostgreSQL server (`make test-fleet`)."""
+RECOVERY_REQUIRED and never re-run, idempotency keys and cancellation. Needs a PostgreSQL server (`make test-fleet`)."""
 
 from __future__ import annotations
 

@@ -11,8 +11,9 @@ than the lease is moved RUNNING -> LOST (compare-and-set: one settler wins), the
   WORKER_LOST_BEFORE_START: nothing was sent, nothing is replayed automatically either
   (submit again).
 
-The engine's jobs of stalled workers (procrastinate's own heartbeats) are finished as failed,
-never retried, which also releases their session locks; their runs are settled as above.
+The engine's stalled jobs (procrastinate's own heartbeats) whose run was taken by a worker
+Baton declared LOST are finished as failed, never retried, which also releases their session
+locks; their runs are settled as above. Baton's lease decides, not the engine's view alone.
 A worker that was declared LOST while alive (a paused host) learns it at its next heartbeat
 and stops; a write it attempts on a settled run is refused by the run-status table.
 """
@@ -99,16 +100,24 @@ async def settle_lost_workers(
 async def _settle_stalled_jobs(
     store: Store, app: procrastinate.App, lease_seconds: float
 ) -> list[str]:
+    """Finish the engine's stalled jobs whose run's worker Baton declared LOST (its own
+    lease decides, not the engine's view alone), settling their runs as above."""
     settled: list[str] = []
     manager: Any = app.job_manager
     for job in await manager.get_stalled_jobs(seconds_since_heartbeat=lease_seconds):
+        run_id = job.task_kwargs.get("run_id")
+        submission = store.find_submission(run_id) if isinstance(run_id, str) else None
+        if submission is None or submission.worker is None:
+            continue  # not taken: nothing of it ran; its holder, if alive, goes on
+        try:
+            holder = store.get_worker(submission.worker)
+        except RecordNotFound:
+            continue
+        if holder.state != "LOST":
+            continue
         await manager.finish_job_by_id_async(
             job.id, status=procrastinate.jobs.Status.FAILED, delete_job=False
         )
-        run_id = job.task_kwargs.get("run_id")
-        if isinstance(run_id, str):
-            submission = store.find_submission(run_id)
-            worker = submission.worker if submission and submission.worker else "unknown"
-            if await settle_run(store, run_id, worker) is not None:
-                settled.append(run_id)
+        if await settle_run(store, submission.run_id, holder.name) is not None:
+            settled.append(submission.run_id)
     return settled

@@ -63,7 +63,7 @@ STATEMENT_TIMEOUT_MS: Final = 30_000
 #: (a restart, a failover) before it fails as STORE_UNAVAILABLE (seconds), and the pause
 #: between two tries. Only a read or the start of a write is retried this way: nothing of it
 #: can have taken effect. The wait blocks the caller's thread (the store is synchronous).
-RECONNECT_WINDOW_SECONDS: Final = 20.0
+RECONNECT_WINDOW_SECONDS: Final = 5.0
 RECONNECT_PAUSE_SECONDS: Final = 0.5
 #: The table holding the schema version (SQLite keeps it in ``PRAGMA user_version``).
 VERSION_TABLE: Final = "baton_schema_version"
