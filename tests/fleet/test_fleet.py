@@ -5,10 +5,13 @@ RECOVERY_REQUIRED and never re-run, idempotency keys and cancellation. Needs a P
 from __future__ import annotations
 
 import asyncio
+import os
 import signal
+import sys
 from collections import Counter
 from typing import Any
 
+import orjson
 import pytest
 
 from baton.fleet import TurnSubmission, submit
@@ -119,6 +122,41 @@ async def test_idempotency_keys_and_cancelling_a_queued_run(fleet: Any) -> None:
     assert not await doomed.cancel()  # already settled
     texts = [p["text"] for p in fleet.prompts()]
     assert texts == ["echo once"]  # one run for the key; the cancelled one never ran
+    await _the_cli_reads_the_shared_store(fleet, first.run_id)
+
+
+async def _the_cli_reads_the_shared_store(fleet: Any, run_id: str) -> None:
+    """`baton runs`, `workers` and `journal show` with --store, from "another host"."""
+    elsewhere = {**os.environ, "BATON_HOST": "another-host", "BATON_HOME": str(fleet.root / "x")}
+    listed = await _baton(elsewhere, "runs", "--store", fleet.url, "--json")
+    rows = [orjson.loads(line) for line in listed[1].splitlines()]
+    assert {row["id"] for row in rows} >= {run_id}
+    assert next(r for r in rows if r["id"] == run_id)["owner"].endswith("@host-w1")
+    code, out, _err = await _baton(elsewhere, "workers", "--store", fleet.url, "--json")
+    assert code == 0 and orjson.loads(out.splitlines()[0])["name"] == "w1"
+    code, _out, err = await _baton(elsewhere, "journal", "show", run_id, "--store", fleet.url)
+    assert code == 2 and "JOURNAL_ON_OTHER_HOST" in err and "host-w1" in err
+    here = {**os.environ, "BATON_HOST": "host-w1"}
+    data = str(fleet.root / "w1" / "data")
+    code, out, _err = await _baton(
+        here, "journal", "show", run_id, "--store", fleet.url, "--data-dir", data
+    )
+    assert code == 0 and "session/prompt" in out
+
+
+async def _baton(env: dict[str, str], *argv: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "baton",
+        *argv,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
 
 
 async def _until(condition: Any, deadline: float = 120.0) -> None:
