@@ -48,6 +48,8 @@ RANKS: Final[dict[str, float]] = {
     # Conversations (named persistent sessions) use the Runtime's public API, so they sit on
     # top of the front, below the surfaces that call them.
     "baton.runtime.conversations": 4.95,
+    # Many hosts: the queue (submit, workers, settling lost workers) over the Runtime.
+    "baton.fleet": 4.95,
     # Layer 5: surfaces.
     "baton.cli": 5,
     "baton.agents": 5,

@@ -39,6 +39,9 @@ VERBS: dict[str, tuple[str, str]] = {
         "baton.cli.commands.inspect",
         "open the inspector (the web page of baton serve), starting the service if needed",
     ),
+    "submit": ("baton.cli.commands.submit", "queue a turn for the fleet's workers"),
+    "worker": ("baton.cli.commands.worker", "run the fleet's queued turns on this host"),
+    "workers": ("baton.cli.commands.workers", "list the fleet's workers"),
     "agent": ("baton.cli.commands.agent", "run a bundled ACP agent on stdin/stdout"),
     "completion": (
         "baton.cli.commands.completion",

@@ -64,6 +64,7 @@ from baton.runtime.turns.turn import (
     Turn,
 )
 from baton.store import Store, prepare_data_dir, resolve_data_dir
+from baton.store.location import resolve_store
 from baton.wire.budget import (
     DEFAULT_REQUEST_LIMIT_SECONDS,
     BoundSetting,
@@ -144,6 +145,7 @@ class Runtime:
         self,
         *,
         data_dir: str | os.PathLike[str] | None = None,
+        store: str | None = None,
         environ: Mapping[str, str] | None = None,
         asker: Asker | None = None,
         profiles: Mapping[str, Profile] | None = None,
@@ -156,6 +158,10 @@ class Runtime:
         self.data_dir = resolve_data_dir(
             str(data_dir) if data_dir is not None else None, self.environ
         )
+        #: The run store: a ``postgresql://`` URL (``store``, else ``BATON_STORE``) shared by
+        #: hosts, else the data directory's SQLite file. The journal stays in the data
+        #: directory either way (docs/fleet.md).
+        self.store_location = resolve_store(store, self.environ)
         self.asker: Asker = asker or NoUserAsker()
         self.profiles = dict(BUILTIN_PROFILES if profiles is None else profiles)
         self.config_overrides = dict(config_overrides or {})
@@ -186,7 +192,12 @@ class Runtime:
             return
         self.data_dir_notice = prepare_data_dir(self.data_dir).notice
         journal = Journal.in_data_dir(self.data_dir)
-        store = Store.open(self.data_dir, flush=journal.flush_refs)
+        url = self.store_location.url
+        store = (
+            Store.open(self.data_dir, flush=journal.flush_refs)
+            if url is None
+            else Store(url, flush=journal.flush_refs)
+        )
         # Retention keeps every record the store cites (issue 15: a flood must not prune the
         # running turn's own prompt).
         journal.set_pinned_floor(store.pinned_sequence_floor)
@@ -357,12 +368,15 @@ class Runtime:
         lane.secrets.add(tools.secret_values())
         lane_secrets.append(lane.secrets)
         prompt_text = lane.redact(request.prompt)
-        run_id = self.recorder.create_run(
-            prompt_text,
-            policy=policy,
-            unattended=request.allow_unattended and ad_hoc,
-            profile=spec.profile_id,
-        )
+        if request.queued_run_id is not None:
+            run_id = await self.recorder.take_queued_run(request.queued_run_id)
+        else:
+            run_id = self.recorder.create_run(
+                prompt_text,
+                policy=policy,
+                unattended=request.allow_unattended and ad_hoc,
+                profile=spec.profile_id,
+            )
         loop = asyncio.get_running_loop()
         idle = resolve_idle_bound(
             ("run", request.idle_timeout),

@@ -30,6 +30,7 @@ from baton.cli import exit_codes
 from baton.cli.json_output import SCHEMA_VERSION, write_json
 from baton.cli.main import reader_gone
 from baton.cli.permission_prompt import terminal_asker
+from baton.cli.store_access import add_store_option
 from baton.cli.terminal import Screen, error_line, visible
 from baton.errors import (
     AgentLaunchFailed,
@@ -46,6 +47,7 @@ from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
+from baton.store.location import resolve_store
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
 
 #: Characters of the prompt read from stdin (`baton run -`), at most.
@@ -176,6 +178,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the turn's absolute bound (a positive number of seconds, or off)",
     )
     parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
+    add_store_option(parser)
     parser.add_argument(
         "--config",
         "--config-file",
@@ -490,8 +493,13 @@ def run(args: argparse.Namespace) -> int:
     screen = Screen(sys.stdout, sys.stderr)
     # A prompt read from stdin leaves no terminal to ask on: nobody can answer.
     asker = terminal_asker(sys.stdin, sys.stderr, screen) if args.prompt != "-" else NoUserAsker()
+    try:
+        shared = resolve_store(args.store, os.environ, config.store_url).url
+    except BatonError as exc:
+        return _refused(exc, fmt, None)
     runtime = Runtime(
         data_dir=args.data_dir,
+        store=shared,
         asker=asker,
         profiles=config.all_profiles(),
         config_overrides=dict(config.executables),

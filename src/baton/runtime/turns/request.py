@@ -46,3 +46,7 @@ class RunRequest:
     #: Keep the provider session attached after the run (its controls can then be read and
     #: changed with :meth:`Runtime.controls` and :meth:`Runtime.apply_control`).
     keep_session: bool = False
+    #: Run this QUEUED run (a queue's submission, docs/fleet.md) instead of creating one: it
+    #: is taken over compare-and-set (QUEUED to STARTING, owned by this process), so a run
+    #: cancelled or settled meanwhile is never started.
+    queued_run_id: str | None = None
