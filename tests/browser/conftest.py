@@ -152,6 +152,10 @@ class SessionDouble:
             runs = [{"runId": "run-1", "status": "COMPLETED", "prompt": "hello"}]
             return 200, {"name": "s1", "status": self.status, "profile": "scripted",
                          "cwd": "/w", "runs": runs, "settings": {}}  # fmt: skip
+        if path == "/api/v1/sessions/s1/prompt" and method == "POST":
+            self.posted.append(body)
+            # A session whose turn runs queues the prompt: its position is reported.
+            return 202, {"runId": "run-2", "position": 2 if self.status == "ACTIVE" else None}
         if path == "/api/v1/sessions/s1/controls" and method == "GET":
             return 200, self.controls()
         if path == "/api/v1/sessions/s1/controls" and method == "POST":

@@ -63,3 +63,16 @@ def test_controls_are_disabled_while_the_session_is_busy(
     expect(panel.get_by_label("Mode")).to_be_disabled()
     expect(panel.get_by_label("Fast")).to_be_disabled()
     assert sessions_double.posted == []
+
+
+def test_a_prompt_to_a_busy_session_shows_its_queue_position(
+    page: tuple[Page, PageWatch], static_server: str, sessions_double: SessionDouble
+) -> None:
+    pg, _ = page
+    sessions_double.status = "ACTIVE"
+    pg.goto(f"{static_server}/#/sessions/s1")
+    pg.get_by_role("textbox", name="prompt").fill("next <script>alert(1)</script>")
+    pg.get_by_role("button", name="Send prompt").click()
+    expect(pg.get_by_test_id("prompt-status")).to_have_text("Run run-2 queued at position 2")
+    assert sessions_double.posted == [{"prompt": "next <script>alert(1)</script>"}]
+    expect(pg.get_by_role("link", name="run-2")).to_have_attribute("href", "#/runs/run-2")
