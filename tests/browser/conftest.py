@@ -112,11 +112,96 @@ def page(context: BrowserContext) -> tuple[Page, PageWatch]:
     return pg, watch(pg)
 
 
+@dataclass
+class SessionDouble:
+    """A stand-in for the service's session routes (docs/api.md) for the controls tests: one
+    session ``s1`` with a SELECT and a BOOLEAN control and the catalog's revision, the
+    revision rule (409 CONTROL_REVISION_STALE) and every body the page posted."""
+
+    status: str = "IDLE"
+    revision: int = 1
+    mode: str = "default"
+    fast: bool = False
+    posted: list[dict[str, Any]] = field(default_factory=list)
+
+    def change_elsewhere(self) -> None:
+        """Another client changed a control: a new catalog revision."""
+        self.fast = not self.fast
+        self.revision += 1
+
+    def controls(self) -> dict[str, Any]:
+        choices = [
+            {"value": "default", "label": "Default <b>mode</b>"},
+            {"value": "plan", "label": "Plan"},
+        ]
+        return {
+            "revision": f"r{self.revision}",
+            "omitted": 1,
+            "controls": [
+                {"id": "mode", "label": "Mode", "group": "mode", "type": "SELECT",
+                 "value": self.mode, "choices": choices, "mutable": True},
+                {"id": "fast", "label": "Fast", "group": "model", "type": "BOOLEAN",
+                 "value": self.fast, "choices": [], "mutable": True},
+            ],
+        }  # fmt: skip
+
+    def answer(self, method: str, path: str, body: Any) -> tuple[int, Any]:
+        if path == "/api/v1/openapi.json":
+            return 200, {"paths": {"/api/v1/sessions": {}}}
+        if path == "/api/v1/sessions/s1":
+            runs = [{"runId": "run-1", "status": "COMPLETED", "prompt": "hello"}]
+            return 200, {"name": "s1", "status": self.status, "profile": "scripted",
+                         "cwd": "/w", "runs": runs, "settings": {}}  # fmt: skip
+        if path == "/api/v1/sessions/s1/prompt" and method == "POST":
+            self.posted.append(body)
+            # A session whose turn runs queues the prompt: its position is reported.
+            return 202, {"runId": "run-2", "position": 2 if self.status == "ACTIVE" else None}
+        if path == "/api/v1/sessions/s1/controls" and method == "GET":
+            return 200, self.controls()
+        if path == "/api/v1/sessions/s1/controls" and method == "POST":
+            self.posted.append(body)
+            if body.get("revision") != f"r{self.revision}":
+                error = {"code": "CONTROL_REVISION_STALE", "message": "stale", "fault": "caller"}
+                return 409, {"error": error}
+            if body.get("controlId") == "mode":
+                self.mode = body["value"]
+            else:
+                self.fast = body["value"]
+            self.revision += 1
+            return 200, self.controls()
+        return 404, {"error": {"code": "API_NOT_FOUND", "message": path, "fault": "caller"}}
+
+
+#: The session double the static server answers /api/ with (reset by the fixture).
+SESSIONS = SessionDouble()
+
+
 class _StaticHandler(BaseHTTPRequestHandler):
     """Serves the inspector's shipped files the way the service does (same names, same
-    security headers) plus the test harness pages under /harness/."""
+    security headers), the test harness pages under /harness/, and the session double."""
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in SECURITY_HEADERS.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _api(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length)) if length else None
+        status, answer = SESSIONS.answer(method, self.path.split("?", 1)[0], body)
+        self._send(status, json.dumps(answer).encode(), "application/json")
+
+    def do_POST(self) -> None:
+        self._api("POST")
 
     def do_GET(self) -> None:
+        if self.path.startswith("/api/"):
+            self._api("GET")
+            return
         path = self.path.split("?", 1)[0]
         body: bytes | None = None
         content_type = "text/plain"
@@ -140,16 +225,18 @@ class _StaticHandler(BaseHTTPRequestHandler):
         if body is None:
             self.send_error(404)
             return
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for key, value in SECURITY_HEADERS.items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(body)
+        self._send(200, body, content_type)
 
     def log_message(self, format: str, *args: Any) -> None:
         return
+
+
+@pytest.fixture
+def sessions_double() -> SessionDouble:
+    """The session double, fresh for this test."""
+    global SESSIONS
+    SESSIONS = SessionDouble()
+    return SESSIONS
 
 
 @pytest.fixture(scope="session")

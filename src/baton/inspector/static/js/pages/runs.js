@@ -34,9 +34,9 @@ function usageText(run) {
   return `${u.used ?? "?"}/${u.size ?? "?"}${u.cost ? `, ${u.cost.amount} ${u.cost.currency ?? ""}` : ""}`;
 }
 
-/** The runs table. */
+/** The runs table (a usage column when the service's rows carry usage). */
 export function runsTable(runs) {
-  return table([
+  const columns = [
     ["run", (r) => h("a", { href: `#/runs/${encodeURIComponent(r.id ?? r.runId)}` }, h("code", {}, String(r.id ?? r.runId)))],
     ["status", runStatus],
     ["agent", (r) => String(r.agent ?? "")],
@@ -46,7 +46,9 @@ export function runsTable(runs) {
     ["started", (r) => String(r.startedAt ?? r.createdAt ?? "")],
     ["duration", (r) => r.durationSeconds !== undefined && r.durationSeconds !== null ? duration(r.durationSeconds * 1000) : ""],
     ["usage", usageText],
-  ], runs, "No runs match.");
+  ];
+  const withUsage = runs.some((r) => r.usage);
+  return table(columns.filter(([heading]) => withUsage || heading !== "usage"), runs, "No runs match.");
 }
 
 /** The form that starts a run through `POST /api/v1/runs`; the page opens the new run. */

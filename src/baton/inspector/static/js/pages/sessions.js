@@ -15,7 +15,9 @@ import { runsTable, runStatus } from "./runs.js";
 const SAFE_TYPES = new Set(["BOOLEAN", "SELECT"]);
 
 // Run statuses during which controls are disabled.
-const BUSY = new Set(["QUEUED", "RUNNING", "RECOVERY_REQUIRED"]);
+const BUSY = new Set(["QUEUED", "STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING", "RECOVERY_REQUIRED"]);
+// Session statuses during which controls are disabled (a turn runs, or recovery is required).
+const BUSY_SESSION = new Set(["ACTIVE", "RECOVERY_REQUIRED"]);
 
 let sessionRoutes = null;
 
@@ -51,13 +53,16 @@ export function sessionsPage(view) {
       const sessions = await hasSessionRoutes()
         ? listOf(await get(ROUTES.sessions(), { agent: agent.value.trim() }), "sessions")
         : sessionsFromRuns(listOf(await get(ROUTES.runs(), { agent: agent.value.trim(), limit: 1000 }), "runs"));
+      // A named session is addressed by its name; one its runs record, by its id.
+      const key = (s) => String(s.name ?? s.sessionId);
       replaceChildren(box, table([
-        ["session", (s) => h("a", { href: `#/sessions/${encodeURIComponent(s.sessionId ?? s.id)}` }, h("code", {}, String(s.sessionId ?? s.id).slice(0, 12)))],
-        ["state", (s) => (s.state ? badge(s.state) : "")],
-        ["agent", (s) => String(s.agent ?? "")],
+        ["session", (s) => h("a", { href: `#/sessions/${encodeURIComponent(key(s))}` }, h("code", {}, key(s)))],
+        ["status", (s) => (s.status ? badge(s.status) : "")],
+        ["agent", (s) => String(s.agent ?? s.profile ?? "")],
         ["cwd", (s) => h("code", {}, String(s.cwd ?? ""))],
         ["turns", (s) => String(s.turns ?? "")],
-        ["last run", (s) => s.lastRun ? runStatus(s.lastRun) : ""],
+        ["last run", (s) => (s.lastRun ? runStatus(s.lastRun)
+          : s.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(s.activeRunId)}` }, "active run") : "")],
       ], sessions, "No sessions."));
     } catch (error) {
       replaceChildren(box, errorBox(error));
@@ -168,14 +173,18 @@ function liveSessionPage(view, sessionId) {
       replaceChildren(summary, errorBox(error));
       return;
     }
-    const sessionRuns = listOf(session, "runs");
-    const busy = sessionRuns.some((r) => BUSY.has(r.status)) || BUSY.has(session.state);
+    // The session's runs as its record lists them (runId, status, prompt...).
+    const sessionRuns = listOf(session, "runs").map((r) => ({ ...r, id: r.id ?? r.runId, promptText: r.promptText ?? r.prompt }));
+    const busy = BUSY_SESSION.has(session.status) || sessionRuns.some((r) => BUSY.has(r.status));
+    closeButton.disabled = session.status === "CLOSED";
     replaceChildren(summary, facts([
-      ["state", badge(session.state ?? session.status ?? "?")],
-      ["agent", session.agent],
+      ["status", badge(session.status ?? "?")],
+      ["agent", session.profile === "custom" && session.agentCommand ? h("code", {}, String(session.agentCommand)) : session.profile],
       ["cwd", session.cwd ? h("code", {}, String(session.cwd)) : null],
       ["provider session", session.providerSessionId ? h("code", {}, String(session.providerSessionId)) : null],
-      ["queued prompts", session.queued ?? session.queueLength],
+      ["active run", session.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(session.activeRunId)}` }, String(session.activeRunId)) : null],
+      ["queued prompts", session.queued],
+      ["settings", Object.keys(session.settings ?? {}).length ? h("code", {}, JSON.stringify(session.settings)) : null],
     ]));
     replaceChildren(runs, runsTable(sessionRuns));
     await controlsInto(controls, sessionId, busy);
@@ -194,6 +203,16 @@ function liveSessionPage(view, sessionId) {
       replaceChildren(promptStatus, errorBox(error));
     }
   };
+  const closeStatus = h("div", { "aria-live": "polite" });
+  const closeButton = h("button", { type: "button", onclick: async () => {
+    try {
+      await post(ROUTES.closeSession(sessionId));
+      closeStatus.textContent = "Closed.";
+      refresh();
+    } catch (error) {
+      replaceChildren(closeStatus, errorBox(error));
+    }
+  } }, "Close the session");
   const cancel = async () => {
     try {
       await post(ROUTES.cancelSession(sessionId));
@@ -206,8 +225,8 @@ function liveSessionPage(view, sessionId) {
   replaceChildren(view, h("h1", {}, "Session ", h("code", {}, sessionId)), summary,
     h("h2", {}, "Prompt"),
     h("form", { "aria-label": "prompt", onsubmit: submit }, field("Prompt", text), h("p", {}, h("button", { type: "submit" }, "Send prompt"), " ",
-      h("button", { type: "button", onclick: cancel }, "Cancel the active turn"))),
-    promptStatus, cancelStatus,
+      h("button", { type: "button", onclick: cancel }, "Cancel the active turn"), " ", closeButton)),
+    promptStatus, cancelStatus, closeStatus,
     h("h2", {}, "Controls"), controls,
     h("h2", {}, "Runs"), runs);
   refresh();
