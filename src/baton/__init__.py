@@ -3,7 +3,7 @@
 The public library surface, re-exported here (imported lazily, so ``import baton`` stays cheap
 for the bundled agent, the wire layer and `baton --version`)::
 
-    from baton import Runtime, RunRequest, RunResult, RunEvent, TurnBudget, Policy
+    from baton import Runtime, RunRequest, RunResult, RunOutcome, RunEvent, TurnBudget, Policy
     from baton import Asker, AskPrompt, AskAnswer, NoUserAsker      # answering permissions
     from baton import BatonError, ConfigurationError, AgentNotInstalled, SCRIPTED_AGENT
     from baton import Conversations, Session, NewConversation, PromptOptions  # named sessions
@@ -32,12 +32,14 @@ if TYPE_CHECKING:
     from baton.runtime.permissions.policies import PolicyName as Policy
     from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
     from baton.runtime.turns.events import RunEvent
+    from baton.runtime.turns.outcome import RunOutcome
     from baton.wire.budget import TurnBudget
 
 _EXPORTS = {
     "Runtime": "baton.runtime.runtime",
     "RunRequest": "baton.runtime.runtime",
     "RunResult": "baton.runtime.runtime",
+    "RunOutcome": "baton.runtime.turns.outcome",
     "RunEvent": "baton.runtime.turns.events",
     "TurnBudget": "baton.wire.budget",
     "BatonError": "baton.errors",
@@ -73,6 +75,7 @@ __all__ = [
     "Policy",
     "PromptOptions",
     "RunEvent",
+    "RunOutcome",
     "RunRequest",
     "RunResult",
     "Runtime",

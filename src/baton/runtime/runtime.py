@@ -35,6 +35,7 @@ from baton.runtime.agents.profiles import BUILTIN_PROFILES, Profile
 from baton.runtime.agents.review_lane import DEFAULT_LANE, check_review_root
 from baton.runtime.agents.tools_file import load_tool_declarations
 from baton.runtime.lanes.lane import Lane, LaneSession
+from baton.runtime.lanes.loss import LaneLost, Quarantined
 from baton.runtime.lanes.reconcile import reconcile
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker, NoUserAsker
@@ -308,10 +309,12 @@ class Runtime:
         return lane
 
     async def _quarantined(self, lane: Lane, reason: str) -> None:
-        assert self.store is not None
+        """After a quarantine: every turn of the lane is lost. The lane already told its active
+        turns the typed cause (the first loss a turn hears is the one it keeps); a turn not
+        active yet hears the quarantine's reason."""
         for turn in list(self._turns):
             if turn.lane is lane:
-                turn.on_lost(TransportClosed(reason))
+                turn.on_lost(LaneLost(Quarantined(reason)))
 
     # --- running ---------------------------------------------------------------------------
 
