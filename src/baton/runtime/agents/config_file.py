@@ -32,7 +32,7 @@ from typing import Any, Final, Literal
 
 import platformdirs
 
-from baton.errors import ConfigFileError, ConfigurationError
+from baton.errors import ConfigFileError, ConfigurationError, InvalidArgument
 from baton.runtime.agents.environment import (
     ENV_KEY_PATTERN,
     MAX_ENV_KEY_CHARS,
@@ -55,6 +55,7 @@ from baton.runtime.agents.profiles import (
     default_override_env,
 )
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
+from baton.wire.version import AUTO_CHOICE, PROTOCOL_CHOICES, parse_protocol_choice
 
 #: The variable that names the config file (after the ``--config`` flag, before the default).
 CONFIG_ENV: Final = "BATON_CONFIG"
@@ -150,6 +151,7 @@ _PROFILE_KEYS: Final = frozenset(
         "max_frame_bytes",
         "strict",
         "account_unsupported_patterns",
+        "protocol",
     }
 )
 _REQUIRED_PROFILE_KEYS: Final = ("argv", "probe_argv", "probe_patterns")
@@ -342,6 +344,16 @@ def _parse_profile(profile_id: str, body: object, where: str) -> Profile:
                 f"{where}.display_name",
                 f"must be 1 to {MAX_DISPLAY_NAME_CHARS} characters",
             )
+    protocol = AUTO_CHOICE
+    if "protocol" in table:
+        try:
+            protocol = parse_protocol_choice(table["protocol"], source=f"{where}.protocol")
+        except InvalidArgument:
+            raise ConfigFileError(
+                CONFIG_INVALID_VALUE,
+                f"{where}.protocol",
+                f"must be one of {', '.join(PROTOCOL_CHOICES)} (a string or 1 or 2)",
+            ) from None
     probe = _probe(table, where)
     account = _patterns(
         table.get("account_unsupported_patterns", []),
@@ -363,6 +375,7 @@ def _parse_profile(profile_id: str, body: object, where: str) -> Profile:
             strict_mode=strict,
             account_unsupported_patterns=account,
             builtin=False,
+            protocol=protocol,
         )
     except ConfigurationError as exc:
         raise ConfigFileError(CONFIG_INVALID_VALUE, where, exc.message) from None

@@ -30,6 +30,7 @@ from baton.runtime.agents.environment import (
     EnvironmentContract,
 )
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, validate_frame_cap
+from baton.wire.version import AUTO_CHOICE, ProtocolChoice
 
 #: A permission policy: how Baton answers the agent's permission requests.
 #: ``ask`` asks the user; ``auto-edits`` picks an exact allow_once only for verified in-worktree
@@ -122,6 +123,9 @@ class Profile:
     - ``unattended_edit_mode``: the agent's own session mode that lets it edit without asking
       (Claude's ``acceptEdits``), suggested when a policy the profile does not expose is asked
       for; ``None`` when the agent has none.
+    - ``protocol``: the ACP version ``initialize`` offers and accepts (``auto``: offer the highest
+      implemented, accept any; a pinned ``1`` or ``2``: only that one). ``--protocol`` overrides
+      it per run.
     """
 
     id: str
@@ -142,6 +146,7 @@ class Profile:
     builtin: bool = True
     install_command: str | None = None
     unattended_edit_mode: str | None = None
+    protocol: ProtocolChoice = AUTO_CHOICE
 
     def __post_init__(self) -> None:
         if PROFILE_ID_PATTERN.fullmatch(self.id) is None:
