@@ -69,6 +69,7 @@ from baton.store import Store, prepare_data_dir, resolve_data_dir
 from baton.wire.budget import DEFAULT_REQUEST_LIMIT_SECONDS, BudgetClock, TurnBudget
 from baton.wire.content import build_prompt, text_block
 from baton.wire.session_state import NewSessionResult
+from baton.wire.version import ProtocolChoice
 
 #: Run statuses and the `baton run` exit code each maps to.
 EXIT_CODES: Final = {
@@ -117,6 +118,8 @@ class RunRequest:
     #: Keep the provider session attached after the run (its controls can then be read and
     #: changed with :meth:`Runtime.controls` and :meth:`Runtime.apply_control`).
     keep_session: bool = False
+    #: Pin the ACP version for this run (``--protocol``); None: the profile's (default auto).
+    protocol: ProtocolChoice | None = None
 
 
 @dataclass
@@ -244,12 +247,15 @@ class Runtime:
         if request.lane != DEFAULT_LANE and request.agent_command is not None:
             raise ConfigurationError("the review lane needs a profile with a read-only sandbox")
         if request.agent_command is not None:
-            return from_command(
+            spec = from_command(
                 request.agent_command,
                 self.environ,
                 env_keys=request.env_keys,
                 allow_unattended=request.allow_unattended,
             )
+            if request.protocol is not None:
+                spec = replace(spec, protocol=request.protocol)
+            return spec
         assert request.agent is not None
         profile = self.profiles.get(request.agent)
         if profile is None:
@@ -266,6 +272,8 @@ class Runtime:
                 f"no usable {profile.id} executable ({reasons}); run `baton doctor {profile.id}`"
             )
         spec = from_profile(profile, result.selected, self.environ, lane=request.lane)
+        if request.protocol is not None:
+            spec = replace(spec, protocol=request.protocol)
         self._fingerprints[spec.identity] = result.fingerprint
         return spec
 
@@ -282,10 +290,14 @@ class Runtime:
         fingerprint = self._fingerprints.get(spec.identity)
         for identity, old in list(self.lanes.items()):
             same_lane = identity[0] == spec.profile_id and identity[2] == spec.lane
-            changed = identity != spec.identity or (
-                fingerprint is not None
-                and old.fingerprint is not None
-                and old.fingerprint != fingerprint
+            changed = (
+                identity != spec.identity
+                or old.spec.protocol != spec.protocol
+                or (
+                    fingerprint is not None
+                    and old.fingerprint is not None
+                    and old.fingerprint != fingerprint
+                )
             )
             if not (same_lane and changed) or spec.profile_id == CUSTOM_PROFILE_ID:
                 continue
