@@ -1,5 +1,5 @@
 """Everything the wire layer builds for a v2 agent validates against the v2 draft schema
-(tests/fixtures/schema/v2/schema.json, from @agentclientprotocol/sdk 2.4.0); the ``auto``
+(tests/fixtures/schema/sdk-2.4.0/v2/schema.json); the ``auto``
 initialize offer validates against both schemas."""
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from typing import Any
 import jsonschema
 import pytest
 
+from acp_schemas import STABLE_SCHEMAS, V2, validate_in
 from baton.wire.capabilities import AgentCapabilities
 from baton.wire.codec import V2_CODEC, initialize_params
 from baton.wire.content import PreparedContext, build_prompt, resource_link_block, text_block
@@ -18,19 +19,10 @@ from baton.wire.mcp import parse_tool_declarations
 from baton.wire.permission import cancelled_outcome, selected_outcome
 from baton.wire.version import AUTO_CHOICE, ProtocolChoice
 
-FIXTURES = Path(__file__).parents[2] / "fixtures" / "schema"
-V2_SCHEMA = json.loads((FIXTURES / "v2" / "schema.json").read_text())
-V1_SCHEMA = json.loads((FIXTURES / "schema.json").read_text())
 
-
-def validate(definition: str, instance: Any, schema: dict[str, Any] = V2_SCHEMA) -> None:
-    """Validate ``instance`` against ``$defs/definition`` of ``schema`` (v2 by default)."""
-    document = {
-        "$schema": schema["$schema"],
-        "$defs": schema["$defs"],
-        "$ref": f"#/$defs/{definition}",
-    }
-    jsonschema.Draft202012Validator(document).validate(instance)
+def validate(definition: str, instance: Any, release: str = V2) -> None:
+    """Validate ``instance`` against ``$defs/definition`` of ``release`` (v2 by default)."""
+    validate_in(release, definition, instance)
 
 
 def test_the_validator_can_fail() -> None:
@@ -45,7 +37,8 @@ def test_the_validator_can_fail() -> None:
 def test_initialize_offers() -> None:
     auto = initialize_params(AUTO_CHOICE)
     validate("InitializeRequest", auto)
-    validate("InitializeRequest", auto, V1_SCHEMA)
+    for release in STABLE_SCHEMAS:
+        validate("InitializeRequest", auto, release)
     validate("InitializeRequest", initialize_params(ProtocolChoice(2)))
     validate("ClientCapabilities", initialize_params(ProtocolChoice(2))["capabilities"])
 
