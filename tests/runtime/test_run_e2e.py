@@ -18,9 +18,27 @@ from baton.runtime.turns.turn import Turn
 
 AGENT = [sys.executable, "-m", "baton.agents.scripted"]
 
+#: The scripted agent's flags per ACP version: every turn test runs against both (issue 21).
+#: Baton offers 2 (auto); the v1 agent answers 1, the v2 agent speaks the v2 draft.
+PROTOCOL_FLAGS = {"v1": (), "v2": ("--protocol", "2")}
+
+#: The flags of the version the current test runs with (set by the ``protocol`` fixture).
+_protocol_flags: tuple[str, ...] = ()
+
+
+@pytest.fixture(params=sorted(PROTOCOL_FLAGS), autouse=True)
+def protocol(request: pytest.FixtureRequest) -> str:
+    """Run each test once per ACP version; tests marked ``v1_only`` skip v2."""
+    global _protocol_flags
+    name = str(request.param)
+    if name != "v1" and request.node.get_closest_marker("v1_only") is not None:
+        pytest.skip("v1 only: " + str(request.node.get_closest_marker("v1_only").args[0]))
+    _protocol_flags = PROTOCOL_FLAGS[name]
+    return name
+
 
 def agent(*flags: str) -> list[str]:
-    return [*AGENT, *flags]
+    return [*AGENT, *_protocol_flags, *flags]
 
 
 @pytest.fixture
@@ -70,6 +88,18 @@ async def test_a_text_turn_completes_and_streams(runtime: Runtime, tmp_path: Pat
     assert runtime.store is not None
     record = runtime.store.get_run(result.run_id)
     assert record.status == "COMPLETED" and record.prompt_ref is not None
+
+
+async def test_the_turn_speaks_the_parametrized_version(
+    runtime: Runtime, tmp_path: Path, protocol: str
+) -> None:
+    result, events = await run(runtime, "echo hi", tmp_path)
+    assert result.status == "COMPLETED" and result.stop_reason == "end_turn"
+    states = [e.data["state"] for e in events if e.type == "state"]
+    # v2 ends the turn with an idle state after running; v1 has no session states.
+    assert states == (["running", "idle"] if protocol == "v2" else [])
+    lane = next(iter(runtime.lanes.values()))
+    assert lane.client is not None and lane.client.codec.version == int(protocol[1])
 
 
 async def test_auto_edits_writes_an_in_worktree_file(runtime: Runtime, tmp_path: Path) -> None:
@@ -293,7 +323,7 @@ async def test_authentication_required_is_exit_4(runtime: Runtime, tmp_path: Pat
 
 
 async def test_settings_are_applied_with_the_adapters_spelling(
-    runtime: Runtime, tmp_path: Path
+    runtime: Runtime, tmp_path: Path, protocol: str
 ) -> None:
     result, _ = await run(
         runtime,
@@ -314,7 +344,11 @@ async def test_settings_are_applied_with_the_adapters_spelling(
     assert values["effort"] == "max"
     assert values["model"] == "scripted-large[1m]"
     assert values["thinking"] is True
-    assert resolved["modes"]["currentModeId"] == "plan"
+    if protocol == "v1":
+        assert resolved["modes"]["currentModeId"] == "plan"
+    else:
+        # v2 has no modes object (nor session/set_mode): the mode is its config option.
+        assert resolved["modes"] is None and values["mode"] == "plan"
 
 
 async def test_an_effort_the_session_did_not_advertise_fails_listing_the_choices(

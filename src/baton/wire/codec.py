@@ -34,7 +34,7 @@ from baton.wire.stop import PromptResult, parse_prompt_result
 from baton.wire.v2.initialize import parse_v2_initialize_result, v2_initialize_fields
 from baton.wire.v2.methods import AUTH_LOGIN, AUTH_LOGOUT, REMOVED_IN_V2, replay_from_start
 from baton.wire.v2.permission import normalize_permission_params
-from baton.wire.v2.turn import PromptAck, parse_prompt_ack
+from baton.wire.v2.turn import PromptAck, SessionActivity, parse_prompt_ack, parse_state_update
 from baton.wire.v2.updates import SessionUpdateDecoder
 from baton.wire.version import (
     AUTO_CHOICE,
@@ -45,6 +45,23 @@ from baton.wire.version import (
 
 #: A prompt's answer: settled (v1: the stop reason) or acknowledged (v2: the turn goes on).
 PromptAnswer = PromptResult | PromptAck
+
+__all__ = [
+    "V1_CODEC",
+    "V2_CODEC",
+    "AcpV1Codec",
+    "AcpV2Codec",
+    "AttachPlan",
+    "PromptAck",
+    "PromptAnswer",
+    "SessionActivity",
+    "SessionUpdateDecoder",
+    "WireCodec",
+    "codec_for",
+    "initialize_params",
+    "negotiate",
+    "parse_state_update",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +84,10 @@ class WireCodec(ABC):
     #: The methods that log in and out.
     login_method: str
     logout_method: str
+
+    #: True when inbound updates and permission requests need decoding into the normalized
+    #: shape (v2); False when they are read as sent (v1, the hot path untouched).
+    normalizes: bool
 
     @abstractmethod
     def prompt_answer(self, result: object) -> PromptAnswer:
@@ -117,6 +138,7 @@ class AcpV1Codec(WireCodec):
     version = PROTOCOL_V1
     login_method = "authenticate"
     logout_method = "logout"
+    normalizes = False
 
     def prompt_answer(self, result: object) -> PromptAnswer:
         return parse_prompt_result(result)
@@ -144,6 +166,7 @@ class AcpV2Codec(WireCodec):
     version = PROTOCOL_V2
     login_method = AUTH_LOGIN
     logout_method = AUTH_LOGOUT
+    normalizes = True
 
     def prompt_answer(self, result: object) -> PromptAnswer:
         return parse_prompt_ack(result)

@@ -19,7 +19,7 @@ import contextlib
 import functools
 import signal
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from typing import Any, Final, Protocol
 
@@ -49,6 +49,7 @@ from baton.runtime.processes.process import (
 from baton.store import new_id
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import InitializeResult
+from baton.wire.codec import SessionUpdateDecoder
 from baton.wire.extensions.cursor import CursorModelCatalog
 from baton.wire.extensions.grok import GrokModelCatalog
 from baton.wire.jsonrpc import Message
@@ -92,6 +93,15 @@ class LaneSession:
     late_updates: list[dict[str, Any]] = field(default_factory=list)
     #: The status of the session's last run (a kept session's controls check it).
     last_status: str | None = None
+    #: The wire codec's per-session update decoder (v2), set when the lane adopts the
+    #: session; None reads updates as sent (v1).
+    decoder: SessionUpdateDecoder | None = None
+
+    def decoded(self, update: dict[str, Any]) -> list[dict[str, Any]]:
+        """The normalized updates of one wire ``update`` (v1: itself)."""
+        if self.decoder is None:
+            return [update]
+        return self.decoder.decode(update)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +273,9 @@ class Lane:
         connection.start()
         self.connection = connection
         client = AcpClient(
-            connection, initialize_transform=extensions.initialize_transform(self.spec)
+            connection,
+            initialize_transform=extensions.initialize_transform(self.spec),
+            protocol=self.spec.protocol,
         )
         self._watch(generation, connection)
         try:
@@ -351,13 +363,14 @@ class Lane:
             update = params.get("update")  # type: ignore[union-attr]
             if type(update) is not dict:
                 continue
-            if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
-                # The tracker sees a tool call after the turn saw everything before it.
-                if updates:
-                    _hand_over(owner, updates)
-                    updates = []
-                owner.tracker.observe(update)
-            updates.append(update)
+            for normalized in owner.decoded(update) if owner.decoder is not None else (update,):
+                if normalized.get("sessionUpdate") in TOOL_CALL_UPDATES:
+                    # The tracker sees a tool call after the turn saw everything before it.
+                    if updates:
+                        _hand_over(owner, updates)
+                        updates = []
+                    owner.tracker.observe(normalized)
+                updates.append(normalized)
         if updates:
             _hand_over(owner, updates)
         return None
@@ -383,9 +396,16 @@ class Lane:
             await self.quarantine("an update named a session this lane does not own", generation)
             return
         assert isinstance(params, dict)
-        update = params.get("update")
-        if type(update) is not dict:
+        raw = params.get("update")
+        if type(raw) is not dict:
             return
+        for update in session.decoded(raw):
+            await self._route_session_update(session, update, ref)
+
+    async def _route_session_update(
+        self, session: LaneSession, update: dict[str, Any], ref: object
+    ) -> None:
+        """One normalized update of an owned session, off the hot path."""
         if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
             session.tracker.observe(update)
         if session.replaying:
@@ -402,6 +422,14 @@ class Lane:
         await self.recorder.late_update(session.session_id, update, ref)
 
     async def _route_permission(self, generation: int, request: InboundRequest) -> Any:
+        client = self.client
+        if client is not None and client.codec.normalizes:
+            # A v2 request, read into the normalized shape (its subject feeds the decoder).
+            _provider_id, owner = self._session_for(request.params)
+            params = client.codec.permission_params(
+                request.params, request.id, owner.decoder if owner is not None else None
+            )
+            request = replace(request, params=params)
         if generation != self.generation:
             resolution = refuse(
                 request.id,
@@ -475,7 +503,10 @@ class Lane:
             await self._route_update(self.generation, message, ref)
 
     def adopt(self, session: LaneSession) -> list[tuple[Message, object]]:
-        """Register an opened session; return updates that arrived before its id was known."""
+        """Register an opened session; return updates that arrived before its id was known.
+        The session gets the negotiated codec's update decoder (v2) here."""
+        if session.decoder is None and self.client is not None:
+            session.decoder = self.client.codec.session_decoder(session.provider_id)
         self.sessions[session.provider_id] = session
         self.inactive.discard(session.provider_id)
         return self._early.pop(session.provider_id, [])
