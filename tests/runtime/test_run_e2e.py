@@ -102,6 +102,17 @@ async def test_the_turn_speaks_the_parametrized_version(
     assert lane.client is not None and lane.client.codec.version == int(protocol[1])
 
 
+async def test_a_failed_turn_is_an_agent_error_in_both_versions(
+    runtime: Runtime, tmp_path: Path, protocol: str
+) -> None:
+    # models_update needs the grok profile: the scripted agent fails the turn it started (v1:
+    # a JSON-RPC error answer; v2: idle with the error stop reason after the acknowledgement).
+    result, _ = await run(runtime, "echo first; models_update", tmp_path)
+    assert result.status == "FAILED" and result.error_code == "AGENT_ERROR"
+    assert result.message is not None and "-32602" in result.message
+    assert result.stop_reason == (None if protocol == "v1" else "error")
+
+
 async def test_auto_edits_writes_an_in_worktree_file(runtime: Runtime, tmp_path: Path) -> None:
     result, events = await run(
         runtime,

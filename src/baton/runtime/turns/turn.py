@@ -537,17 +537,15 @@ class Turn:
                 message="the agent went idle without reporting a stop reason",
             )
         if stop.value == ERROR_STOP_REASON:
+            # v2's way of failing a turn it already acknowledged: the same outcome as v1's
+            # JSON-RPC error answer (AGENT_ERROR), with the stop reason only v2 reports.
             error = activity.error
-            detail = f" {error.code}: {error.message}" if error is not None else ""
+            detail = f" {error.code}: {error.message}" if error is not None else ": (no details)"
             return TurnOutcome(
                 "FAILED",
                 stop_reason=stop.value,
-                error_code="STOP_ERROR",
-                message=self.lane.redact(
-                    f"the agent ended the turn with an error{detail}"[
-                        :MAX_PROVIDER_DIAGNOSTIC_CHARS
-                    ]
-                ),
+                error_code="AGENT_ERROR",
+                message=self.lane.redact(f"agent error{detail}"[:MAX_PROVIDER_DIAGNOSTIC_CHARS]),
             )
         return self._settled_reason(stop)
 
