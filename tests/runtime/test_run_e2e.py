@@ -15,6 +15,7 @@ from baton.journal import Journal
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import Turn
+from baton.wire.version import ProtocolChoice
 
 AGENT = [sys.executable, "-m", "baton.agents.scripted"]
 
@@ -100,6 +101,24 @@ async def test_the_turn_speaks_the_parametrized_version(
     assert states == (["running", "idle"] if protocol == "v2" else [])
     lane = next(iter(runtime.lanes.values()))
     assert lane.client is not None and lane.client.codec.version == int(protocol[1])
+
+
+@pytest.mark.v1_only("the agent under test echoes the offered version in the v1 layout")
+async def test_an_agent_echoing_2_in_the_v1_layout_is_malformed_unless_pinned_to_1(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    # fast-agent's behaviour (why its qualification profile pins protocol "1").
+    result, _ = await run(runtime, "echo hi", tmp_path, flags=("--protocol-version", "echo"))
+    assert (result.status, result.error_code) == ("FAILED", "AGENT_MALFORMED_RESULT")
+    assert result.message is not None and "info" in result.message
+    pinned, _ = await run(
+        runtime,
+        "echo hi",
+        tmp_path,
+        flags=("--protocol-version", "echo"),
+        protocol=ProtocolChoice(1),
+    )
+    assert pinned.status == "COMPLETED"
 
 
 async def test_a_failed_turn_is_an_agent_error_in_both_versions(

@@ -290,14 +290,10 @@ class Runtime:
         fingerprint = self._fingerprints.get(spec.identity)
         for identity, old in list(self.lanes.items()):
             same_lane = identity[0] == spec.profile_id and identity[2] == spec.lane
-            changed = (
-                identity != spec.identity
-                or old.spec.protocol != spec.protocol
-                or (
-                    fingerprint is not None
-                    and old.fingerprint is not None
-                    and old.fingerprint != fingerprint
-                )
+            changed = identity != spec.identity or (
+                fingerprint is not None
+                and old.fingerprint is not None
+                and old.fingerprint != fingerprint
             )
             if not (same_lane and changed) or spec.profile_id == CUSTOM_PROFILE_ID:
                 continue
@@ -318,6 +314,12 @@ class Runtime:
             await old.shutdown()
             del self.lanes[identity]
         lane = self.lanes.get(spec.identity)
+        if lane is not None and lane.spec.protocol != spec.protocol and not lane.busy:
+            # Another ACP version pin (--protocol): an idle lane is replaced, since its
+            # version was negotiated once, at initialize. A busy one keeps running.
+            await lane.shutdown()
+            del self.lanes[spec.identity]
+            lane = None
         if lane is None:
             assert self.journal is not None and self.recorder is not None
             lane = Lane(
