@@ -54,6 +54,7 @@ RANKS: Final[dict[str, float]] = {
     # views, run-id prefixes, camelCase); the CLI reaches a running service over HTTP only.
     "baton.service": 5.5,
     "baton.cli.commands.serve": 5.6,  # the `baton serve` verb: above the service it starts
+    "baton.cli.commands.inspect": 5.7,  # `baton inspect`: finds a service or starts one (serve)
     # Above the surfaces: `python -m baton`, the console script's entry point.
     "baton.__main__": 6,
 }

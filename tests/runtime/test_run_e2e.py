@@ -529,10 +529,9 @@ async def test_a_batch_with_a_tool_call_in_its_middle_keeps_the_order(
     batches: list[int] = []
     route = Lane._route_updates
 
-    def spy(self: Lane, generation: int, messages: Any, refs: Any, start: int) -> Any:
-        if start == 0:
-            batches.append(len(messages))
-        return route(self, generation, messages, refs, start)
+    def spy(self: Lane, generation: int, messages: Any, refs: Any) -> Any:
+        batches.append(len(messages))
+        return route(self, generation, messages, refs)
 
     monkeypatch.setattr(Lane, "_route_updates", spy)
     script = tmp_path / "burst_agent.py"
@@ -579,3 +578,53 @@ async def test_text_thought_text_keep_their_order_and_counts(
         published = sum(e.data["coalescedEvents"] for e in events if e.type == kind)
         (item,) = [e for e in events if e.type == "item" and e.data["kind"] == kind]
         assert published == item.data["coalescedEvents"] > 0
+
+
+def started(events: list[RunEvent]) -> dict[str, Any]:
+    (event,) = [e for e in events if e.type == "run_started"]
+    return event.data
+
+
+async def test_the_default_idle_bound_applies_when_nothing_configures_one(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    from baton.wire.budget import DEFAULT_IDLE_TIMEOUT_SECONDS
+
+    result, events = await run(runtime, "echo hi", tmp_path)
+    assert result.status == "COMPLETED"
+    assert started(events)["idleTimeout"] == DEFAULT_IDLE_TIMEOUT_SECONDS == 600.0
+    assert started(events)["idleTimeoutSource"] == "default"
+
+
+async def test_a_silent_agent_ends_at_the_config_files_idle_bound(tmp_path: Path) -> None:
+    # Issue 15 class 1: a silent agent under a configured idle bound ends with the documented
+    # budget-expiry outcome (INTERRUPTED, bound idle, exit 3), not a hang.
+    async with Runtime(data_dir=tmp_path / "d", idle_timeout=0.5, interrupt_timeout=2.0) as rt:
+        # Warm without a bound: the start of a Python agent may outlast 0.5 s on a loaded
+        # machine, and setup runs within a configured budget.
+        warmed, _ = await run(rt, "echo warm", tmp_path, idle_timeout="off")
+        assert warmed.status == "COMPLETED"
+        result, events = await run(rt, "wait_for_cancel 0", tmp_path)
+    assert (result.status, result.bound, result.exit_code) == ("INTERRUPTED", "idle", 3)
+    assert result.error_code == "BUDGET_EXPIRED"
+    assert (started(events)["idleTimeout"], started(events)["idleTimeoutSource"]) == (
+        0.5,
+        "config",
+    )
+
+
+async def test_the_runs_off_overrides_a_configured_idle_bound(tmp_path: Path) -> None:
+    async with Runtime(data_dir=tmp_path / "d", idle_timeout=0.05) as rt:
+        result, events = await run(rt, "slow 0.3; echo done", tmp_path, idle_timeout="off")
+    assert result.status == "COMPLETED", result
+    assert (started(events)["idleTimeout"], started(events)["idleTimeoutSource"]) == (None, "run")
+
+
+async def test_an_invalid_idle_bound_is_refused_with_a_stable_code(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    from baton.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as caught:
+        await run(runtime, "echo hi", tmp_path, idle_timeout=-1.0)
+    assert caught.value.code == "TURN_BOUND_INVALID"

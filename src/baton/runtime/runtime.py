@@ -66,7 +66,13 @@ from baton.runtime.turns.settings import RequestedSettings, apply_settings
 from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn, TurnOutcome
 from baton.store import Store, prepare_data_dir, resolve_data_dir
-from baton.wire.budget import DEFAULT_REQUEST_LIMIT_SECONDS, BudgetClock, TurnBudget
+from baton.wire.budget import (
+    DEFAULT_REQUEST_LIMIT_SECONDS,
+    BoundSetting,
+    BudgetClock,
+    TurnBudget,
+    resolve_idle_bound,
+)
 from baton.wire.content import build_prompt, text_block
 from baton.wire.session_state import NewSessionResult
 from baton.wire.version import ProtocolChoice
@@ -105,7 +111,10 @@ class RunRequest:
     effort: str | None = None
     config: Mapping[str, str] = field(default_factory=dict)
     tools_file: str | None = None
-    idle_timeout: float | None = None
+    #: The turn's idle bound: seconds, ``"off"``, or None for the profile's, the config
+    #: file's, else the default (``baton.wire.budget.DEFAULT_IDLE_TIMEOUT_SECONDS``, 600 s).
+    idle_timeout: BoundSetting = None
+    #: The turn's absolute bound in seconds (None: none).
     timeout: float | None = None
     attachments: Sequence[str] = ()
     execution: ExecutionSettings = field(default_factory=ExecutionSettings)
@@ -180,6 +189,7 @@ class Runtime:
         config_overrides: Mapping[str, str] | None = None,
         request_limit: float = DEFAULT_REQUEST_LIMIT_SECONDS,
         interrupt_timeout: float = INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
+        idle_timeout: BoundSetting = None,
     ) -> None:
         self.environ = dict(os.environ if environ is None else environ)
         self.data_dir = resolve_data_dir(
@@ -190,6 +200,9 @@ class Runtime:
         self.config_overrides = dict(config_overrides or {})
         self.request_limit = request_limit
         self.interrupt_timeout = interrupt_timeout
+        #: Every turn's idle bound unless its run or profile sets one (the config file's
+        #: ``[turns] idle_timeout``); None: the default.
+        self.idle_timeout: BoundSetting = idle_timeout
         self.memory = StreamMemory()
         self.lanes: dict[tuple[str, str, str], Lane] = {}
         self.discovery = DiscoveryCache()
@@ -393,10 +406,18 @@ class Runtime:
             profile=spec.profile_id,
         )
         loop = asyncio.get_running_loop()
-        budget = TurnBudget(idle=request.idle_timeout, absolute=request.timeout)
+        idle = resolve_idle_bound(
+            ("run", request.idle_timeout),
+            ("profile", spec.profile.idle_timeout if spec.profile is not None else None),
+            ("config", self.idle_timeout),
+        )
+        budget = TurnBudget(idle=idle.seconds, absolute=request.timeout)
         clock: BudgetClock | None = None
-        if request.idle_timeout is not None or request.timeout is not None:
+        if idle.seconds is not None or request.timeout is not None:
             clock = budget.start(loop.time())
+        # Setup (start, initialize, session/new) runs within a configured budget; under the
+        # default idle bound alone it keeps the fixed request limit, which is shorter.
+        setup_clock = clock if idle.source != "default" or request.timeout is not None else None
         emit(
             RunEvent(
                 "run_started",
@@ -406,13 +427,26 @@ class Runtime:
                     "cwd": cwd,
                     "policy": policy,
                     "command": spec.launch_form,
+                    "idleTimeout": idle.seconds,
+                    "idleTimeoutSource": idle.source,
                 },
             )
         )
         setup = _SetupWindow(lane)
         try:
             result = await self._run_on_lane(
-                setup, run_id, request, spec, lane, cwd, tools, policy, clock, emit, on_turn
+                setup,
+                run_id,
+                request,
+                spec,
+                lane,
+                cwd,
+                tools,
+                policy,
+                clock,
+                setup_clock,
+                emit,
+                on_turn,
             )
         finally:
             setup.close()
@@ -441,6 +475,7 @@ class Runtime:
         tools: Any,
         policy: Any,
         clock: BudgetClock | None,
+        setup_clock: BudgetClock | None,
         emit: Callable[[RunEvent], None],
         on_turn: Callable[[Turn], None] | None,
     ) -> RunResult:
@@ -448,7 +483,7 @@ class Runtime:
         redact = lane.redact
         # Start (or reuse) the lane and open a session: nothing is ambiguous yet.
         try:
-            client = await lane.ensure_started(clock)
+            client = await lane.ensure_started(setup_clock)
             assert lane.server_id is not None
             await extensions.cursor_models(
                 spec,
@@ -457,7 +492,7 @@ class Runtime:
                 lane.server_id,
                 request.model,
                 request.effort,
-                clock,
+                setup_clock,
             )
             setup.open()
             connection = client.connection
@@ -468,11 +503,11 @@ class Runtime:
                 )
                 opened = NewSessionResult(attached.session_id, attached.state)
                 attach_method = attached.method
-            elif clock is not None:
-                opened = await client.new_session_within(clock, cwd, mcp_servers=tools)
+            elif setup_clock is not None:
+                opened = await client.new_session_within(setup_clock, cwd, mcp_servers=tools)
             else:
                 opened = await client.new_session(cwd, mcp_servers=tools)
-            ref = connection.last_response_ref
+            ref = client.state_ref(opened.session_id)
         except AgentLaunchFailed as exc:
             return await self._fail(run_id, "FAILED", exc.code, redact(exc.message), exit_code=5)
         except IncompatibleProtocolVersion as exc:
@@ -582,7 +617,7 @@ class Runtime:
             )
             if sent or handled:
                 await self.recorder.session_resolved(
-                    session_id, run_id, state, client.connection.last_response_ref
+                    session_id, run_id, state, client.state_ref(opened.session_id)
                 )
             session.state = state
             controls = project_controls(
@@ -777,7 +812,9 @@ class Runtime:
         client = lane.client
         assert client is not None and self.recorder is not None
         try:
-            result = await client.connection.request(mutation.method, dict(mutation.params))
+            result = await client.session_call(
+                session.provider_id, mutation.method, dict(mutation.params)
+            )
             confirmed = confirm_mutation(
                 mutation,
                 client.session_state(session.provider_id),
@@ -794,7 +831,7 @@ class Runtime:
             lane.grok_catalog = confirmed.grok_models
         session.state = confirmed.state
         await self.recorder.session_resolved(
-            session_id, None, confirmed.state, client.connection.last_response_ref
+            session_id, None, confirmed.state, client.state_ref(session.provider_id)
         )
         return self.controls(session_id)
 

@@ -21,7 +21,10 @@ import contextlib
 from collections.abc import Callable
 from typing import Final
 
-from baton.errors import InternalError, ServiceError, ServiceStopping
+import orjson
+
+from baton.cli.commands.recover import LAUNCH_KEY
+from baton.errors import BatonError, InternalError, ServiceError, ServiceStopping
 from baton.runtime.runtime import RunRequest, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import Turn
@@ -106,9 +109,28 @@ class RunLauncher:
             run_id = created.result()
             if not task.done():
                 self.tasks[run_id] = task
+            await self._record_launch(run_id, request, holder[0])
             return run_id
         task.result()  # the run was refused before it existed: its stable error
         raise InternalError("a run ended without any event")
+
+    async def _record_launch(self, run_id: str, request: RunRequest, feed: RunFeed) -> None:
+        """An ad-hoc agent's command, recorded on its run as `baton run` records it, so
+        attaching later (recovery) can start the same agent again (redacted as the lane
+        redacts; the launch form is the one the ``run_started`` event published)."""
+        store = self.runtime.store
+        if request.agent_command is None or store is None or not feed.frames:
+            return
+        started = orjson.loads(feed.frames[0][1].split(b"data: ", 1)[1])
+        command = started.get("command")
+        if started.get("type") != "run_started" or not isinstance(command, str):
+            return
+        with contextlib.suppress(BatonError):
+            await store.record_observation(
+                "BATON_RESOLUTION",
+                {LAUNCH_KEY: {"command": command, "envKeys": list(request.env_keys)}},
+                run_id=run_id,
+            )
 
     def cancel(self, run_id: str) -> None:
         """Interrupt the run's turn (session/cancel, then the interrupt deadline)."""

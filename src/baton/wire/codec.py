@@ -35,7 +35,7 @@ from baton.wire.v2.initialize import parse_v2_initialize_result, v2_initialize_f
 from baton.wire.v2.methods import AUTH_LOGIN, AUTH_LOGOUT, REMOVED_IN_V2, replay_from_start
 from baton.wire.v2.permission import normalize_permission_params
 from baton.wire.v2.turn import PromptAck, SessionActivity, parse_prompt_ack, parse_state_update
-from baton.wire.v2.updates import SessionUpdateDecoder
+from baton.wire.v2.updates import SessionUpdateDecoder, is_idle
 from baton.wire.version import (
     AUTO_CHOICE,
     PROTOCOL_V1,
@@ -59,6 +59,7 @@ __all__ = [
     "WireCodec",
     "codec_for",
     "initialize_params",
+    "is_idle",
     "negotiate",
     "parse_state_update",
 ]

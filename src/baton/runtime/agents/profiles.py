@@ -29,6 +29,7 @@ from baton.runtime.agents.environment import (
     OPENCODE_ENVIRONMENT,
     EnvironmentContract,
 )
+from baton.wire.budget import BoundSetting, parse_bound_setting
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, validate_frame_cap
 from baton.wire.version import AUTO_CHOICE, ProtocolChoice
 
@@ -126,6 +127,9 @@ class Profile:
     - ``protocol``: the ACP version ``initialize`` offers and accepts (``auto``: offer the highest
       implemented, accept any; a pinned ``1`` or ``2``: only that one). ``--protocol`` overrides
       it per run.
+    - ``idle_timeout``: this agent's turn idle bound (seconds, or ``"off"``), set in the config
+      file (``[turns.profiles]`` or a custom profile's ``idle_timeout``); ``None`` leaves it to
+      the config file's ``[turns] idle_timeout``, else Baton's default (600 s).
     """
 
     id: str
@@ -147,6 +151,7 @@ class Profile:
     install_command: str | None = None
     unattended_edit_mode: str | None = None
     protocol: ProtocolChoice = AUTO_CHOICE
+    idle_timeout: BoundSetting = None
 
     def __post_init__(self) -> None:
         if PROFILE_ID_PATTERN.fullmatch(self.id) is None:
@@ -174,6 +179,8 @@ class Profile:
                 "environment"
             )
         validate_frame_cap(self.max_frame_bytes)
+        if self.idle_timeout is not None:
+            parse_bound_setting(self.idle_timeout, f"profile {self.id}: idle_timeout")
         unknown_ext = sorted(self.extensions - KNOWN_EXTENSIONS)
         if unknown_ext:
             raise ConfigurationError(f"profile {self.id}: unknown extensions {unknown_ext}")

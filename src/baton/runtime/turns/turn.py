@@ -32,6 +32,13 @@ from baton.runtime.permissions.ask import Asker
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
 from baton.runtime.permissions.records import TURN_CANCELLED
 from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.phase import (
+    LOSABLE_PHASES,
+    REFUSING_PHASES,
+    STREAMING_PHASES,
+    TurnPhase,
+    TurnPhases,
+)
 from baton.runtime.turns.streaming import (
     STREAM_OUTPUT_FLUSH_SECONDS,
     TEXT_UPDATES,
@@ -59,6 +66,14 @@ MAX_PROVIDER_DIAGNOSTIC_CHARS: Final = 512
 
 #: The run's text kept in memory for the result (the full text is in the store's items).
 MAX_RESULT_TEXT_CHARS: Final = 64 * 1024
+
+#: Diff items of one tool call whose text a tool-call view carries (``diff.changes``), so an
+#: event or item stays small however many files one call edits.
+MAX_VIEW_DIFF_FILES: Final = 8
+#: Characters of one side (old or new) of a diff a view carries. A longer side is left out
+#: whole (``truncated``), never cut: a cut could leave the head of a credential too short for
+#: any redaction rule. The full content stays in the protected journal.
+MAX_VIEW_DIFF_TEXT_CHARS: Final = 64 * 1024
 
 FAILED_STOP_REASONS: Final = frozenset({"refusal", "max_tokens", "max_turn_requests"})
 
@@ -135,7 +150,9 @@ class Turn:
         self.usage: dict[str, Any] | None = None
         self.permission_log: list[dict[str, Any]] = []
         self._pending: set[asyncio.Task[Resolution]] = set()
-        self._cancelling = False
+        #: The turn's state machine (see baton.runtime.turns.phase).
+        self.phases = TurnPhases()
+        # Why the lane generation was lost (set when the turn enters LOST).
         self._lost: BatonError | None = None
         self._lost_event = asyncio.Event()
         self._interrupt_event = asyncio.Event()
@@ -170,17 +187,21 @@ class Turn:
                     {"kind": item.kind, "coalescedEvents": item.coalesced_events},
                 )
             )
-        if len(self._items) >= 1 and not self._finishing:
-            # A memory bound evicted a part mid-turn: write it now.
+        if self._items and self.phases.current in STREAMING_PHASES:
+            # A memory bound evicted a part mid-turn: write it now (at the end, FINISHING
+            # writes every item in one batch).
             self._write_items()
 
-    _finishing = False
+    @property
+    def phase(self) -> TurnPhase:
+        """Where the turn is in its life."""
+        return self.phases.current
 
     def on_updates(self, updates: list[dict[str, Any]]) -> None:
         """Consecutive session/updates of this session while the turn is active (a plain call:
         it never waits, so a streaming turn costs no coroutine per delta). Consecutive text
         deltas of one part go to the buffer together."""
-        if self.lane.generation != self.generation or self._lost is not None:
+        if self.lane.generation != self.generation or self.phases.current not in STREAMING_PHASES:
             return
         add_texts = self.buffer.add_texts
         texts: list[str] = []
@@ -305,7 +326,7 @@ class Turn:
 
     async def on_permission(self, request: InboundRequest) -> Resolution:
         """Decide one permission request, record it durably, then hand the answer back."""
-        if self._cancelling or self._lost is not None:
+        if self.phases.current in REFUSING_PHASES:
             resolution = refuse(
                 request.id,
                 request.params,
@@ -375,12 +396,21 @@ class Turn:
             self.session.active = None
 
     def on_lost(self, reason: BatonError) -> None:
-        """The lane lost (or quarantined) this turn's generation."""
-        if self._lost is None:
-            self._lost = reason
-            self._lost_event.set()
+        """The lane lost (or quarantined) this turn's generation. Once the turn's outcome is
+        settled (FINISHING, FINISHED) a loss changes nothing about it."""
+        self._enter_lost(reason)
         for task in list(self._pending):
             task.cancel()
+
+    def _is_lost(self) -> bool:
+        """Whether the lane lost this turn's generation (read after an await: it can change)."""
+        return self.phases.current is TurnPhase.LOST
+
+    def _enter_lost(self, reason: BatonError | None) -> None:
+        if self.phases.current in LOSABLE_PHASES:
+            self.phases.enter(TurnPhase.LOST)
+            self._lost = reason
+            self._lost_event.set()
 
     def interrupt(self, reason: str = "user") -> None:
         """Ask the turn to stop (Ctrl-C, a caller's cancel)."""
@@ -399,10 +429,15 @@ class Turn:
         outcome: TurnOutcome
         ticker = asyncio.ensure_future(self._tick())
         try:
-            outcome = await self._submit_and_wait(prompt, profile_mapped)
+            if self._is_lost():
+                outcome = self._lost_before_submission()
+            else:
+                self.phases.enter(TurnPhase.SUBMITTING)
+                outcome = await self._submit_and_wait(prompt, profile_mapped)
         finally:
             ticker.cancel()
             self.session.active = None
+        self.phases.enter(TurnPhase.FINISHING)
         self._finish_items(outcome)
         outcome.tool_calls = len(self.tool_calls)
         outcome.permissions = self.permission_log
@@ -415,7 +450,17 @@ class Turn:
             outcome.error_code = "PROVIDER_USAGE_GATE"
             outcome.message = gate
             outcome.retryable = True
+        self.phases.enter(TurnPhase.FINISHED)
         return outcome
+
+    def _lost_before_submission(self) -> TurnOutcome:
+        """The lane was lost before the prompt was sent: nothing reached the agent."""
+        code = self._lost.code if self._lost is not None else "RUNTIME_LOST"
+        return TurnOutcome(
+            "FAILED",
+            error_code=code,
+            message=f"the agent was lost before the prompt was sent ({code})",
+        )
 
     async def _submit_and_wait(
         self, prompt: Sequence[dict[str, Any]], profile_mapped: bool
@@ -446,6 +491,9 @@ class Turn:
                 error_code="PROMPT_SUBMISSION_UNRECORDED",
                 recovery_reason=f"the submitted prompt could not be recorded: {type(exc).__name__}",
             )
+        if self._is_lost():
+            return await self._lost_outcome(self._lost)
+        self.phases.enter(TurnPhase.STREAMING)
         waiter: asyncio.Future[PromptEnd] = asyncio.ensure_future(
             self._await_end(request_id, budget=self.clock)
         )
@@ -462,9 +510,11 @@ class Turn:
                     return await self._lost_outcome(exc)
                 except AgentRequestError as exc:
                     return self._agent_error(exc)
-            if lost.done():
+            if self._is_lost():
                 return await self._lost_outcome(self._lost)
-            return await self._interrupt(request_id, bound=None)
+            # The user's interrupt: the prompt's own wait is handed over, so an answer that
+            # arrives while session/cancel is being sent is read once, by one waiter.
+            return await self._interrupt(request_id, bound=None, first=waiter)
         finally:
             for task in (waiter, lost, interrupted):
                 if not task.done():
@@ -582,6 +632,7 @@ class Turn:
         )
 
     async def _lost_outcome(self, reason: BatonError | None) -> TurnOutcome:
+        self._enter_lost(reason)
         code = reason.code if reason is not None else "RUNTIME_LOST"
         await self.lane.quarantine(f"the agent was lost mid-turn: {code}", self.generation)
         return TurnOutcome(
@@ -593,19 +644,36 @@ class Turn:
             ),
         )
 
-    async def _interrupt(self, request_id: int, bound: BudgetExpired | None) -> TurnOutcome:
-        self._cancelling = True
+    async def _interrupt(
+        self,
+        request_id: int,
+        bound: BudgetExpired | None,
+        first: asyncio.Future[Any] | None = None,
+    ) -> TurnOutcome:
+        """Send session/cancel and wait for the prompt's answer within the interrupt deadline.
+
+        ``first``: the prompt's wait that was running when the user interrupted. It is stopped
+        before a new wait starts (the connection hands an answer to one waiter only); when the
+        answer reached it first, that answer is the turn's outcome and nothing is cancelled.
+        """
+        self.phases.enter(TurnPhase.CANCELLING)
         by = bound.bound if bound is not None else (self._interrupt_reason or "user")
         await self.recorder.run_status(self.run_id, "INTERRUPTING")
         connection = self.client.connection
-        try:
-            await self.client.cancel(self.session.provider_id)
-        except BatonError:
-            return await self._lost_outcome(connection.close_reason)
-        for task in list(self._pending):
-            task.cancel()
-        waiter: asyncio.Future[PromptEnd] = asyncio.ensure_future(
-            self._await_end(request_id, timeout=self.interrupt_timeout, after_cancel=True)
+        answered = await _stop_waiting(first)
+        if answered is None:
+            try:
+                await self.client.cancel(self.session.provider_id)
+            except BatonError:
+                return await self._lost_outcome(connection.close_reason)
+            for task in list(self._pending):
+                task.cancel()
+        waiter: asyncio.Future[Any] = (
+            answered
+            if answered is not None
+            else asyncio.ensure_future(
+                self._await_end(request_id, timeout=self.interrupt_timeout, after_cancel=True)
+            )
         )
         lost: asyncio.Future[Any] = asyncio.ensure_future(self._lost_event.wait())
         try:
@@ -632,7 +700,7 @@ class Turn:
                     return self._agent_error(exc)
                 if self.client.codec.normalizes:
                     connection.abandon(request_id)  # an acknowledgement still owed is dropped
-                if outcome.status == "INTERRUPTED":
+                if outcome.status == "INTERRUPTED" and answered is None:
                     outcome.interrupted_by = by
                     outcome.bound = bound.bound if bound is not None else None
                     if bound is not None:
@@ -650,7 +718,6 @@ class Turn:
     # --- items -----------------------------------------------------------------------------
 
     def _finish_items(self, outcome: TurnOutcome) -> None:
-        self._finishing = True
         self.buffer.close()
         for tool_state in self.tool_calls.values():
             self._items.append(Item("tool_call", _tool_call_view(tool_state, self.lane.redact)))
@@ -689,6 +756,22 @@ class Turn:
         )
 
 
+async def _stop_waiting(first: asyncio.Future[Any] | None) -> asyncio.Future[Any] | None:
+    """Stop the prompt's running wait ``first``; return it when it has the answer (a result
+    or the agent's error) instead, so the answer is read where it landed.
+
+    Cancelling a wait leaves the request pending on the connection, so a new wait still gets
+    an answer that comes later."""
+    if first is None:
+        return None
+    if not first.done():
+        first.cancel()
+        await asyncio.wait({first})
+    if first.cancelled() or isinstance(first.exception(), BudgetExpired):
+        return None
+    return first
+
+
 def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
     """The compact, bounded, redacted view of a tool call for events and items (no raw input
     or output: those stay in the protected journal)."""
@@ -723,8 +806,43 @@ def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict
             new = (diff.get("newText") or "").splitlines()
             added += max(len(new) - len(old), 0) if old else len(new)
             removed += max(len(old) - len(new), 0)
-        view["diff"] = {"files": files, "added": added, "removed": removed}
+        view["diff"] = {
+            "files": files,
+            "added": added,
+            "removed": removed,
+            "changes": [_diff_change(d, redact) for d in diffs[:MAX_VIEW_DIFF_FILES]],
+        }
     return view
+
+
+def _diff_change(diff: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    """One diff item's path and texts, redacted, for the inspector's rendered diff; a side
+    over :data:`MAX_VIEW_DIFF_TEXT_CHARS` (or not a string) is left out and marked."""
+    changes = diff.get("changes")
+    if isinstance(changes, list):
+        # ACP v2: the first changed path, and the git patch (when sent) instead of the texts.
+        first = next((c for c in changes if isinstance(c, dict)), {})
+        path = first.get("path")
+        patch = diff.get("patch")
+        text = patch.get("text") if isinstance(patch, dict) else None
+        fits = not isinstance(text, str) or len(text) <= MAX_VIEW_DIFF_TEXT_CHARS
+        return {
+            "path": redact(path)[:1024] if isinstance(path, str) else None,
+            "oldText": None,
+            "newText": None,
+            "patch": redact(text) if fits and isinstance(text, str) else None,
+            "truncated": not fits,
+        }
+    path = diff.get("path")
+    old, new = diff.get("oldText"), diff.get("newText")
+    sides = [side for side in (old, new) if side is not None]
+    fits = all(isinstance(s, str) and len(s) <= MAX_VIEW_DIFF_TEXT_CHARS for s in sides)
+    return {
+        "path": redact(path)[:1024] if isinstance(path, str) else None,
+        "oldText": redact(old) if fits and isinstance(old, str) else None,
+        "newText": redact(new) if fits and isinstance(new, str) else None,
+        "truncated": not fits,
+    }
 
 
 def _plan_view(entries: list[Any]) -> list[dict[str, Any]]:
