@@ -205,6 +205,19 @@ async def test_stop_reasons(
     assert (result.status, result.stop_reason, result.exit_code) == (status, reason, code)
 
 
+async def test_a_turn_that_ends_without_a_stop_reason(
+    runtime: Runtime, tmp_path: Path, protocol: str
+) -> None:
+    # v2: `stop none` goes idle without a stop reason (STOP_UNREPORTED); v1 must answer one,
+    # so there "none" is an unknown reason.
+    result, _ = await run(runtime, "echo hi; stop none", tmp_path)
+    assert result.status == "FAILED" and result.exit_code == 1
+    if protocol == "v2":
+        assert (result.error_code, result.stop_reason) == ("STOP_UNREPORTED", None)
+    else:
+        assert (result.error_code, result.stop_reason) == ("STOP_UNKNOWN", "none")
+
+
 async def test_an_empty_end_turn_is_a_valid_completion(runtime: Runtime, tmp_path: Path) -> None:
     result, events = await run(runtime, "stop end_turn", tmp_path)
     assert result.status == "COMPLETED"

@@ -33,6 +33,9 @@ _REMOVED: Final = frozenset({"session/load", "session/set_mode", "authenticate",
 #: v2 method -> the agent's internal (v1) method.
 _RENAMED: Final[Mapping[str, str]] = {"auth/login": "authenticate", "auth/logout": "logout"}
 
+#: The stop reason (from ``stop none``) the dialect sends as an idle state without one.
+UNREPORTED_STOP: Final = "none"
+
 #: A permission request's title when the tool call has none.
 DEFAULT_PERMISSION_TITLE: Final = "Permission requested"
 
@@ -306,6 +309,8 @@ class V2Dialect:
             result = message.get("result")
             if isinstance(result, Mapping):
                 reason = result.get("stopReason", "end_turn")
+                if reason == UNREPORTED_STOP:
+                    return [self._state(session_id, "idle")]  # idle without a stop reason
                 return [self._state(session_id, "idle", stopReason=reason)]
             error = message.get("error")
             detail = error if isinstance(error, Mapping) else {"code": -32603, "message": "error"}
