@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv dev demo test lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
+.PHONY: venv dev demo test test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,12 @@ test-browser: $(VENV)/.browser
 		$(AS_ROOT) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(AS_ROOT) apt-get install -y -q chromium chromium-driver; fi
 	BATON_CHROMIUM="$(CHROMIUM)" $(BIN)/pytest -q -p no:cacheprovider tests/browser
+# Many hosts (issue 22, docs/fleet.md): the fleet suite and the run store's tests on
+# PostgreSQL. Installs Debian's postgresql when missing (as root; CI), starts a throwaway
+# cluster in a temporary directory (as the `postgres` user when run as root), runs the tests,
+# then stops and removes the cluster (scripts/pg_cluster.sh, scripts/test_fleet.sh).
+test-fleet: $(VENV)/.dev
+	bash scripts/test_fleet.sh "$(BIN)"
 
 $(VENV)/.bench: $(VENV)/.dev
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'

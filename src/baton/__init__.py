@@ -6,6 +6,7 @@ for the bundled agent, the wire layer and `baton --version`)::
     from baton import Runtime, RunRequest, RunResult, RunEvent, TurnBudget, Policy
     from baton import Asker, AskPrompt, AskAnswer, NoUserAsker      # answering permissions
     from baton import BatonError, ConfigurationError, AgentNotInstalled, SCRIPTED_AGENT
+    from baton import Conversations, Session, NewConversation, PromptOptions  # named sessions
 """
 
 from __future__ import annotations
@@ -20,6 +21,13 @@ if TYPE_CHECKING:
 
     from baton.errors import BatonError, ConfigurationError
     from baton.runtime.agents.launch import SCRIPTED_AGENT
+    from baton.runtime.conversations import (
+        Conversations,
+        NewConversation,
+        PromptOptions,
+        Session,
+        SessionSetupFailed,
+    )
     from baton.runtime.permissions.ask import AskAnswer, Asker, AskPrompt, NoUserAsker
     from baton.runtime.permissions.policies import PolicyName as Policy
     from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
@@ -41,6 +49,11 @@ _EXPORTS = {
     "NoUserAsker": "baton.runtime.permissions.ask",
     "PolicyName": "baton.runtime.permissions.policies",
     "SCRIPTED_AGENT": "baton.runtime.agents.launch",
+    "Conversations": "baton.runtime.conversations",
+    "Session": "baton.runtime.conversations",
+    "NewConversation": "baton.runtime.conversations",
+    "PromptOptions": "baton.runtime.conversations",
+    "SessionSetupFailed": "baton.runtime.conversations",
 }
 
 #: Public names that are another module's name under a shorter spelling.
@@ -54,12 +67,17 @@ __all__ = [
     "Asker",
     "BatonError",
     "ConfigurationError",
+    "Conversations",
+    "NewConversation",
     "NoUserAsker",
     "Policy",
+    "PromptOptions",
     "RunEvent",
     "RunRequest",
     "RunResult",
     "Runtime",
+    "Session",
+    "SessionSetupFailed",
     "TurnBudget",
     "__version__",
 ]

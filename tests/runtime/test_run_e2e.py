@@ -641,3 +641,188 @@ async def test_an_invalid_idle_bound_is_refused_with_a_stable_code(
     with pytest.raises(ConfigurationError) as caught:
         await run(runtime, "echo hi", tmp_path, idle_timeout=-1.0)
     assert caught.value.code == "TURN_BOUND_INVALID"
+
+
+#: An agent whose plan entry, usage cost and tool call nest DEPTH levels (issue 15 class 4).
+_DEEP_AGENT = r"""
+import json, sys
+sys.setrecursionlimit(20000)
+DEPTH = int(sys.argv[1])
+def nest(n):
+    v = "leaf"
+    for _ in range(n):
+        v = {"k": v}
+    return v
+def update(u):
+    return json.dumps({"jsonrpc": "2.0", "method": "session/update",
+                       "params": {"sessionId": "s-1", "update": u}}) + "\n"
+for raw in sys.stdin:
+    msg = json.loads(raw)
+    if "id" not in msg:
+        continue
+    method, result = msg["method"], {}
+    if method == "initialize":
+        result = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+    elif method == "session/new":
+        result = {"sessionId": "s-1"}
+    elif method == "session/prompt":
+        sys.stdout.write(update({"sessionUpdate": "plan",
+                                 "entries": [{"content": nest(DEPTH), "status": "pending"}]}))
+        sys.stdout.write(update({"sessionUpdate": "usage_update", "used": 1, "size": 2,
+                                 "cost": nest(DEPTH)}))
+        sys.stdout.write(update({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t",
+                                 "kind": nest(DEPTH), "status": "pending",
+                                 "content": [{"type": "diff", "oldText": nest(3)}]}))
+        result = {"stopReason": "end_turn"}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+@pytest.mark.parametrize("depth", [252, 600])
+async def test_deeply_nested_agent_data_is_bounded_and_the_turn_completes(
+    tmp_path: Path, depth: int
+) -> None:
+    from baton.wire.bounded import MAX_PROJECTION_DEPTH, TRUNCATED_MARKER
+
+    script = tmp_path / "deep_agent.py"
+    script.write_text(_DEEP_AGENT)
+    events: list[RunEvent] = []
+    request = RunRequest(
+        prompt="go", agent_command=[sys.executable, str(script), str(depth)], cwd=str(tmp_path)
+    )
+    async with Runtime(data_dir=tmp_path / "d") as rt:
+        result = await rt.run(request, on_event=events.append)
+        lines = [event.to_json() for event in events]  # every event encodes
+    assert (result.status, result.exit_code) == ("COMPLETED", 0), result
+    assert events[-1].type == "result"
+    kinds = {e.type: e for e in events}
+    for kind in ("plan", "usage", "tool_call"):
+        assert TRUNCATED_MARKER in kinds[kind].to_json().decode(), kind
+    assert all(line.count(b"{") <= MAX_PROJECTION_DEPTH + 8 for line in lines)
+    # Reopened later, the completed turn stays completed (not RECOVERY_REQUIRED).
+    async with Runtime(data_dir=tmp_path / "d") as rt:
+        assert rt.store is not None
+        record = rt.store.get_run(result.run_id)
+        assert record.status == "COMPLETED"
+        stored = {item.kind: item.content for item in rt.store.list_items(result.run_id)}
+    assert {"plan", "usage", "tool_call"} <= set(stored)
+    assert TRUNCATED_MARKER in str(stored["plan"])
+
+
+# --- cancellation safety of Runtime.run, Runtime.events and Runtime.apply_control -----------
+
+
+async def test_cancelling_run_mid_turn_is_recovery_required_and_the_lane_stays_usable(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    streaming = asyncio.Event()
+    events: list[RunEvent] = []
+
+    def on_event(event: RunEvent) -> None:
+        events.append(event)
+        if event.type == "text":
+            streaming.set()
+
+    request = RunRequest(prompt="wait_for_cancel 50", agent_command=AGENT, cwd=str(tmp_path))
+    task = asyncio.ensure_future(runtime.run(request, on_event=on_event))
+    await streaming.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert runtime.store is not None
+    record = runtime.store.get_run(events[0].run_id)
+    assert (record.status, record.error_code) == ("RECOVERY_REQUIRED", "CALLER_CANCELLED")
+    assert "cancelled the run with the prompt outstanding" in (record.recovery_reason or "")
+    assert "text" in [item.kind for item in runtime.store.list_items(record.id)]
+    again, _ = await run(runtime, "echo again", tmp_path)
+    assert (again.status, again.text) == ("COMPLETED", "again")
+
+
+async def test_cancelling_run_during_setup_interrupts_it_and_sends_no_prompt(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    started = asyncio.Event()
+    events: list[RunEvent] = []
+
+    def on_event(event: RunEvent) -> None:
+        events.append(event)
+        if event.type == "run_started":
+            started.set()
+
+    slow_start = ["/bin/sh", "-c", f"sleep 30; exec {sys.executable} -m baton.agents.scripted"]
+    request = RunRequest(prompt="echo hi", agent_command=slow_start, cwd=str(tmp_path))
+    task = asyncio.ensure_future(runtime.run(request, on_event=on_event))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert runtime.store is not None
+    record = runtime.store.get_run(events[0].run_id)
+    assert (record.status, record.error_code) == ("INTERRUPTED", "CALLER_CANCELLED")
+    assert record.prompt_ref is None
+
+
+async def test_closing_the_event_iterator_early_cancels_the_run(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    request = RunRequest(prompt="wait_for_cancel 50", agent_command=AGENT, cwd=str(tmp_path))
+    iterator = runtime.events(request)
+    run_id = ""
+    async for event in iterator:
+        run_id = event.run_id
+        if event.type == "text":
+            break
+    await iterator.aclose()  # type: ignore[attr-defined]
+    assert runtime.store is not None
+    assert runtime.store.get_run(run_id).status == "RECOVERY_REQUIRED"
+
+
+#: An agent whose session has two modes and that never answers session/set_mode.
+_STUCK_MODE_AGENT = r"""
+import json, sys
+modes = {"currentModeId": "a", "availableModes": [{"id": "a", "name": "A"},
+                                                   {"id": "b", "name": "B"}]}
+for raw in sys.stdin:
+    msg = json.loads(raw)
+    if "id" not in msg:
+        continue
+    method = msg["method"]
+    if method == "session/set_mode":
+        continue
+    result = {}
+    if method == "initialize":
+        result = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+    elif method == "session/new":
+        result = {"sessionId": "s-1", "modes": modes}
+    elif method == "session/prompt":
+        result = {"stopReason": "end_turn"}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+async def test_cancelling_apply_control_in_flight_quarantines_the_lane(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    script = tmp_path / "stuck_mode_agent.py"
+    script.write_text(_STUCK_MODE_AGENT)
+    request = RunRequest(
+        prompt="go",
+        agent_command=[sys.executable, str(script)],
+        cwd=str(tmp_path),
+        keep_session=True,
+    )
+    result = await runtime.run(request)
+    assert result.status == "COMPLETED" and result.session_id is not None
+    (lane,) = runtime.lanes.values()
+    generation = lane.generation
+    controls = runtime.controls(result.session_id)
+    change = asyncio.ensure_future(
+        runtime.apply_control(result.session_id, "mode", "b", controls.revision)
+    )
+    await asyncio.sleep(0.2)  # the change is sent (or not yet: the outcome is the same)
+    change.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await change
+    assert lane.generation != generation, "the generation with the unknown change is gone"

@@ -315,3 +315,34 @@ def test_one_service_per_data_directory_and_loopback_only(served: Served, tmp_pa
     assert remote.returncode == 2
     assert "SERVE_ADDRESS_NOT_LOOPBACK" in remote.stderr
     assert not (tmp_path / "other").exists()  # refused before anything was created
+
+
+def test_runs_and_show_read_the_same_through_the_service_and_in_process(
+    served: Served, tmp_path: Path
+) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+
+    def baton(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "baton.cli.main", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=str(served.cwd),
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout
+
+    first = served.start("echo through the service")
+    # A permission nobody answers within the turn's budget: an interaction to show.
+    second = served.start("write x.txt hi", timeout=1.0)
+    served.events(first)
+    served.events(second)
+    for args in (["runs", "--json"], ["runs"], ["show", second, "--json"], ["show", first[:10]]):
+        assert baton(*args) == baton(*args, "--no-server"), args
+    assert find_service(served.data_dir) is not None  # the plain commands went through it
+    assert [orjson.loads(line)["id"] for line in baton("runs", "--json").splitlines()] == [
+        second,
+        first,
+    ]

@@ -15,19 +15,15 @@ import asyncio
 import contextlib
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from baton.errors import (
-    AgentLaunchFailed,
-    AuthenticationRequired,
     BatonError,
     BudgetExpired,
     ConfigurationError,
-    IncompatibleProtocolVersion,
-    ProtocolError,
     SessionMutationAmbiguous,
     TransportClosed,
 )
@@ -38,22 +34,18 @@ from baton.runtime.agents.launch import CUSTOM_PROFILE_ID, LaunchSpec, from_comm
 from baton.runtime.agents.profiles import BUILTIN_PROFILES, Profile
 from baton.runtime.agents.review_lane import DEFAULT_LANE, check_review_root
 from baton.runtime.agents.tools_file import load_tool_declarations
-from baton.runtime.lanes import extensions
-from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
+from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.lanes.reconcile import reconcile
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker, NoUserAsker
-from baton.runtime.permissions.correlation import ToolCallTracker
-from baton.runtime.permissions.engine import PermissionSettings
-from baton.runtime.permissions.local_policy import LocalContext
 from baton.runtime.permissions.policies import (
-    ExecutionSettings,
-    PolicyName,
     available_policies,
     check_policy,
     check_run_settings,
     parse_policy,
 )
+from baton.runtime.sessions.setup import SetupEnded, SetupWindow, open_session
+from baton.runtime.turns.context import RunContext
 from baton.runtime.turns.controls import (
     ControlSet,
     confirm_mutation,
@@ -62,10 +54,17 @@ from baton.runtime.turns.controls import (
     resolve_control,
 )
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.settings import RequestedSettings, apply_settings
+from baton.runtime.turns.execution import execute_turn, record_setup_failure
+from baton.runtime.turns.outcome import EXIT_CODES, RunOutcome, TurnOutcome
+from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.streaming import StreamMemory
-from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn, TurnOutcome
+from baton.runtime.turns.turn import (
+    CALLER_CANCELLED,
+    INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
+    Turn,
+)
 from baton.store import Store, prepare_data_dir, resolve_data_dir
+from baton.store.location import resolve_store
 from baton.wire.budget import (
     DEFAULT_REQUEST_LIMIT_SECONDS,
     BoundSetting,
@@ -73,18 +72,15 @@ from baton.wire.budget import (
     TurnBudget,
     resolve_idle_bound,
 )
-from baton.wire.content import build_prompt, text_block
-from baton.wire.session_state import NewSessionResult
-from baton.wire.version import ProtocolChoice
 
-#: Run statuses and the `baton run` exit code each maps to.
-EXIT_CODES: Final = {
-    "COMPLETED": 0,
-    "FAILED": 1,
-    "INTERRUPTED": 130,
-    "RECOVERY_REQUIRED": 6,
-    "LOST": 6,
-}
+__all__ = [
+    "AgentNotInstalled",
+    "RunOutcome",
+    "RunRequest",
+    "RunResult",
+    "Runtime",
+    "data_dir_path",
+]
 
 
 class AgentNotInstalled(BatonError):
@@ -92,43 +88,6 @@ class AgentNotInstalled(BatonError):
 
     code = "AGENT_NOT_INSTALLED"
     fault = "caller"
-
-
-@dataclass(frozen=True, slots=True)
-class RunRequest:
-    """One prompt to run. Exactly one of ``agent`` (a profile) and ``agent_command``."""
-
-    prompt: str
-    agent: str | None = None
-    agent_command: str | Sequence[str] | None = None
-    env_keys: Sequence[str] = ()
-    cwd: str | None = None
-    #: The permission policy: ``"ask"``, ``"auto-edits"`` or ``"full"``.
-    policy: PolicyName = "ask"
-    allow_unattended: bool = False
-    mode: str | None = None
-    model: str | None = None
-    effort: str | None = None
-    config: Mapping[str, str] = field(default_factory=dict)
-    tools_file: str | None = None
-    #: The turn's idle bound: seconds, ``"off"``, or None for the profile's, the config
-    #: file's, else the default (``baton.wire.budget.DEFAULT_IDLE_TIMEOUT_SECONDS``, 600 s).
-    idle_timeout: BoundSetting = None
-    #: The turn's absolute bound in seconds (None: none).
-    timeout: float | None = None
-    attachments: Sequence[str] = ()
-    execution: ExecutionSettings = field(default_factory=ExecutionSettings)
-    #: The process lane: ``default``, or ``review`` (grok's read-only sandboxed process).
-    lane: str = "default"
-    #: Attach this provider session (resume, else load) instead of creating one.
-    attach_session: str | None = None
-    #: With ``attach_session``: attach to look, send no prompt (`baton recover --attach`).
-    inspect_only: bool = False
-    #: Keep the provider session attached after the run (its controls can then be read and
-    #: changed with :meth:`Runtime.controls` and :meth:`Runtime.apply_control`).
-    keep_session: bool = False
-    #: Pin the ACP version for this run (``--protocol``); None: the profile's (default auto).
-    protocol: ProtocolChoice | None = None
 
 
 @dataclass
@@ -151,6 +110,9 @@ class RunResult:
     retryable: bool = False
     skipped_frames: int = 0
     violations: int = 0
+    #: The class of the ending (its exit code is ``EXIT_CODES[outcome]``); None only for a
+    #: result built by hand.
+    outcome: RunOutcome | None = None
 
     def to_event(self) -> RunEvent:
         """The final ``result`` event."""
@@ -183,6 +145,7 @@ class Runtime:
         self,
         *,
         data_dir: str | os.PathLike[str] | None = None,
+        store: str | None = None,
         environ: Mapping[str, str] | None = None,
         asker: Asker | None = None,
         profiles: Mapping[str, Profile] | None = None,
@@ -195,6 +158,10 @@ class Runtime:
         self.data_dir = resolve_data_dir(
             str(data_dir) if data_dir is not None else None, self.environ
         )
+        #: The run store: a ``postgresql://`` URL (``store``, else ``BATON_STORE``) shared by
+        #: hosts, else the data directory's SQLite file. The journal stays in the data
+        #: directory either way (docs/fleet.md).
+        self.store_location = resolve_store(store, self.environ)
         self.asker: Asker = asker or NoUserAsker()
         self.profiles = dict(BUILTIN_PROFILES if profiles is None else profiles)
         self.config_overrides = dict(config_overrides or {})
@@ -225,7 +192,12 @@ class Runtime:
             return
         self.data_dir_notice = prepare_data_dir(self.data_dir).notice
         journal = Journal.in_data_dir(self.data_dir)
-        store = Store.open(self.data_dir, flush=journal.flush_refs)
+        url = self.store_location.url
+        store = (
+            Store.open(self.data_dir, flush=journal.flush_refs)
+            if url is None
+            else Store(url, flush=journal.flush_refs)
+        )
         # Retention keeps every record the store cites (issue 15: a flood must not prune the
         # running turn's own prompt).
         journal.set_pinned_floor(store.pinned_sequence_floor)
@@ -366,7 +338,15 @@ class Runtime:
         Every event is redacted before it leaves the runtime, with the same rules and exact
         secrets as the run store (its lane's, once the lane is known): callers (the CLI's
         ``--format json`` and text output, library users) never see what the store would not
-        keep."""
+        keep.
+
+        Cancellation: safe at any point, and it propagates. Cancelled during setup (nothing was
+        prompted), the run is recorded INTERRUPTED (``CALLER_CANCELLED``). Cancelled while
+        the prompt is outstanding, no session/cancel is sent (``on_turn`` gives the turn,
+        whose ``interrupt()`` is the clean stop): the prompt may still run, so the run is
+        recorded RECOVERY_REQUIRED (``CALLER_CANCELLED``), what streamed so far is written,
+        and the session is released; the lane stays usable. Those writes are shielded from a
+        second cancellation. Before the run is created nothing is written."""
         await self.open()
         assert self.store is not None and self.recorder is not None
         sink = on_event or (lambda _event: None)
@@ -399,12 +379,15 @@ class Runtime:
         lane.secrets.add(tools.secret_values())
         lane_secrets.append(lane.secrets)
         prompt_text = lane.redact(request.prompt)
-        run_id = self.recorder.create_run(
-            prompt_text,
-            policy=policy,
-            unattended=request.allow_unattended and ad_hoc,
-            profile=spec.profile_id,
-        )
+        if request.queued_run_id is not None:
+            run_id = await self.recorder.take_queued_run(request.queued_run_id)
+        else:
+            run_id = self.recorder.create_run(
+                prompt_text,
+                policy=policy,
+                unattended=request.allow_unattended and ad_hoc,
+                profile=spec.profile_id,
+            )
         loop = asyncio.get_running_loop()
         idle = resolve_idle_bound(
             ("run", request.idle_timeout),
@@ -432,340 +415,64 @@ class Runtime:
                 },
             )
         )
-        setup = _SetupWindow(lane)
+        ctx = RunContext(
+            run_id=run_id,
+            request=request,
+            spec=spec,
+            lane=lane,
+            cwd=cwd,
+            tools=tools,
+            policy=policy,
+            recorder=self.recorder,
+            clock=clock,
+            setup_clock=setup_clock,
+            emit=emit,
+            on_turn=on_turn,
+        )
+        window = SetupWindow(lane)
         try:
-            result = await self._run_on_lane(
-                setup,
-                run_id,
-                request,
-                spec,
-                lane,
-                cwd,
-                tools,
-                policy,
-                clock,
-                setup_clock,
-                emit,
-                on_turn,
-            )
+            outcome, session = await self._run_on_lane(ctx, window)
         finally:
-            setup.close()
+            window.close()
+        result = _result(run_id, outcome, session)
         result.duration_ms = int((time.monotonic() - started) * 1000)
         emit(result.to_event())
         return result
 
-    async def _fail(
-        self, run_id: str, status: str, code: str, message: str, *, exit_code: int, **extra: Any
-    ) -> RunResult:
-        assert self.recorder is not None
-        with contextlib.suppress(BatonError):
-            await self.recorder.run_status(
-                run_id, status, error_code=code, diagnostic=message, **extra
-            )
-        return RunResult(run_id, status, None, exit_code, error_code=code, message=message)
-
     async def _run_on_lane(
-        self,
-        setup: _SetupWindow,
-        run_id: str,
-        request: RunRequest,
-        spec: LaunchSpec,
-        lane: Lane,
-        cwd: str,
-        tools: Any,
-        policy: Any,
-        clock: BudgetClock | None,
-        setup_clock: BudgetClock | None,
-        emit: Callable[[RunEvent], None],
-        on_turn: Callable[[Turn], None] | None,
-    ) -> RunResult:
-        assert self.recorder is not None
-        redact = lane.redact
-        # Start (or reuse) the lane and open a session: nothing is ambiguous yet.
+        self, ctx: RunContext, window: SetupWindow
+    ) -> tuple[TurnOutcome, LaneSession | None]:
+        """Set the session up, then run the turn on it; the outcome and the session to name."""
         try:
-            client = await lane.ensure_started(setup_clock)
-            assert lane.server_id is not None
-            await extensions.cursor_models(
-                spec,
-                client,
-                lane.cursor_models,
-                lane.server_id,
-                request.model,
-                request.effort,
-                setup_clock,
+            opened = await open_session(ctx, window)
+        except asyncio.CancelledError:
+            # Nothing was prompted: the run is interrupted by its caller, never ambiguous.
+            cancelled = TurnOutcome(
+                "INTERRUPTED",
+                error_code=CALLER_CANCELLED,
+                message="the caller cancelled the run during setup; no prompt was sent",
+                interrupted_by="caller",
             )
-            setup.open()
-            connection = client.connection
-            attach_method: str | None = None
-            if request.attach_session is not None:
-                attached = await client.attach_session(
-                    request.attach_session, cwd, mcp_servers=tools
-                )
-                opened = NewSessionResult(attached.session_id, attached.state)
-                attach_method = attached.method
-            elif setup_clock is not None:
-                opened = await client.new_session_within(setup_clock, cwd, mcp_servers=tools)
-            else:
-                opened = await client.new_session(cwd, mcp_servers=tools)
-            ref = client.state_ref(opened.session_id)
-        except AgentLaunchFailed as exc:
-            return await self._fail(run_id, "FAILED", exc.code, redact(exc.message), exit_code=5)
-        except IncompatibleProtocolVersion as exc:
-            return await self._fail(run_id, "FAILED", exc.code, redact(exc.message), exit_code=5)
-        except AuthenticationRequired as exc:
-            lane.cursor_models.clear("auth_failure")
-            methods = ""
-            if lane.initialized is not None and lane.initialized.auth_methods:
-                methods = "; advertised methods: " + ", ".join(
-                    m.id for m in lane.initialized.auth_methods
-                )
-            return await self._fail(
-                run_id,
-                "FAILED",
-                "AUTHENTICATION_REQUIRED",
-                redact(f"the agent needs you to sign in{methods} ({exc.agent_message})"),
-                exit_code=4,
-            )
-        except BudgetExpired as exc:
-            await lane.quarantine("setup outlived the turn budget")
-            return await self._fail(run_id, "FAILED", exc.code, exc.message, exit_code=3)
-        except LaneFenced as exc:
-            return await self._fail(run_id, "FAILED", exc.code, exc.message, exit_code=5)
-        except (TransportClosed, ProtocolError) as exc:
-            message = redact(await start_failure_message(exc, lane))
-            return await self._fail(run_id, "FAILED", exc.code, message, exit_code=1)
-        except BatonError as exc:
-            return await self._fail(
-                run_id,
-                "FAILED",
-                exc.code,
-                redact(exc.message),
-                exit_code=1 if exc.fault == "agent" else 2,
-            )
-        assert lane.server_id is not None
-        session_id = await self.recorder.session_opened(
-            spec.profile_id, cwd, lane.server_id, opened.session_id, opened.state, ref
-        )
-        await self.recorder.run_attached(run_id, session_id, lane.server_id)
-        session = LaneSession(
-            session_id=session_id,
-            provider_id=opened.session_id,
-            cwd=cwd,
-            state=opened.state,
-            tracker=ToolCallTracker(opened.session_id),
-        )
-        early = lane.adopt(session)
-        setup.close()
-        if attach_method == "session/load":
-            # The load's replayed history: kept apart from the run's live output.
-            session.replayed = [
-                m["params"]["update"]
-                for m, _ref in early
-                if isinstance(m.get("params"), dict) and isinstance(m["params"].get("update"), dict)
-            ]
-        else:
-            # Updates read together with the answer (before its session was known): the
-            # session's, recorded as such.
-            await lane.deliver_early(early)
-        emit(
-            RunEvent(
-                "session",
-                run_id,
-                {
-                    "sessionId": session_id,
-                    "providerSessionId": opened.session_id,
-                    "attachedBy": attach_method,
-                    "replayedUpdates": len(session.replayed),
-                },
-            )
-        )
-        if request.inspect_only:
-            lane.release(opened.session_id)
-            with contextlib.suppress(BatonError):
-                await self.recorder.run_status(
-                    run_id,
-                    "COMPLETED",
-                    diagnostic=f"inspection: attached by {attach_method}; no prompt was sent",
-                )
-            return RunResult(
-                run_id,
-                "COMPLETED",
-                None,
-                0,
-                message=f"attached by {attach_method}; {len(session.replayed)} updates replayed",
-                session_id=session_id,
-                provider_session_id=opened.session_id,
-            )
-        requested = RequestedSettings(
-            mode=request.mode,
-            model=request.model,
-            effort=request.effort,
-            config=dict(request.config),
-        )
-        try:
-            handled, lane.grok_catalog = await extensions.grok_select(
-                spec, client, lane.grok_catalog, opened.session_id, request.model, request.effort
-            )
-            if handled:
-                requested = replace(requested, model=None, effort=None)
-            state, sent = await apply_settings(
-                client,
-                opened.session_id,
-                requested,
-                allow_legacy_set_model=spec.profile is not None
-                and spec.profile.session_models_extension,
-            )
-            if sent or handled:
-                await self.recorder.session_resolved(
-                    session_id, run_id, state, client.state_ref(opened.session_id)
-                )
-            session.state = state
-            controls = project_controls(
-                opened.session_id,
-                state,
-                grok_models=lane.grok_catalog,
-                secrets=lane.secrets,
-                session_id=session_id,
-            )
-            emit(RunEvent("controls", run_id, controls.to_json()))
-            blocks = build_prompt(client.capabilities, request.prompt)
-            if request.attachments:
-                blocks = self._attachments(spec, client, request)
-        except SessionMutationAmbiguous as exc:
-            await lane.quarantine(exc.message)
-            return await self._fail(
-                run_id,
-                "RECOVERY_REQUIRED",
-                exc.code,
-                redact(exc.message),
-                exit_code=6,
-                recovery_reason=redact(exc.message),
-            )
-        except BatonError as exc:
-            lane.release(opened.session_id)
-            return await self._fail(
-                run_id,
-                "FAILED",
-                exc.code,
-                redact(exc.message),
-                exit_code=2 if exc.fault == "caller" else 1,
-            )
-        permissions = PermissionSettings(
-            policy=policy,
-            allow_remembered=spec.allow_remembered_permissions,
-            context=LocalContext(
-                worktree=cwd,
-                network_allowed=request.execution.network == "enabled",
-                read_only=spec.read_only,
-            ),
-        )
-        turn = Turn(
-            run_id=run_id,
-            lane=lane,
-            session=session,
-            client=client,
-            recorder=self.recorder,
-            permissions=permissions,
+            task = asyncio.ensure_future(record_setup_failure(ctx, cancelled))
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+            raise
+        if isinstance(opened, SetupEnded):
+            if not opened.recorded:
+                await record_setup_failure(ctx, opened.outcome)
+            return opened.outcome, opened.session
+        outcome = await execute_turn(
+            ctx,
+            opened.session,
+            opened.client,
+            opened.blocks,
+            profile_mapped=opened.profile_mapped,
             asker=self.asker,
-            clock=clock,
             memory=self.memory,
-            emit=emit,
             interrupt_timeout=self.interrupt_timeout,
+            registry=self._turns,
         )
-        self._turns.add(turn)
-        if on_turn is not None:
-            on_turn(turn)
-        try:
-            outcome = await turn.execute(
-                blocks, profile_mapped=spec.profile_id == "grok" and bool(request.attachments)
-            )
-        finally:
-            self._turns.discard(turn)
-        connection = client.connection
-        result = self._result(
-            run_id, outcome, session, connection.skipped_frames, connection.violation_count
-        )
-        await self._record_outcome(
-            run_id, outcome, connection.skipped_frames, connection.violation_count
-        )
-        await self._release(lane, client, session, outcome, keep=request.keep_session)
-        return result
-
-    def _attachments(
-        self, spec: LaunchSpec, client: Any, request: RunRequest
-    ) -> list[dict[str, Any]]:
-        from baton.runtime.turns.attachments import attachment_blocks
-
-        return [
-            *attachment_blocks(spec, client.capabilities, request.attachments),
-            text_block(request.prompt),
-        ]
-
-    def _result(
-        self, run_id: str, outcome: TurnOutcome, session: LaneSession, skipped: int, violations: int
-    ) -> RunResult:
-        exit_code = EXIT_CODES.get(outcome.status, 1)
-        if outcome.status == "INTERRUPTED" and outcome.bound is not None:
-            exit_code = 3
-        if outcome.error_code == "AUTHENTICATION_REQUIRED":
-            exit_code = 4
-        return RunResult(
-            run_id,
-            outcome.status,
-            outcome.stop_reason,
-            exit_code,
-            error_code=outcome.error_code,
-            message=outcome.message or outcome.recovery_reason,
-            session_id=session.session_id,
-            provider_session_id=session.provider_id,
-            tool_calls=outcome.tool_calls,
-            text=outcome.text,
-            permissions=outcome.permissions,
-            bound=outcome.bound,
-            retryable=outcome.retryable,
-            skipped_frames=skipped,
-            violations=violations,
-        )
-
-    async def _record_outcome(
-        self, run_id: str, outcome: TurnOutcome, skipped: int, violations: int
-    ) -> None:
-        assert self.recorder is not None
-        with contextlib.suppress(BatonError):
-            await self.recorder.run_status(
-                run_id,
-                outcome.status,
-                stop_reason=outcome.stop_reason,
-                error_code=outcome.error_code,
-                diagnostic=outcome.message,
-                recovery_reason=outcome.recovery_reason,
-                skipped_frames=skipped,
-                violations=violations,
-            )
-
-    async def _release(
-        self,
-        lane: Lane,
-        client: Any,
-        session: LaneSession,
-        outcome: TurnOutcome,
-        keep: bool = False,
-    ) -> None:
-        """Close the provider session when advertised and nothing about it is ambiguous; never
-        start a process only to close. ``keep`` leaves an unambiguous session attached."""
-        if outcome.status in ("RECOVERY_REQUIRED", "LOST") or not lane.running:
-            lane.release(session.provider_id)
-            return
-        if keep:
-            session.last_status = outcome.status
-            return
-        if client.capabilities.session_close:
-            with contextlib.suppress(BatonError):
-                await client.close_session(session.provider_id)
-        lane.release(session.provider_id)
-        assert self.recorder is not None
-        with contextlib.suppress(BatonError):
-            self.recorder.session_state(session.session_id, "CLOSED")
+        return outcome, opened.session
 
     # --- session controls ------------------------------------------------------------------
 
@@ -786,7 +493,7 @@ class Runtime:
         return project_controls(
             session.provider_id,
             state,
-            grok_models=lane.grok_catalog,
+            grok_models=lane.extensions.models,
             secrets=lane.secrets,
             session_id=session_id,
         )
@@ -800,6 +507,11 @@ class Runtime:
         recovery-required, for a stale revision, an unknown or immutable control, a wrong type
         or a choice the provider did not advertise. An answer that does not confirm the change
         makes it ambiguous: the lane is quarantined and SessionMutationAmbiguous raised.
+
+        Cancellation: cancelling while the change is in flight leaves its outcome unknown, so
+        it is treated like an unconfirmed answer: the lane is quarantined (shielded from a
+        second cancellation) and the cancellation propagates. Cancelled before anything is
+        sent, nothing changes.
         """
         lane, session = self._kept(session_id)
         refuse_while(
@@ -819,24 +531,32 @@ class Runtime:
                 mutation,
                 client.session_state(session.provider_id),
                 result,
-                grok_models=lane.grok_catalog,
+                grok_models=lane.extensions.models,
             )
+        except asyncio.CancelledError:
+            task = asyncio.ensure_future(
+                lane.quarantine("a control change was cancelled with its outcome unknown")
+            )
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+            raise
         except (SessionMutationAmbiguous, BudgetExpired, TransportClosed) as exc:
             await lane.quarantine(f"a control change has an unknown outcome: {exc.code}")
             if isinstance(exc, SessionMutationAmbiguous):
                 raise
             raise SessionMutationAmbiguous(f"{mutation.method}: {exc.code}") from exc
         client.update_session_state(session.provider_id, confirmed.state)
-        if confirmed.grok_models is not None:
-            lane.grok_catalog = confirmed.grok_models
-        session.state = confirmed.state
+        lane.extensions.confirmed_models(confirmed.grok_models)
         await self.recorder.session_resolved(
             session_id, None, confirmed.state, client.state_ref(session.provider_id)
         )
         return self.controls(session_id)
 
     async def events(self, request: RunRequest) -> AsyncIterator[RunEvent]:
-        """Run ``request`` and yield its events as they happen; the last is ``result``."""
+        """Run ``request`` and yield its events as they happen; the last is ``result``.
+
+        Cancellation: cancelling the consumer (or closing the generator early) cancels the
+        run and waits for it to settle, with :meth:`run`'s cancellation semantics."""
         queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
         task = asyncio.ensure_future(self.run(request, on_event=queue.put_nowait))
         task.add_done_callback(lambda _t: queue.put_nowait(None))
@@ -854,46 +574,26 @@ class Runtime:
                     await task
 
 
-#: The agent's last stderr lines a start failure's message quotes (and at most this many
-#: characters of them): enough for a "missing API key" or a stack trace's last frames.
-START_FAILURE_STDERR_LINES: Final = 10
-START_FAILURE_STDERR_CHARS: Final = 2000
-#: Seconds a start failure's report waits for the stopped child to be reaped (its exit status
-#: and the end of its stderr); the report goes without them after that.
-START_FAILURE_EXIT_WAIT_SECONDS: Final = 2.0
-
-
-async def start_failure_message(exc: BatonError, lane: Lane) -> str:
-    """Why the agent could not be set up: how its process ended (status or signal) when it
-    is gone, and its last stderr lines (redacted by the lane)."""
-    ended = None if lane.running else await lane.last_exit(START_FAILURE_EXIT_WAIT_SECONDS)
-    tail = lane.stderr_tail() or (ended.stderr if ended is not None else "")
-    lines = [line for line in tail[-START_FAILURE_STDERR_CHARS:].splitlines() if line.strip()]
-    message = exc.message
-    if ended is not None:
-        message = f"the agent {ended.describe()} during startup ({exc.message})"
-    if lines:
-        shown = lines[-START_FAILURE_STDERR_LINES:]
-        message += "; its last stderr lines:\n" + "\n".join(f"  {line}" for line in shown)
-    return message
-
-
-class _SetupWindow:
-    """The lane's setup window of one run, closed exactly once (after adopt, or on failure)."""
-
-    def __init__(self, lane: Lane) -> None:
-        self._lane = lane
-        self._open = False
-
-    def open(self) -> None:
-        if not self._open:
-            self._lane.begin_setup()
-            self._open = True
-
-    def close(self) -> None:
-        if self._open:
-            self._open = False
-            self._lane.end_setup()
+def _result(run_id: str, outcome: TurnOutcome, session: LaneSession | None) -> RunResult:
+    """The run's result: the outcome, with its exit code from the one table."""
+    return RunResult(
+        run_id,
+        outcome.status,
+        outcome.stop_reason,
+        EXIT_CODES[outcome.run_outcome],
+        error_code=outcome.error_code,
+        message=outcome.message or outcome.recovery_reason,
+        session_id=session.session_id if session is not None else None,
+        provider_session_id=session.provider_id if session is not None else None,
+        tool_calls=outcome.tool_calls,
+        text=outcome.text,
+        permissions=outcome.permissions,
+        bound=outcome.bound,
+        retryable=outcome.retryable,
+        skipped_frames=outcome.skipped_frames,
+        violations=outcome.violations,
+        outcome=outcome.run_outcome,
+    )
 
 
 def data_dir_path(value: str | None, environ: Mapping[str, str]) -> Path:

@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Final
 
 import orjson
@@ -41,13 +42,33 @@ class RunNotActive(ServiceError):
     code = "RUN_NOT_ACTIVE"
 
 
+#: A run to launch: called with the service's event and turn hooks.
+Runner = Callable[[Callable[[RunEvent], None], Callable[[Turn], None]], Awaitable[object]]
+
+
+@dataclass
+class Launch:
+    """One launched run: its task, its run id once the run exists, its feed then."""
+
+    task: asyncio.Task[object]
+    created: asyncio.Future[str]
+    holder: list[RunFeed] = field(default_factory=list)
+
+    def feed(self) -> RunFeed:
+        """The run's feed (once :attr:`created` is done)."""
+        return self.holder[0]
+
+
 class RunLauncher:
     """The runs of one service."""
 
     def __init__(self, runtime: Runtime, feeds: FeedBoard) -> None:
         self.runtime = runtime
         self.feeds = feeds
+        #: Runs that exist, by id (a task whose run is not created yet is only in pending).
         self.tasks: dict[str, asyncio.Task[object]] = {}
+        #: Every launched task still going (queued session prompts included).
+        self.pending: set[asyncio.Task[object]] = set()
         self.turns: dict[str, Turn] = {}
         #: Provider session id -> the run whose turn uses it (for permission requests).
         self.provider_sessions: dict[str, str] = {}
@@ -62,6 +83,16 @@ class RunLauncher:
     async def start(self, request: RunRequest) -> str:
         """Start ``request``; return its run id once the run exists (cancellation-safe: a
         cancelled caller leaves the run going, as a client that hung up after POSTing)."""
+        launch = self.begin(
+            lambda on_event, on_turn: self.runtime.run(request, on_event=on_event, on_turn=on_turn)
+        )
+        run_id = await self.run_id_of(launch)
+        await self._record_launch(run_id, request, launch.feed())
+        return run_id
+
+    def begin(self, runner: Runner) -> Launch:
+        """Start ``runner`` (a runtime run, or a conversation's prompt) with this service's
+        event and turn hooks; its run id comes later (:meth:`run_id_of`)."""
         if self.stopping:
             raise ServiceStopping("the service is stopping and accepts no new prompt")
         loop = asyncio.get_running_loop()
@@ -78,6 +109,7 @@ class RunLauncher:
                 for waiting in early:
                     holder[0].publish(RunEvent(waiting.type, event.run_id, waiting.data))
                 created.set_result(event.run_id)
+                self.tasks[event.run_id] = task
             holder[0].publish(event)
             if event.type == "result":
                 for listener in list(self.on_result):
@@ -89,11 +121,11 @@ class RunLauncher:
             if self.stopping:
                 turn.interrupt("the service is stopping")
 
-        task: asyncio.Task[object] = asyncio.ensure_future(
-            self.runtime.run(request, on_event=on_event, on_turn=on_turn)
-        )
+        task: asyncio.Task[object] = asyncio.ensure_future(runner(on_event, on_turn))
+        self.pending.add(task)
 
         def finished(_task: asyncio.Task[object]) -> None:
+            self.pending.discard(task)
             if holder:
                 run_id = holder[0].run_id
                 self.tasks.pop(run_id, None)
@@ -103,15 +135,15 @@ class RunLauncher:
                 self.feeds.close(holder[0])
 
         task.add_done_callback(finished)
-        waited: set[asyncio.Future[object]] = {created, task}  # type: ignore[arg-type]
+        return Launch(task, created, holder)
+
+    async def run_id_of(self, launch: Launch) -> str:
+        """The launch's run id once the run exists, or the error that refused it before."""
+        waited: set[asyncio.Future[object]] = {launch.created, launch.task}  # type: ignore[arg-type]
         await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
-        if created.done():
-            run_id = created.result()
-            if not task.done():
-                self.tasks[run_id] = task
-            await self._record_launch(run_id, request, holder[0])
-            return run_id
-        task.result()  # the run was refused before it existed: its stable error
+        if launch.created.done():
+            return launch.created.result()
+        launch.task.result()  # the run was refused before it existed: its stable error
         raise InternalError("a run ended without any event")
 
     async def _record_launch(self, run_id: str, request: RunRequest, feed: RunFeed) -> None:
@@ -142,19 +174,25 @@ class RunLauncher:
         turn.interrupt("cancelled through the API")
 
     async def stop(self, grace: float) -> None:
-        """The graceful stop (see the module docstring). Idempotent."""
+        """The graceful stop (see the module docstring); prompts queued behind a session's
+        running turn are dropped (cancelled before anything was sent for them). Idempotent."""
         self.stopping = True
-        if self.tasks:
-            await asyncio.wait(set(self.tasks.values()), timeout=grace)
+        # Prompts still waiting in a session's queue never start: nothing was sent for them.
+        started = set(self.tasks.values())
+        for task in list(self.pending):
+            if task not in started:
+                task.cancel()
+        if self.pending:
+            await asyncio.wait(set(self.pending), timeout=grace)
         for turn in list(self.turns.values()):
             turn.interrupt("the service is stopping")
-        if self.tasks:
+        if self.pending:
             await asyncio.wait(
-                set(self.tasks.values()),
+                set(self.pending),
                 timeout=self.runtime.interrupt_timeout + STOP_SETTLE_MARGIN_SECONDS,
             )
-        for task in list(self.tasks.values()):
+        for task in list(self.pending):
             task.cancel()
-        for task in list(self.tasks.values()):
+        for task in list(self.pending):
             with contextlib.suppress(BaseException):
                 await task

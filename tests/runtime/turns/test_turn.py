@@ -18,14 +18,16 @@ from baton.connection.streams import MemoryReader, MemoryWriter
 from baton.errors import BatonError, TransportClosed
 from baton.redaction import SecretValues
 from baton.runtime.lanes.lane import LaneSession
+from baton.runtime.lanes.loss import LossCause, cause_of
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.correlation import ToolCallTracker
 from baton.runtime.permissions.engine import PermissionSettings
 from baton.runtime.permissions.local_policy import LocalContext
 from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.outcome import TurnOutcome
 from baton.runtime.turns.phase import TurnPhase
 from baton.runtime.turns.streaming import StreamMemory
-from baton.runtime.turns.turn import Turn, TurnOutcome
+from baton.runtime.turns.turn import Turn
 from baton.wire.framing import FrameDecoder
 
 SESSION = "session-1"
@@ -76,10 +78,14 @@ class StandInLane:
     def redact(self, text: str) -> str:
         return text
 
-    async def quarantine(self, reason: str, generation: int | None = None) -> None:
-        self.quarantined.append(reason)
+    async def quarantine(self, reason: str | LossCause, generation: int | None = None) -> None:
+        text = reason if isinstance(reason, str) else reason.describe()
+        self.quarantined.append(text)
         if self.turn is not None:
-            self.turn.on_lost(TransportClosed(reason))
+            self.turn.on_lost(TransportClosed(text))
+
+    async def loss_cause(self, error: BaseException | None) -> LossCause:
+        return cause_of(error)
 
 
 @dataclass
@@ -120,7 +126,6 @@ class Rig:
             session_id="ses-1",
             provider_id=SESSION,
             cwd="/tmp",
-            state=self.client.session_state(SESSION),
             tracker=ToolCallTracker(SESSION),
         )
         turn = Turn(

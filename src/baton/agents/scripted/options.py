@@ -142,6 +142,9 @@ class AgentOptions:
     prompt_usage: bool = False
     serve_unadvertised: bool = False
     state_dir: Path | None = None
+    #: Append every received prompt (one JSON line: pid, sessionId, text) to this file: the
+    #: evidence the fleet tests count (each queued prompt reaches an agent at most once).
+    prompt_log: Path | None = None
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     verbose: bool = False
 
@@ -325,6 +328,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="keep sessions in DIR so session/load and resume work across processes",
     )
     behaviour.add_argument(
+        "--prompt-log",
+        metavar="FILE",
+        help="append every prompt received (a JSON line: pid, sessionId, text) to FILE",
+    )
+    behaviour.add_argument(
         "--max-frame-bytes",
         type=int,
         metavar="N",
@@ -373,6 +381,8 @@ def options_from_namespace(args: argparse.Namespace) -> AgentOptions:
         changes["exit_on_eof"] = args.eof == "exit"
     if args.state_dir is not None:
         changes["state_dir"] = _state_dir(str(args.state_dir))
+    if getattr(args, "prompt_log", None) is not None:
+        changes["prompt_log"] = Path(str(args.prompt_log)).expanduser().resolve()
     if args.max_frame_bytes is not None:
         changes["max_frame_bytes"] = validate_frame_cap(args.max_frame_bytes)
     return replace(options, **changes)

@@ -30,14 +30,24 @@ from baton.cli import exit_codes
 from baton.cli.json_output import SCHEMA_VERSION, write_json
 from baton.cli.main import reader_gone
 from baton.cli.permission_prompt import terminal_asker
+from baton.cli.store_access import add_store_option
 from baton.cli.terminal import Screen, error_line, visible
-from baton.errors import AgentLaunchFailed, BatonError, PolicyNotAvailable
+from baton.errors import (
+    AgentLaunchFailed,
+    BatonError,
+    PolicyNotAvailable,
+    SessionBusy,
+    SessionNotFound,
+    SessionRecoveryRequired,
+)
 from baton.runtime.agents.config_file import load_config
+from baton.runtime.conversations import DEFAULT_WAIT_SECONDS, Conversations, PromptOptions
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
+from baton.store.location import resolve_store
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
 from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice
 
@@ -69,12 +79,37 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("prompt", metavar="PROMPT", help="the prompt, or - to read it from stdin")
-    agent = parser.add_mutually_exclusive_group(required=True)
+    agent = parser.add_mutually_exclusive_group()
     agent.add_argument("--agent", metavar="NAME", help="a profile: claude, codex, cursor, ...")
     agent.add_argument(
         "--agent-command",
         metavar='"CMD ARGS"',
         help="a custom ACP agent command (split like a shell; no shell is used)",
+    )
+    agent.add_argument(
+        "--session",
+        metavar="NAME",
+        help="the next turn of this named session (`baton session new`); its agent, cwd and "
+        "settings are the session's",
+    )
+    parser.add_argument(
+        "--continue",
+        action="store_true",
+        dest="continue_latest",
+        help="the next turn of the most recently used session of this cwd and agent",
+    )
+    parser.add_argument(
+        "--no-wait",
+        action="store_true",
+        help=f"with a session: fail SESSION_BUSY (exit {exit_codes.SESSION_BUSY}) instead of "
+        "waiting while another turn of it runs",
+    )
+    parser.add_argument(
+        "--wait-timeout",
+        type=bound,
+        default=DEFAULT_WAIT_SECONDS,
+        metavar="SECONDS|off",
+        help=f"with a session: how long to wait for a running turn (default {DEFAULT_WAIT_SECONDS:g})",
     )
     parser.add_argument(
         "--env",
@@ -151,6 +186,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the turn's absolute bound (a positive number of seconds, or off)",
     )
     parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
+    add_store_option(parser)
     parser.add_argument(
         "--config",
         "--config-file",
@@ -438,6 +474,7 @@ def run(args: argparse.Namespace) -> int:
                 f"--config takes Baton's config FILE; to set a session option use "
                 f"--set-option {args.config_file}"
             )
+        _check_agent_flags(args)
         prompt = _read_prompt(args.prompt)
         config = load_config(args.config_file)
         request = RunRequest(
@@ -465,8 +502,13 @@ def run(args: argparse.Namespace) -> int:
     screen = Screen(sys.stdout, sys.stderr)
     # A prompt read from stdin leaves no terminal to ask on: nobody can answer.
     asker = terminal_asker(sys.stdin, sys.stderr, screen) if args.prompt != "-" else NoUserAsker()
+    try:
+        shared = resolve_store(args.store, os.environ, config.store_url).url
+    except BatonError as exc:
+        return _refused(exc, fmt, None)
     runtime = Runtime(
         data_dir=args.data_dir,
+        store=shared,
         asker=asker,
         profiles=config.all_profiles(),
         config_overrides=dict(config.executables),
@@ -476,12 +518,50 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(session.go())
 
 
+#: Flags that a session's record decides: refused beside --session (the session keeps them).
+SESSION_DECIDES: Final = (
+    ("cwd", "--cwd"),
+    ("env", "--env"),
+    ("mode", "--mode"),
+    ("model", "--model"),
+    ("effort", "--effort"),
+    ("option_values", "--set-option"),
+    ("lane", "--lane"),
+)
+
+
+def _check_agent_flags(args: argparse.Namespace) -> None:
+    """Exactly one of --agent, --agent-command and --session; --continue needs an agent; a
+    session's own settings are not given again."""
+    if args.continue_latest:
+        if args.session is not None:
+            raise BadFlag("--continue picks the session itself; drop --session")
+        if args.agent is None and args.agent_command is None:
+            raise BadFlag("--continue needs --agent or --agent-command (the session's agent)")
+    if args.session is not None or args.continue_latest:
+        for attribute, flag in SESSION_DECIDES:
+            if attribute == "cwd" and args.continue_latest:
+                continue  # --continue looks the session up by cwd
+            if getattr(args, attribute) not in (None, [], "default"):
+                raise BadFlag(
+                    f"{flag} is the session's own setting (given to `baton session new`); "
+                    "drop it to continue a session"
+                )
+        return
+    if args.agent is None and args.agent_command is None:
+        raise BadFlag("name an agent: --agent NAME, --agent-command CMD, or --session NAME")
+
+
 def _refused(exc: BatonError, fmt: str, hint: str | None) -> int:
     """A run refused before it started: ``CODE: message`` on stderr (and a JSON ``error``
     line on stdout with --json); exit 2 for the caller's fault, 5 for a missing agent."""
     code = exit_codes.USAGE if exc.fault == "caller" else exit_codes.TURN_FAILED
     if isinstance(exc, AgentNotInstalled | AgentLaunchFailed):
         code = exit_codes.NOT_INSTALLED
+    elif isinstance(exc, SessionBusy):
+        code = exit_codes.SESSION_BUSY
+    elif isinstance(exc, SessionRecoveryRequired):
+        code = exit_codes.RECOVERY_REQUIRED
     print(error_line(exc), file=sys.stderr)
     if hint:
         print(f"hint: {hint}", file=sys.stderr)
@@ -529,6 +609,9 @@ class _RunSession:
         self.runtime = runtime
         self.request = request
         self.screen = screen
+        self.args = args
+        #: The named session this run continues (``--session``, or found by ``--continue``).
+        self.session_name: str | None = None
         self.fmt = args.format or "text"
         self.fail_on_denied = bool(args.fail_on_denied)
         self.verbose = bool(args.verbose)
@@ -637,9 +720,7 @@ class _RunSession:
             async with self.runtime:
                 if self.runtime.data_dir_notice is not None:
                     self.screen.note(f"baton: {visible(self.runtime.data_dir_notice, None)}")
-                result = await self.runtime.run(
-                    self.request, on_event=self.emit, on_turn=self.on_turn
-                )
+                result = await self._execute()
                 await self._record_launch(result.run_id)
         except asyncio.CancelledError:
             self.screen.end()
@@ -662,6 +743,37 @@ class _RunSession:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
         return self._finish(result)
+
+    async def _execute(self) -> RunResult:
+        """The run: one prompt on a new provider session, or the next turn of a session."""
+        args = self.args
+        if args.session is None and not args.continue_latest:
+            return await self.runtime.run(self.request, on_event=self.emit, on_turn=self.on_turn)
+        conversations = Conversations(self.runtime)
+        name = args.session
+        if name is None:
+            latest = await conversations.latest(
+                self.request.cwd, agent=args.agent, agent_command=args.agent_command
+            )
+            if latest is None:
+                raise SessionNotFound(
+                    "no open session of this cwd and agent; start one with `baton session new`"
+                )
+            name = latest.name
+        self.session_name = name
+        options = PromptOptions(
+            policy=self.request.policy,
+            allow_unattended=self.request.allow_unattended,
+            tools_file=self.request.tools_file,
+            idle_timeout=self.request.idle_timeout,
+            timeout=self.request.timeout,
+            attachments=self.request.attachments,
+            wait=not args.no_wait,
+            wait_timeout=args.wait_timeout,
+        )
+        return await conversations.prompt(
+            name, self.request.prompt, options, on_event=self.emit, on_turn=self.on_turn
+        )
 
     async def _record_launch(self, run_id: str) -> None:
         """An ad-hoc agent's command, recorded on its run so `baton recover --attach` can
@@ -709,6 +821,7 @@ class _RunSession:
                         "usage": self.usage,
                         "permissionOutcomes": counts,
                         "nextStep": next_step(result, exit_code),
+                        "session": self.session_name,
                     },
                 )
         except BrokenPipeError:

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from baton.connection import InboundRequest
@@ -32,6 +31,7 @@ from baton.runtime.permissions.ask import Asker
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
 from baton.runtime.permissions.records import TURN_CANCELLED
 from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.outcome import TurnOutcome
 from baton.runtime.turns.phase import (
     LOSABLE_PHASES,
     REFUSING_PHASES,
@@ -48,6 +48,7 @@ from baton.runtime.turns.streaming import (
     StreamMemory,
 )
 from baton.store import NewItem
+from baton.wire.bounded import bounded, bounded_text
 from baton.wire.budget import BudgetClock
 from baton.wire.codec import PromptAck, SessionActivity, parse_state_update
 from baton.wire.session_state import parse_config_options
@@ -75,6 +76,9 @@ MAX_VIEW_DIFF_FILES: Final = 8
 #: any redaction rule. The full content stays in the protected journal.
 MAX_VIEW_DIFF_TEXT_CHARS: Final = 64 * 1024
 
+#: The run error code of a turn whose caller cancelled it while the prompt was outstanding.
+CALLER_CANCELLED: Final = "CALLER_CANCELLED"
+
 FAILED_STOP_REASONS: Final = frozenset({"refusal", "max_tokens", "max_turn_requests"})
 
 #: The v2 stop reason of a turn that ended in a failure (its JSON-RPC error alongside).
@@ -83,24 +87,28 @@ ERROR_STOP_REASON: Final = "error"
 #: How a prompt ended on the wire: v1's answer, or v2's ``idle`` state.
 PromptEnd = PromptResult | SessionActivity
 
+#: Characters of the agent's unknown stop reason quoted in the run's message.
+MAX_STOP_REASON_QUOTE_CHARS: Final = 80
+
+# What the compact views of agent data keep (every view is also within the projection bounds
+# of baton.wire.bounded): enough to show and to search, never the whole payload (that is in
+# the protected journal).
+#: Characters of a tool call's title.
+MAX_TOOL_TITLE_CHARS: Final = 512
+#: Characters of a tool call's command line.
+MAX_TOOL_COMMAND_CHARS: Final = 1024
+#: Paths of one tool call.
+MAX_TOOL_PATHS: Final = 16
+#: Characters of a diff item's path.
+MAX_TOOL_PATH_CHARS: Final = 1024
+#: Entries of a plan.
+MAX_PLAN_ENTRIES: Final = 64
+#: Command names of an available_commands_update.
+MAX_COMMAND_NAMES: Final = 64
+#: Characters of a mode id, a session title or a command name.
+MAX_NAME_CHARS: Final = 1024
+
 Emit = Callable[[RunEvent], None]
-
-
-@dataclass
-class TurnOutcome:
-    """How a turn ended: the run's final status and why."""
-
-    status: str
-    stop_reason: str | None = None
-    error_code: str | None = None
-    message: str | None = None
-    bound: str | None = None
-    interrupted_by: str | None = None
-    recovery_reason: str | None = None
-    retryable: bool = False
-    tool_calls: int = 0
-    permissions: list[dict[str, Any]] = field(default_factory=list)
-    text: str = ""
 
 
 class Turn:
@@ -157,6 +165,10 @@ class Turn:
         self._lost_event = asyncio.Event()
         self._interrupt_event = asyncio.Event()
         self._interrupt_reason: str | None = None
+        # The prompt's request id once it is written.
+        self._request_id: int | None = None
+        #: The outcome of a turn whose caller cancelled :meth:`execute`, else None.
+        self.abandoned: TurnOutcome | None = None
         self._append_failed: str | None = None
         #: v2: the prompt's acknowledgement, and the ``idle`` state that ends the turn.
         self._ack: PromptAck | None = None
@@ -255,7 +267,9 @@ class Turn:
             self.emit(RunEvent("plan", self.run_id, {"entries": _plan_view(self.plan)}))
             return
         if kind == "usage_update":
-            self.usage = {k: update.get(k) for k in ("used", "size", "cost") if k in update}
+            self.usage = bounded(
+                {k: update.get(k) for k in ("used", "size", "cost") if k in update}
+            )
             self.emit(RunEvent("usage", self.run_id, dict(self.usage)))
             return
         if kind == "current_mode_update":
@@ -267,7 +281,9 @@ class Turn:
                         self.client.update_session_state(
                             self.session.provider_id, state.with_current_mode(mode_id)
                         )
-                self.emit(RunEvent("mode", self.run_id, {"modeId": mode_id}))
+                self.emit(
+                    RunEvent("mode", self.run_id, {"modeId": bounded_text(mode_id, MAX_NAME_CHARS)})
+                )
             return
         if kind == "config_option_update":
             options, _ignored = parse_config_options(update.get("configOptions"))
@@ -282,9 +298,9 @@ class Turn:
                     "config",
                     self.run_id,
                     {
-                        "configOptions": [
-                            {"id": o.id, "currentValue": o.current_value} for o in options
-                        ]
+                        "configOptions": bounded(
+                            [{"id": o.id, "currentValue": o.current_value} for o in options]
+                        )
                     },
                 )
             )
@@ -292,20 +308,14 @@ class Turn:
         if kind == "session_info_update":
             title = update.get("title")
             if isinstance(title, str):
-                self.emit(RunEvent("session_info", self.run_id, {"title": self.lane.redact(title)}))
+                # Redacted whole, then cut (as every view: see _tool_call_view).
+                shown = bounded_text(self.lane.redact(title), MAX_NAME_CHARS)
+                self.emit(RunEvent("session_info", self.run_id, {"title": shown}))
             return
         if kind == "available_commands_update":
             commands = update.get("availableCommands")
-            names = (
-                [
-                    c.get("name")
-                    for c in commands
-                    if isinstance(c, dict) and isinstance(c.get("name"), str)
-                ]
-                if isinstance(commands, list)
-                else []
-            )
-            self.emit(RunEvent("commands", self.run_id, {"commands": names[:64]}))
+            names = _command_names(commands)
+            self.emit(RunEvent("commands", self.run_id, {"commands": names}))
             return
         # Everything else is journal-only telemetry.
 
@@ -361,18 +371,20 @@ class Turn:
             finally:
                 self._pending.discard(task)
         record = resolution.record.to_json(self.lane.secrets)
-        view = {
-            "toolCallId": record.get("toolCallId"),
-            "options": [
-                {"optionId": o.get("optionId"), "name": o.get("name"), "kind": o.get("kind")}
-                for o in record.get("options", [])
-            ],
-            "outcome": "selected" if record.get("choice") is not None else "cancelled",
-            "optionId": record.get("choice"),
-            "chosenBy": record.get("chosenBy"),
-            "reasonCode": record.get("reasonCode"),
-            "reason": self.lane.redact(str(record.get("reason") or "")),
-        }
+        view = bounded(
+            {
+                "toolCallId": record.get("toolCallId"),
+                "options": [
+                    {"optionId": o.get("optionId"), "name": o.get("name"), "kind": o.get("kind")}
+                    for o in record.get("options", [])
+                ],
+                "outcome": "selected" if record.get("choice") is not None else "cancelled",
+                "optionId": record.get("choice"),
+                "chosenBy": record.get("chosenBy"),
+                "reasonCode": record.get("reasonCode"),
+                "reason": self.lane.redact(str(record.get("reason") or "")),
+            }
+        )
         # Written (its request's journal record flushed first) before the answer is sent.
         await self.recorder.interaction(
             self.session.session_id, self.run_id, resolution, request.ref, self.lane.secrets
@@ -424,7 +436,14 @@ class Turn:
         self, prompt: Sequence[dict[str, Any]], *, profile_mapped: bool = False
     ) -> TurnOutcome:
         """Submit ``prompt`` and follow the turn to its end. ``profile_mapped``: the blocks
-        came from a profile-owned attachment mapping (see AcpClient.send_prompt)."""
+        came from a profile-owned attachment mapping (see AcpClient.send_prompt).
+
+        Cancellation: cancelling this coroutine abandons the turn without sending
+        session/cancel (``interrupt`` is the clean stop): the prompt's wait is given up (a late
+        answer is dropped and counted), what streamed so far is written, the turn ends
+        FINISHED, and :attr:`abandoned` holds its outcome: RECOVERY_REQUIRED
+        (``CALLER_CANCELLED``) once the prompt may have reached the agent. Then the
+        cancellation propagates."""
         self.session.active = self
         outcome: TurnOutcome
         ticker = asyncio.ensure_future(self._tick())
@@ -434,6 +453,9 @@ class Turn:
             else:
                 self.phases.enter(TurnPhase.SUBMITTING)
                 outcome = await self._submit_and_wait(prompt, profile_mapped)
+        except asyncio.CancelledError:
+            self._abandon()
+            raise
         finally:
             ticker.cancel()
             self.session.active = None
@@ -453,6 +475,28 @@ class Turn:
         self.phases.enter(TurnPhase.FINISHED)
         return outcome
 
+    def _abandon(self) -> None:
+        """The caller cancelled :meth:`execute` (see its docstring)."""
+        if self.phases.current in (TurnPhase.FINISHING, TurnPhase.FINISHED):
+            return
+        if self._request_id is not None:
+            self.client.connection.abandon(self._request_id)
+        outcome = TurnOutcome(
+            "RECOVERY_REQUIRED",
+            error_code=CALLER_CANCELLED,
+            recovery_reason=(
+                "the caller cancelled the run with the prompt outstanding; ACP has no "
+                "prompt-status read method, so Baton will not replay it"
+            ),
+        )
+        self.phases.enter(TurnPhase.FINISHING)
+        self._finish_items(outcome)
+        outcome.tool_calls = len(self.tool_calls)
+        outcome.permissions = self.permission_log
+        outcome.text = "".join(self._text_parts)
+        self.phases.enter(TurnPhase.FINISHED)
+        self.abandoned = outcome
+
     def _lost_before_submission(self) -> TurnOutcome:
         """The lane was lost before the prompt was sent: nothing reached the agent."""
         code = self._lost.code if self._lost is not None else "RUNTIME_LOST"
@@ -471,6 +515,7 @@ class Turn:
             request_id = await self.client.send_prompt(
                 self.session.provider_id, prompt, profile_mapped=profile_mapped
             )
+            self._request_id = request_id
         except TransportClosed as exc:
             # The prompt was journaled and may have reached the agent: ambiguous.
             return await self._lost_outcome(exc)
@@ -616,7 +661,10 @@ class Turn:
             "FAILED",
             stop_reason=reason,
             error_code="STOP_UNKNOWN",
-            message=f"the agent stopped with an unknown reason: {self.lane.redact(reason)[:80]}",
+            message=(
+                "the agent stopped with an unknown reason: "
+                f"{self.lane.redact(reason)[:MAX_STOP_REASON_QUOTE_CHARS]}"
+            ),
         )
 
     def _agent_error(self, exc: AgentRequestError) -> TurnOutcome:
@@ -634,12 +682,13 @@ class Turn:
     async def _lost_outcome(self, reason: BatonError | None) -> TurnOutcome:
         self._enter_lost(reason)
         code = reason.code if reason is not None else "RUNTIME_LOST"
-        await self.lane.quarantine(f"the agent was lost mid-turn: {code}", self.generation)
+        cause = await self.lane.loss_cause(self._lost or reason)
+        await self.lane.quarantine(cause, self.generation)
         return TurnOutcome(
             "RECOVERY_REQUIRED",
             error_code="AGENT_MUTATION_AMBIGUOUS",
             recovery_reason=(
-                f"the agent process was lost with the prompt outstanding ({code}); ACP has no "
+                f"{cause.describe()}, with the prompt outstanding ({code}); ACP has no "
                 "prompt-status read method, so Baton will not replay it"
             ),
         )
@@ -781,15 +830,18 @@ def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict
         "kind": state.get("kind"),
         # Redacted whole, then cut: cutting first could leave the head of a credential
         # too short for any rule to recognise.
-        "title": redact(title)[:512] if isinstance(title, str) else None,
+        "title": redact(title)[:MAX_TOOL_TITLE_CHARS] if isinstance(title, str) else None,
         "status": state.get("status"),
-        "paths": [redact(p) for p in tool_paths(state)[:16]],
+        "paths": [redact(p) for p in tool_paths(state)[:MAX_TOOL_PATHS]],
     }
     command = tool_command(state)
     if command is not None:
-        view["command"] = redact(command)[:1024]
+        view["command"] = redact(command)[:MAX_TOOL_COMMAND_CHARS]
+    content = state.get("content")
     diffs = [
-        c for c in (state.get("content") or []) if isinstance(c, dict) and c.get("type") == "diff"
+        c
+        for c in (content if isinstance(content, list) else [])
+        if isinstance(c, dict) and c.get("type") == "diff"
     ]
     if diffs:
         added = removed = files = 0
@@ -802,17 +854,39 @@ def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict
                 removed += sum(s.removed for s in stats)
                 continue
             files += 1
-            old = (diff.get("oldText") or "").splitlines()
-            new = (diff.get("newText") or "").splitlines()
+            old = _lines(diff.get("oldText"))
+            new = _lines(diff.get("newText"))
             added += max(len(new) - len(old), 0) if old else len(new)
             removed += max(len(old) - len(new), 0)
-        view["diff"] = {
+        # The diff's texts are the inspector's, bounded by their own rule (a side over
+        # MAX_VIEW_DIFF_TEXT_CHARS is left out whole, never cut); everything else of the view
+        # is a bounded projection.
+        bounded_view: dict[str, Any] = bounded(view)
+        bounded_view["diff"] = {
             "files": files,
             "added": added,
             "removed": removed,
             "changes": [_diff_change(d, redact) for d in diffs[:MAX_VIEW_DIFF_FILES]],
         }
-    return view
+        return bounded_view
+    view_only: dict[str, Any] = bounded(view)
+    return view_only
+
+
+def _command_names(commands: object) -> list[str]:
+    """The first :data:`MAX_COMMAND_NAMES` command names of an available_commands_update."""
+    names: list[str] = []
+    for command in commands if isinstance(commands, list) else []:
+        if len(names) >= MAX_COMMAND_NAMES:
+            break
+        if isinstance(command, dict) and isinstance(command.get("name"), str):
+            names.append(bounded_text(command["name"], MAX_NAME_CHARS))
+    return names
+
+
+def _lines(text: object) -> list[str]:
+    """The lines of a diff side (nothing when the agent sent no text there)."""
+    return text.splitlines() if isinstance(text, str) else []
 
 
 def _diff_change(diff: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
@@ -838,7 +912,7 @@ def _diff_change(diff: dict[str, Any], redact: Callable[[str], str]) -> dict[str
     sides = [side for side in (old, new) if side is not None]
     fits = all(isinstance(s, str) and len(s) <= MAX_VIEW_DIFF_TEXT_CHARS for s in sides)
     return {
-        "path": redact(path)[:1024] if isinstance(path, str) else None,
+        "path": redact(path)[:MAX_TOOL_PATH_CHARS] if isinstance(path, str) else None,
         "oldText": redact(old) if fits and isinstance(old, str) else None,
         "newText": redact(new) if fits and isinstance(new, str) else None,
         "truncated": not fits,
@@ -846,8 +920,12 @@ def _diff_change(diff: dict[str, Any], redact: Callable[[str], str]) -> dict[str
 
 
 def _plan_view(entries: list[Any]) -> list[dict[str, Any]]:
-    return [
-        {k: e.get(k) for k in ("content", "status", "priority")}
-        for e in entries[:64]
-        if isinstance(e, dict)
-    ]
+    """The plan's entries as events and items show them, bounded."""
+    view: list[dict[str, Any]] = bounded(
+        [
+            {k: e.get(k) for k in ("content", "status", "priority")}
+            for e in entries[:MAX_PLAN_ENTRIES]
+            if isinstance(e, dict)
+        ]
+    )
+    return view

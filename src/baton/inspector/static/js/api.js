@@ -19,16 +19,19 @@ export const ROUTES = {
   session: (id) => `${BASE}/sessions/${enc(id)}`,
   prompt: (id) => `${BASE}/sessions/${enc(id)}/prompt`,
   cancelSession: (id) => `${BASE}/sessions/${enc(id)}/cancel`,
+  closeSession: (id) => `${BASE}/sessions/${enc(id)}/close`,
   controls: (id) => `${BASE}/sessions/${enc(id)}/controls`,
   runs: () => `${BASE}/runs`,
   run: (id) => `${BASE}/runs/${enc(id)}`,
   runEvents: (id) => `${BASE}/runs/${enc(id)}/events`,
   cancelRun: (id) => `${BASE}/runs/${enc(id)}/cancel`,
   permissions: () => `${BASE}/permissions`,
-  answer: (id) => `${BASE}/permissions/${enc(id)}`,
+  answer: (id) => `${BASE}/permissions/${enc(id)}/answer`,
   recovery: () => `${BASE}/recovery`,
-  markFailed: (id) => `${BASE}/recovery/${enc(id)}/mark-failed`,
-  journal: (target) => `${BASE}/journal/${enc(target)}`,
+  markFailed: (id) => `${BASE}/recovery/${enc(id)}/fail`,
+  attach: (id) => `${BASE}/recovery/${enc(id)}/attach`,
+  runJournal: (id) => `${BASE}/runs/${enc(id)}/journal`,
+  serverJournal: (id) => `${BASE}/servers/${enc(id)}/journal`,
 };
 
 /** A refusal or failure from the service, with its stable code. */

@@ -31,18 +31,23 @@ export function recordItem(r) {
     h("pre", { class: "json" }, typeof r.raw === "string" ? r.raw : JSON.stringify(r.raw)));
 }
 
-export function journalPage(view, [, id]) {
-  const input = h("input", { name: "target", value: id ?? "", autocomplete: "off", placeholder: "run id (or prefix) or server instance id" });
+export function journalPage(view, [kind, id]) {
+  const which = h("select", { name: "kind" }, h("option", { value: "run", selected: kind !== "server" }, "run"),
+    h("option", { value: "server", selected: kind === "server" }, "server instance"));
+  const input = h("input", { name: "target", value: id ?? "", autocomplete: "off", placeholder: "run id (or a unique prefix) or server instance id" });
   const box = h("div", { "aria-live": "polite" });
   const load = async (after) => {
     const target = input.value.trim();
     if (!target) { replaceChildren(box, h("p", { class: "muted" }, "Name a run or a server instance.")); return; }
     try {
-      const data = await get(ROUTES.journal(target), { after, limit: JOURNAL_PAGE_RECORDS });
+      const route = which.value === "server" ? ROUTES.serverJournal(target) : ROUTES.runJournal(target);
+      const data = await get(route, { after, limit: JOURNAL_PAGE_RECORDS });
       const records = listOf(data, "records");
       const [ok, total] = await verifyRecords(records);
       replaceChildren(box,
-        h("p", {}, `server instance ${data.serverInstanceId ?? "?"}`, data.runId ? `, run ${data.runId}` : "",
+        h("p", {}, "server instance ", data.serverInstanceId
+          ? h("a", { href: `#/journal/server/${encodeURIComponent(data.serverInstanceId)}` }, String(data.serverInstanceId)) : "?",
+          data.runId ? `, run ${data.runId}` : "",
           after ? `, records after #${after}` : ", from the first record"),
         h("p", { "data-testid": "journal-verification" }, "verification: ", badge(ok === total ? "ok" : "fail"),
           ` ${ok} of ${total} records on this page match their SHA-256`),
@@ -54,7 +59,7 @@ export function journalPage(view, [, id]) {
     }
   };
   const form = h("form", { class: "filters", "aria-label": "journal", onsubmit: (e) => { e.preventDefault(); load(0); } },
-    field("Run or server instance", input), h("button", { type: "submit" }, "Show"));
+    field("Of a", which), field("Id", input), h("button", { type: "submit" }, "Show"));
   replaceChildren(view, h("h1", {}, "Journal"), form, box);
   if (id) load(0);
 }

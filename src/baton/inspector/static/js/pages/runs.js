@@ -34,9 +34,9 @@ function usageText(run) {
   return `${u.used ?? "?"}/${u.size ?? "?"}${u.cost ? `, ${u.cost.amount} ${u.cost.currency ?? ""}` : ""}`;
 }
 
-/** The runs table. */
+/** The runs table (a usage column when the service's rows carry usage). */
 export function runsTable(runs) {
-  return table([
+  const columns = [
     ["run", (r) => h("a", { href: `#/runs/${encodeURIComponent(r.id ?? r.runId)}` }, h("code", {}, String(r.id ?? r.runId)))],
     ["status", runStatus],
     ["agent", (r) => String(r.agent ?? "")],
@@ -46,7 +46,9 @@ export function runsTable(runs) {
     ["started", (r) => String(r.startedAt ?? r.createdAt ?? "")],
     ["duration", (r) => r.durationSeconds !== undefined && r.durationSeconds !== null ? duration(r.durationSeconds * 1000) : ""],
     ["usage", usageText],
-  ], runs, "No runs match.");
+  ];
+  const withUsage = runs.some((r) => r.usage);
+  return table(columns.filter(([heading]) => withUsage || heading !== "usage"), runs, "No runs match.");
 }
 
 /** The form that starts a run through `POST /api/v1/runs`; the page opens the new run. */
@@ -86,20 +88,17 @@ export function runsPage(view) {
   const box = h("div", { "aria-live": "polite" });
   const load = async () => {
     try {
-      const data = await get(ROUTES.runs(), { status: status.value, sessionId: session.value.trim() });
-      // The service filters by status and session; agent and cwd are matched here, on the
-      // rows it returned.
-      const wantAgent = agent.value.trim();
-      const wantCwd = cwd.value.trim();
-      const runs = listOf(data, "runs").filter((r) =>
-        (!wantAgent || String(r.agent ?? "") === wantAgent) && (!wantCwd || String(r.cwd ?? "").includes(wantCwd)));
+      const data = await get(ROUTES.runs(), {
+        status: status.value, sessionId: session.value.trim(), agent: agent.value.trim(), cwd: cwd.value.trim(),
+      });
+      const runs = listOf(data, "runs");
       replaceChildren(box, runsTable(runs));
     } catch (error) {
       replaceChildren(box, errorBox(error));
     }
   };
   const form = h("form", { class: "filters", "aria-label": "filters", onsubmit: (e) => { e.preventDefault(); load(); } },
-    field("Status", status), field("Agent", agent), field("Working directory contains", cwd), field("Session", session),
+    field("Status", status), field("Agent", agent), field("Working directory", cwd), field("Session", session),
     h("button", { type: "submit" }, "Filter"));
   replaceChildren(view, h("h1", {}, "Runs"), newRunForm(), h("h2", {}, "Runs"), form, box);
   load();

@@ -1,6 +1,10 @@
 // Sessions: the list, and one session with its prompt box (queued prompts shown with their
 // position), the cancel button of its active turn, its runs, and its safe controls (BOOLEAN
 // and SELECT only, sent back as exactly {controlId, value, revision}).
+//
+// The session routes are the service's (docs/api.md); a service that does not have them yet
+// (its OpenAPI document lists no /api/v1/sessions) is shown its sessions as its runs record
+// them: grouped by session id, with their runs, and no controls or prompt box.
 
 import { h, replaceChildren, badge, facts } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
@@ -11,21 +15,54 @@ import { runsTable, runStatus } from "./runs.js";
 const SAFE_TYPES = new Set(["BOOLEAN", "SELECT"]);
 
 // Run statuses during which controls are disabled.
-const BUSY = new Set(["QUEUED", "RUNNING", "RECOVERY_REQUIRED"]);
+const BUSY = new Set(["QUEUED", "STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING", "RECOVERY_REQUIRED"]);
+// Session statuses during which controls are disabled (a turn runs, or recovery is required).
+const BUSY_SESSION = new Set(["ACTIVE", "RECOVERY_REQUIRED"]);
+
+let sessionRoutes = null;
+
+/** Whether the service has the session routes (read once from its OpenAPI document). */
+export async function hasSessionRoutes() {
+  if (sessionRoutes === null) {
+    const doc = await get("/api/v1/openapi.json");
+    sessionRoutes = Boolean(doc?.paths?.["/api/v1/sessions"]);
+  }
+  return sessionRoutes;
+}
+
+/** Sessions as their runs record them: one row per session id, newest first. */
+export function sessionsFromRuns(runs) {
+  const sessions = new Map();
+  for (const run of runs) {
+    if (!run.sessionId) continue;
+    let s = sessions.get(run.sessionId);
+    if (!s) {
+      s = { sessionId: run.sessionId, agent: run.agent, cwd: run.cwd, turns: 0, lastRun: run };
+      sessions.set(run.sessionId, s);
+    }
+    s.turns++;
+  }
+  return [...sessions.values()];
+}
 
 export function sessionsPage(view) {
   const agent = h("input", { name: "agent", placeholder: "any", autocomplete: "off" });
   const box = h("div", { "aria-live": "polite" });
   const load = async () => {
     try {
-      const sessions = listOf(await get(ROUTES.sessions(), { agent: agent.value.trim() }), "sessions", "items");
+      const sessions = await hasSessionRoutes()
+        ? listOf(await get(ROUTES.sessions(), { agent: agent.value.trim() }), "sessions")
+        : sessionsFromRuns(listOf(await get(ROUTES.runs(), { agent: agent.value.trim(), limit: 1000 }), "runs"));
+      // A named session is addressed by its name; one its runs record, by its id.
+      const key = (s) => String(s.name ?? s.sessionId);
       replaceChildren(box, table([
-        ["session", (s) => h("a", { href: `#/sessions/${encodeURIComponent(s.sessionId ?? s.id)}` }, h("code", {}, String(s.sessionId ?? s.id).slice(0, 12)))],
-        ["state", (s) => badge(s.state ?? s.status ?? "?")],
-        ["agent", (s) => String(s.agent ?? "")],
+        ["session", (s) => h("a", { href: `#/sessions/${encodeURIComponent(key(s))}` }, h("code", {}, key(s)))],
+        ["status", (s) => (s.status ? badge(s.status) : "")],
+        ["agent", (s) => String(s.agent ?? s.profile ?? "")],
         ["cwd", (s) => h("code", {}, String(s.cwd ?? ""))],
-        ["turns", (s) => String(s.turns ?? s.runs ?? "")],
-        ["last run", (s) => s.lastRun ? runStatus(s.lastRun) : ""],
+        ["turns", (s) => String(s.turns ?? "")],
+        ["last run", (s) => (s.lastRun ? runStatus(s.lastRun)
+          : s.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(s.activeRunId)}` }, "active run") : "")],
       ], sessions, "No sessions."));
     } catch (error) {
       replaceChildren(box, errorBox(error));
@@ -100,7 +137,28 @@ export async function controlsInto(box, sessionId, busy) {
     status);
 }
 
+/** A session as its runs record it: facts and the runs (no controls, no prompt box). */
+async function sessionFromRuns(view, sessionId) {
+  const box = h("div", {});
+  replaceChildren(view, h("h1", {}, "Session ", h("code", {}, sessionId)), box);
+  try {
+    const runs = listOf(await get(ROUTES.runs(), { sessionId, limit: 1000 }), "runs");
+    const [first] = runs;
+    replaceChildren(box,
+      facts([["agent", first?.agent], ["cwd", first?.cwd ? h("code", {}, String(first.cwd)) : null], ["turns", String(runs.length)]]),
+      h("p", { class: "muted" }, "This service records the session through its runs; its controls and a prompt box come with the service's session routes."),
+      h("h2", {}, "Runs"), runsTable(runs));
+  } catch (error) {
+    replaceChildren(box, errorBox(error));
+  }
+}
+
 export function sessionPage(view, [sessionId]) {
+  hasSessionRoutes().then((yes) => (yes ? liveSessionPage(view, sessionId) : sessionFromRuns(view, sessionId)),
+    (error) => replaceChildren(view, h("h1", {}, "Session"), errorBox(error)));
+}
+
+function liveSessionPage(view, sessionId) {
   const summary = h("div", {});
   const controls = h("section", { "aria-label": "session controls" });
   const runs = h("div", {});
@@ -115,14 +173,18 @@ export function sessionPage(view, [sessionId]) {
       replaceChildren(summary, errorBox(error));
       return;
     }
-    const sessionRuns = listOf(session, "runs");
-    const busy = sessionRuns.some((r) => BUSY.has(r.status)) || BUSY.has(session.state);
+    // The session's runs as its record lists them (runId, status, prompt...).
+    const sessionRuns = listOf(session, "runs").map((r) => ({ ...r, id: r.id ?? r.runId, promptText: r.promptText ?? r.prompt }));
+    const busy = BUSY_SESSION.has(session.status) || sessionRuns.some((r) => BUSY.has(r.status));
+    closeButton.disabled = session.status === "CLOSED";
     replaceChildren(summary, facts([
-      ["state", badge(session.state ?? session.status ?? "?")],
-      ["agent", session.agent],
+      ["status", badge(session.status ?? "?")],
+      ["agent", session.profile === "custom" && session.agentCommand ? h("code", {}, String(session.agentCommand)) : session.profile],
       ["cwd", session.cwd ? h("code", {}, String(session.cwd)) : null],
       ["provider session", session.providerSessionId ? h("code", {}, String(session.providerSessionId)) : null],
-      ["queued prompts", session.queued ?? session.queueLength],
+      ["active run", session.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(session.activeRunId)}` }, String(session.activeRunId)) : null],
+      ["queued prompts", session.queued],
+      ["settings", Object.keys(session.settings ?? {}).length ? h("code", {}, JSON.stringify(session.settings)) : null],
     ]));
     replaceChildren(runs, runsTable(sessionRuns));
     await controlsInto(controls, sessionId, busy);
@@ -141,6 +203,16 @@ export function sessionPage(view, [sessionId]) {
       replaceChildren(promptStatus, errorBox(error));
     }
   };
+  const closeStatus = h("div", { "aria-live": "polite" });
+  const closeButton = h("button", { type: "button", onclick: async () => {
+    try {
+      await post(ROUTES.closeSession(sessionId));
+      closeStatus.textContent = "Closed.";
+      refresh();
+    } catch (error) {
+      replaceChildren(closeStatus, errorBox(error));
+    }
+  } }, "Close the session");
   const cancel = async () => {
     try {
       await post(ROUTES.cancelSession(sessionId));
@@ -153,8 +225,8 @@ export function sessionPage(view, [sessionId]) {
   replaceChildren(view, h("h1", {}, "Session ", h("code", {}, sessionId)), summary,
     h("h2", {}, "Prompt"),
     h("form", { "aria-label": "prompt", onsubmit: submit }, field("Prompt", text), h("p", {}, h("button", { type: "submit" }, "Send prompt"), " ",
-      h("button", { type: "button", onclick: cancel }, "Cancel the active turn"))),
-    promptStatus, cancelStatus,
+      h("button", { type: "button", onclick: cancel }, "Cancel the active turn"), " ", closeButton)),
+    promptStatus, cancelStatus, closeStatus,
     h("h2", {}, "Controls"), controls,
     h("h2", {}, "Runs"), runs);
   refresh();
