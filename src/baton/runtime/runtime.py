@@ -16,7 +16,7 @@ import contextlib
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -233,12 +233,15 @@ class Runtime:
         if request.lane != DEFAULT_LANE and request.agent_command is not None:
             raise ConfigurationError("the review lane needs a profile with a read-only sandbox")
         if request.agent_command is not None:
-            return from_command(
+            spec = from_command(
                 request.agent_command,
                 self.environ,
                 env_keys=request.env_keys,
                 allow_unattended=request.allow_unattended,
             )
+            if request.protocol is not None:
+                spec = replace(spec, protocol=request.protocol)
+            return spec
         assert request.agent is not None
         profile = self.profiles.get(request.agent)
         if profile is None:
@@ -255,6 +258,8 @@ class Runtime:
                 f"no usable {profile.id} executable ({reasons}); run `baton doctor {profile.id}`"
             )
         spec = from_profile(profile, result.selected, self.environ, lane=request.lane)
+        if request.protocol is not None:
+            spec = replace(spec, protocol=request.protocol)
         self._fingerprints[spec.identity] = result.fingerprint
         return spec
 
@@ -295,6 +300,12 @@ class Runtime:
             await old.shutdown()
             del self.lanes[identity]
         lane = self.lanes.get(spec.identity)
+        if lane is not None and lane.spec.protocol != spec.protocol and not lane.busy:
+            # Another ACP version pin (--protocol): an idle lane is replaced, since its
+            # version was negotiated once, at initialize. A busy one keeps running.
+            await lane.shutdown()
+            del self.lanes[spec.identity]
+            lane = None
         if lane is None:
             assert self.journal is not None and self.recorder is not None
             lane = Lane(

@@ -199,7 +199,9 @@ class AcpMethods:
         return self.shape.describe(session)
 
     async def _replay(self, session: Session) -> None:
-        blob = frames.StreamBlob(session.session_id)
+        dialect = self._agent.dialect
+        message_id = dialect.agent_message_id(session.session_id) if dialect else None
+        blob = frames.StreamBlob(session.session_id, message_id)
         for entry in session.history:
             if isinstance(entry, StreamRecord):
                 await self.out.write_all(data for _n, data in blob.batches(1, entry.count + 1))

@@ -20,6 +20,7 @@ from baton.errors import ConfigurationError
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, validate_frame_cap
 from baton.wire.jsonrpc import Message
 
+AgentProtocol = Literal["1", "2", "auto"]
 AuthRequired = Literal["off", "new", "prompt"]
 ConfigKey = Literal["id", "configId"]
 ModelsForm = Literal["config", "legacy", "both", "none"]
@@ -120,6 +121,9 @@ class AgentOptions:
     permission_options: tuple[PermissionChoice, ...]
     #: The version initialize answers; None answers the version the client asked for.
     protocol_version: int | None = 1
+    #: The ACP surface spoken: ``1`` (v1), ``2`` (the v2 draft, answering 2), or ``auto`` (v2
+    #: when the client offers 2 or more, else v1).
+    protocol: AgentProtocol = "1"
     auth_required: AuthRequired = "off"
     config_key: ConfigKey = "id"
     models_form: ModelsForm = "config"
@@ -227,6 +231,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--protocol-version",
         metavar="N|echo",
         help="the protocolVersion initialize answers; 'echo' answers the client's (default: 1)",
+    )
+    shape.add_argument(
+        "--protocol",
+        choices=("1", "2", "auto"),
+        default=None,
+        help="the ACP surface to speak: 1, the v2 draft (2, answering protocolVersion 2), or "
+        "auto (v2 when offered 2 or more; default: 1)",
     )
     shape.add_argument(
         "--cap",
@@ -343,6 +354,8 @@ def options_from_namespace(args: argparse.Namespace) -> AgentOptions:
     changes: dict[str, Any] = {}
     if args.protocol_version is not None:
         changes["protocol_version"] = _protocol_version(str(args.protocol_version))
+    if getattr(args, "protocol", None) is not None:
+        changes["protocol"] = str(args.protocol)
     capabilities = options.capabilities
     for spec in args.cap:
         capabilities = apply_capability(capabilities, str(spec))

@@ -49,6 +49,7 @@ from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
 from baton.store.location import resolve_store
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
+from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice
 
 #: Characters of the prompt read from stdin (`baton run -`), at most.
 MAX_STDIN_PROMPT_CHARS: Final = 4 * 1024 * 1024
@@ -140,6 +141,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=("default", "review"),
         default="default",
         help="the process lane: review is grok's read-only sandboxed process (edits refused)",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=PROTOCOL_CHOICES,
+        default=None,
+        help="the ACP version to offer and accept: auto (offer 2, accept 1 or 2), 1 or 2 "
+        "(default: the profile's, auto unless pinned)",
     )
     parser.add_argument("--mode", metavar="ID", help="the session mode (exact id)")
     parser.add_argument("--model", metavar="ID", help="the model (exact advertised id)")
@@ -487,6 +495,7 @@ def run(args: argparse.Namespace) -> int:
             attachments=tuple(args.attach),
             execution=ExecutionSettings(args.workspace, args.network, args.reviewer),
             lane=args.lane,
+            protocol=None if args.protocol is None else parse_protocol_choice(args.protocol),
         )
     except BatonError as exc:
         return _refused(exc, fmt, None)

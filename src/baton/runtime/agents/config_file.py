@@ -43,7 +43,7 @@ from typing import Any, Final, Literal
 
 import platformdirs
 
-from baton.errors import ConfigFileError, ConfigurationError
+from baton.errors import ConfigFileError, ConfigurationError, InvalidArgument
 from baton.runtime.agents.environment import (
     ENV_KEY_PATTERN,
     MAX_ENV_KEY_CHARS,
@@ -68,6 +68,7 @@ from baton.runtime.agents.profiles import (
 from baton.store.location import StoreUrlInvalid, check_store_url
 from baton.wire.budget import BoundSetting, TurnBoundInvalid, parse_bound_setting
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
+from baton.wire.version import AUTO_CHOICE, PROTOCOL_CHOICES, parse_protocol_choice
 
 #: The variable that names the config file (after the ``--config`` flag, before the default).
 CONFIG_ENV: Final = "BATON_CONFIG"
@@ -166,6 +167,7 @@ _PROFILE_KEYS: Final = frozenset(
         "max_frame_bytes",
         "strict",
         "account_unsupported_patterns",
+        "protocol",
         "idle_timeout",
     }
 )
@@ -429,6 +431,16 @@ def _parse_profile(profile_id: str, body: object, where: str) -> Profile:
                 f"{where}.display_name",
                 f"must be 1 to {MAX_DISPLAY_NAME_CHARS} characters",
             )
+    protocol = AUTO_CHOICE
+    if "protocol" in table:
+        try:
+            protocol = parse_protocol_choice(table["protocol"], source=f"{where}.protocol")
+        except InvalidArgument:
+            raise ConfigFileError(
+                CONFIG_INVALID_VALUE,
+                f"{where}.protocol",
+                f"must be one of {', '.join(PROTOCOL_CHOICES)} (a string or 1 or 2)",
+            ) from None
     probe = _probe(table, where)
     account = _patterns(
         table.get("account_unsupported_patterns", []),
@@ -453,6 +465,7 @@ def _parse_profile(profile_id: str, body: object, where: str) -> Profile:
             strict_mode=strict,
             account_unsupported_patterns=account,
             builtin=False,
+            protocol=protocol,
             idle_timeout=idle_timeout,
         )
     except ConfigurationError as exc:

@@ -19,7 +19,7 @@ import contextlib
 import functools
 import signal
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
 from baton.connection import Connection, InboundRequest
@@ -53,6 +53,7 @@ from baton.runtime.processes.process import FAILURE_SIGTERM_GRACE_SECONDS, Shutd
 from baton.store import new_id
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import InitializeResult
+from baton.wire.codec import SessionUpdateDecoder, is_idle
 from baton.wire.jsonrpc import Message, Skipped
 
 #: Notifications that arrive beside the initialize answer (before a session exists) are kept,
@@ -108,6 +109,15 @@ class LaneSession:
     late_updates: list[dict[str, Any]] = field(default_factory=list)
     #: The status of the session's last run (a kept session's controls check it).
     last_status: str | None = None
+    #: The wire codec's per-session update decoder (v2), set when the lane adopts the
+    #: session; None reads updates as sent (v1).
+    decoder: SessionUpdateDecoder | None = None
+
+    def decoded(self, update: dict[str, Any]) -> list[dict[str, Any]]:
+        """The normalized updates of one wire ``update`` (v1: itself)."""
+        if self.decoder is None:
+            return [update]
+        return self.decoder.decode(update)
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,7 +310,11 @@ class Lane:
         connection.on_request("session/request_permission", on_permission)
         connection.start()
         self.connection = connection
-        client = AcpClient(connection, initialize_transform=self.extensions.initialize_transform())
+        client = AcpClient(
+            connection,
+            initialize_transform=self.extensions.initialize_transform(),
+            protocol=self.spec.protocol,
+        )
         self._watch(generation, connection)
         try:
             if budget is not None:
@@ -438,13 +452,28 @@ class Lane:
             update = params.get("update")  # type: ignore[union-attr]
             if type(update) is not dict:
                 continue
-            if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
-                # The tracker sees a tool call after the turn saw everything before it.
-                if updates:
-                    _hand_over(owner, updates)
-                    updates = []
-                owner.tracker.observe(update)
-            updates.append(update)
+            if owner.decoder is None:
+                if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
+                    # The tracker sees a tool call after the turn saw everything before it.
+                    if updates:
+                        _hand_over(owner, updates)
+                        updates = []
+                    owner.tracker.observe(update)
+                updates.append(update)
+                continue
+            for normalized in owner.decoded(update):
+                if normalized.get("sessionUpdate") in TOOL_CALL_UPDATES:
+                    if updates:
+                        _hand_over(owner, updates)
+                        updates = []
+                    owner.tracker.observe(normalized)
+                updates.append(normalized)
+            if is_idle(update):
+                # v2: the idle state ends the run; what follows in this read is the session's
+                # (the owner is looked up again, and finds no active run).
+                _hand_over(owner, updates)
+                updates = []
+                owner, owner_id = None, None
         if updates:
             _hand_over(owner, updates)
 
@@ -471,9 +500,16 @@ class Lane:
                 return
             self._quarantine_soon(ForeignSession("an update"), generation)
             return
-        update = message["params"].get("update")
-        if type(update) is not dict:
+        raw = message["params"].get("update")
+        if type(raw) is not dict:
             return
+        for update in session.decoded(raw):
+            self._route_session_update(session, update, ref)
+
+    def _route_session_update(
+        self, session: LaneSession, update: dict[str, Any], ref: object
+    ) -> None:
+        """One normalized update of an owned session, off the hot path."""
         if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
             session.tracker.observe(update)
         if session.replaying:
@@ -490,6 +526,14 @@ class Lane:
         self._spawn_callback(self.recorder.late_update(session.session_id, update, ref))
 
     async def _route_permission(self, generation: int, request: InboundRequest) -> Any:
+        client = self.client
+        if client is not None and client.codec.normalizes:
+            # A v2 request, read into the normalized shape (its subject feeds the decoder).
+            _provider_id, owner = self._session_for(request.params)
+            params = client.codec.permission_params(
+                request.params, request.id, owner.decoder if owner is not None else None
+            )
+            request = replace(request, params=params)
         if generation != self.generation:
             resolution = refuse(
                 request.id,
@@ -563,7 +607,10 @@ class Lane:
             self._route_updates(self.generation, [message], (ref,))
 
     def adopt(self, session: LaneSession) -> list[tuple[Message, object]]:
-        """Register an opened session; return updates that arrived before its id was known."""
+        """Register an opened session; return updates that arrived before its id was known.
+        The session gets the negotiated codec's update decoder (v2) here."""
+        if session.decoder is None and self.client is not None:
+            session.decoder = self.client.codec.session_decoder(session.provider_id)
         self.sessions[session.provider_id] = session
         self.inactive.discard(session.provider_id)
         return self._early.pop(session.provider_id, [])
