@@ -9,6 +9,7 @@ import logging
 import sys
 from typing import Final
 
+from baton.cli import exit_codes
 from baton.cli.commands.submit import shared_store_url
 from baton.cli.store_access import add_store_option
 
@@ -91,4 +92,5 @@ def run(args: argparse.Namespace) -> int:
         flush=True,
     )
     asyncio.run(worker.run())
-    return 3 if worker.lost else 0
+    # Declared lost: its running turns were settled RECOVERY_REQUIRED by the other workers.
+    return exit_codes.RECOVERY_REQUIRED if worker.lost else exit_codes.OK
