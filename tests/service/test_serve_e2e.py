@@ -346,3 +346,52 @@ def test_runs_and_show_read_the_same_through_the_service_and_in_process(
         second,
         first,
     ]
+
+
+def test_run_session_through_the_service_prints_the_in_process_events(
+    served: Served, tmp_path: Path
+) -> None:
+    agent = f"{AGENT} --state-dir {tmp_path / 'state'}"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+
+    def baton(*args: str) -> list[dict[str, Any]]:
+        done = subprocess.run(
+            [sys.executable, "-m", "baton.cli.main", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=str(served.cwd),
+        )
+        assert done.returncode == 0, done.stderr
+        return [orjson.loads(line) for line in done.stdout.splitlines()]
+
+    with served.client() as client:
+        made = client.post(
+            "/api/v1/sessions",
+            json={"name": "remote", "agentCommand": agent, "cwd": str(served.cwd)},
+        )
+        assert made.status_code == 201, made.text
+    baton("session", "new", "local", "--agent-command", agent, "--json")
+    prompt = "echo hello; plan a|b; usage 7 100; echo bye"
+    remote = baton("run", "--session", "remote", "--json", prompt)
+    local = baton("run", "--session", "local", "--json", "--no-server", prompt)
+    volatile = {"runId", "sessionId", "providerSessionId", "durationMs", "revision", "nextStep"}
+    volatile |= {"session"}  # the two sessions' names, checked below
+
+    def shape(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        kept = []
+        for event in events:
+            data = {k: v for k, v in event.items() if k not in volatile}
+            if event["type"] == "session":
+                data = {"type": "session"}  # attached here vs resumed: the ids differ
+            if event["type"] == "run_started":
+                data.pop("command", None)
+            kept.append(data)
+        return kept
+
+    assert shape(remote) == shape(local)
+    assert remote[-1]["session"] == "remote" and remote[-1]["text"] == "hellobye"
+    with served.client() as client:
+        history = client.get("/api/v1/sessions/remote/history").json()["turns"]
+    assert [t["runId"] for t in history] == [remote[-1]["runId"]]  # the service ran it
