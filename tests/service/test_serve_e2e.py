@@ -395,3 +395,46 @@ def test_run_session_through_the_service_prints_the_in_process_events(
     with served.client() as client:
         history = client.get("/api/v1/sessions/remote/history").json()["turns"]
     assert [t["runId"] for t in history] == [remote[-1]["runId"]]  # the service ran it
+
+
+def test_a_stale_control_revision_is_refused(served: Served) -> None:
+    with served.client() as client:
+        made = client.post(
+            "/api/v1/sessions", json={"name": "ctl", "agentCommand": AGENT, "cwd": str(served.cwd)}
+        )
+        assert made.status_code == 201, made.text
+        controls = client.get("/api/v1/sessions/ctl/controls").json()
+        control = next(c for c in controls["controls"] if c["mutable"] and c["type"] == "SELECT")
+        other = next(ch["value"] for ch in control["choices"] if ch["value"] != control["value"])
+        body = {"controlId": control["id"], "value": other, "revision": controls["revision"]}
+        assert client.post("/api/v1/sessions/ctl/controls", json=body).status_code == 200
+        stale = client.post("/api/v1/sessions/ctl/controls", json=body)  # the old revision
+        assert stale.status_code == 409
+        assert stale.json()["error"]["code"] == "CONTROL_REVISION_STALE"
+
+
+def test_twenty_concurrent_sessions_share_one_lane(served: Served) -> None:
+    names = [f"s{i}" for i in range(20)]
+
+    def create_and_prompt(name: str) -> str:
+        with served.client() as client:
+            made = client.post(
+                "/api/v1/sessions",
+                json={"name": name, "agentCommand": AGENT, "cwd": str(served.cwd)},
+            )
+            assert made.status_code == 201, made.text
+            answer = client.post(
+                f"/api/v1/sessions/{name}/prompt", json={"prompt": f"echo {name}; slow 0.2"}
+            )
+            assert answer.status_code == 202, answer.text
+            run_id: str = answer.json()["runId"]
+            return run_id
+
+    with ThreadPoolExecutor(20) as pool:
+        run_ids = list(pool.map(create_and_prompt, names))
+        streams = list(pool.map(served.events, run_ids))
+    assert all(events[-1]["data"]["status"] == "COMPLETED" for events in streams)
+    texts = ["".join(e["data"]["text"] for e in s if e["event"] == "text") for s in streams]
+    assert texts == names
+    servers = {served.show(run_id)["serverInstanceId"] for run_id in run_ids}
+    assert len(servers) == 1  # one agent process carried all twenty sessions
