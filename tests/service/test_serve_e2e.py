@@ -438,3 +438,29 @@ def test_twenty_concurrent_sessions_share_one_lane(served: Served) -> None:
     assert texts == names
     servers = {served.show(run_id)["serverInstanceId"] for run_id in run_ids}
     assert len(servers) == 1  # one agent process carried all twenty sessions
+
+
+def test_session_new_and_close_go_through_the_service(served: Served, tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+
+    def baton(*args: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-m", "baton.cli.main", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=str(served.cwd),
+        )
+        assert done.returncode == 0, done.stderr
+        answer: dict[str, Any] = orjson.loads(done.stdout)
+        return answer
+
+    made = baton("session", "new", "warm", "--agent-command", AGENT, "--json")
+    assert made["name"] == "warm" and made["status"] == "IDLE" and made["turns"] == 0
+    with served.client() as client:
+        shown = client.get("/api/v1/sessions/warm").json()
+    assert shown["attachedHere"] is True  # its provider session lives in the service
+    closed = baton("session", "close", "warm", "--json")
+    assert closed["status"] == "CLOSED"
+    assert "session/close" in closed["note"]  # closed where it was attached

@@ -20,8 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.cli.json_output import document
-from baton.cli.store_access import plain
+from baton.cli.commands.session import record_json
 from baton.errors import (
     ApiRequestInvalid,
     BatonError,
@@ -50,6 +49,7 @@ from baton.service.bodies import (
 from baton.service.context import Service, service_of
 from baton.service.launcher import Launch, RunNotActive
 from baton.service.routes_runs import run_row, store_of
+from baton.store import Conversation
 
 #: Finished prompts remembered per session for ``GET .../prompts/{id}`` (the newest).
 REMEMBERED_PROMPTS: Final = 64
@@ -136,8 +136,9 @@ def desk_of(request: Request) -> SessionDesk:
     return desk
 
 
-def _record(value: Any) -> dict[str, Any]:
-    return document(plain(value))
+def _record(value: Conversation, turns: int | None = None) -> dict[str, Any]:
+    """A session as `baton session ... --json` prints it."""
+    return record_json(value, turns)
 
 
 async def create_session(request: Request) -> Response:
@@ -173,7 +174,7 @@ async def create_session(request: Request) -> Response:
             tools_file=optional_str(body, "toolsFile"),
         )
     )
-    return JSONResponse(_record(record), status_code=201)
+    return JSONResponse(_record(record, 0), status_code=201)
 
 
 async def list_sessions(request: Request) -> Response:
