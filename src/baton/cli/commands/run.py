@@ -30,6 +30,8 @@ from baton.cli import exit_codes
 from baton.cli.json_output import SCHEMA_VERSION, write_json
 from baton.cli.main import reader_gone
 from baton.cli.permission_prompt import terminal_asker
+from baton.cli.remote_turn import cancel_through_service, prompt_through_service
+from baton.cli.service_link import ServiceClient, service_for
 from baton.cli.store_access import add_store_option
 from baton.cli.terminal import Screen, error_line, visible
 from baton.errors import (
@@ -90,7 +92,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--session",
         metavar="NAME",
         help="the next turn of this named session (`baton session new`); its agent, cwd and "
-        "settings are the session's",
+        "settings are the session's. Runs in the data directory's `baton serve` when one runs",
+    )
+    parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="with --session: run the turn in this process even when a `baton serve` runs",
     )
     parser.add_argument(
         "--continue",
@@ -625,6 +632,8 @@ class _RunSession:
         self.usage: dict[str, Any] | None = None
         self.launch_command = ""
         self._main: asyncio.Task[Any] | None = None
+        #: The service and session name when the turn runs in `baton serve`.
+        self.remote: tuple[ServiceClient, str] | None = None
 
     # --- the event sink -----------------------------------------------------------------
 
@@ -669,6 +678,12 @@ class _RunSession:
 
     def on_sigint(self) -> None:
         self.interrupts += 1
+        if self.remote is not None and self.interrupts == 1:
+            client, name = self.remote
+            with contextlib.suppress(BatonError):
+                cancel_through_service(client, name)
+            self.screen.note("^C cancelling the turn in the service (Ctrl-C again stops waiting)")
+            return
         if self.turn is not None and self.interrupts == 1:
             self.turn.interrupt("user")
             wait = f"{INTERRUPT_COMPLETION_TIMEOUT_SECONDS:g}"
@@ -749,6 +764,19 @@ class _RunSession:
         args = self.args
         if args.session is None and not args.continue_latest:
             return await self.runtime.run(self.request, on_event=self.emit, on_turn=self.on_turn)
+        if args.session is not None:
+            client = service_for(args.data_dir, no_server=args.no_server)
+            if client is not None:
+                self.session_name = args.session
+                self.remote = (client, args.session)
+                return await prompt_through_service(
+                    client,
+                    args.session,
+                    self.request,
+                    no_wait=args.no_wait,
+                    wait_timeout=args.wait_timeout,
+                    emit=self.emit,
+                )
         conversations = Conversations(self.runtime)
         name = args.session
         if name is None:

@@ -14,11 +14,13 @@ import os
 import sys
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
+from urllib.parse import quote
 
 import orjson
 
 from baton.cli import exit_codes
 from baton.cli.json_output import SCHEMA_VERSION, document, write_json
+from baton.cli.service_link import service_for
 from baton.cli.store_access import plain
 from baton.cli.terminal import error_line, visible
 from baton.errors import DataDirNotFound, UsageError
@@ -70,6 +72,11 @@ def _common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
     if json_flag:
         parser.add_argument("--json", action="store_true", help="one JSON object per line")
     parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
+    parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="work in this process even when a `baton serve` runs on the data directory",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -253,6 +260,28 @@ def _new(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise UsageError(f"--set-option takes ID=VALUE, got {item!r}")
         options[key] = value
+    client = service_for(args.data_dir, no_server=args.no_server)
+    if client is not None:
+        # The service creates it, so its provider session stays attached there, warm.
+        body: dict[str, Any] = {
+            "name": args.name,
+            "agent": args.agent,
+            "agentCommand": args.agent_command,
+            "envKeys": list(args.env),
+            "cwd": os.path.realpath(args.cwd or os.getcwd()),
+            "mode": args.mode,
+            "model": args.model,
+            "effort": args.effort,
+            "config": options,
+            "allowUnattended": args.allow_unattended,
+            "toolsFile": args.tools,
+        }
+        made = client.request("POST", "/api/v1/sessions", body)
+        if args.json:
+            write_json(sys.stdout, made)
+        else:
+            print(made["name"])
+        return exit_codes.OK
     new = NewConversation(
         name=args.name,
         agent=args.agent,
@@ -496,11 +525,16 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _close(args: argparse.Namespace) -> int:
-    record = _with_conversations(args, lambda c: c.close(args.name), reading=True)
-    if args.json:
-        write_json(sys.stdout, record_json(record))
+    client = service_for(args.data_dir, no_server=args.no_server)
+    if client is not None:
+        # Through the service, where its provider session is attached (session/close).
+        shown = client.request("POST", f"/api/v1/sessions/{quote(args.name, safe='')}/close")
     else:
-        print(f"{record.name}: {record.status.lower()}; {visible(record.note or '', None)}")
+        shown = record_json(_with_conversations(args, lambda c: c.close(args.name), reading=True))
+    if args.json:
+        write_json(sys.stdout, shown)
+    else:
+        print(f"{shown['name']}: {shown['status'].lower()}; {visible(shown['note'] or '', None)}")
     return exit_codes.OK
 
 
