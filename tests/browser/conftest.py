@@ -55,6 +55,16 @@ PAGE_TIMEOUT_MS: Final = 30_000
 
 HARNESS: Final = Path(__file__).parent / "harness"
 
+#: Where the page screenshots the README shows are written (`make test-browser` refreshes them).
+SCREENSHOTS: Final = Path(__file__).resolve().parents[2] / "docs" / "inspector"
+
+
+def shot_path(name: str) -> Path:
+    """The path of the screenshot ``name`` (its directory made)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS / f"{name}.png"
+
+
 # Assertions wait as long as page actions may: a loaded CI machine streams slower.
 expect.set_options(timeout=PAGE_TIMEOUT_MS)
 
@@ -149,13 +159,16 @@ class SessionDouble:
         if path == "/api/v1/openapi.json":
             return 200, {"paths": {"/api/v1/sessions": {}}}
         if path == "/api/v1/sessions/s1":
-            runs = [{"runId": "run-1", "status": "COMPLETED", "prompt": "hello"}]
-            return 200, {"name": "s1", "status": self.status, "profile": "scripted",
-                         "cwd": "/w", "runs": runs, "settings": {}}  # fmt: skip
+            record = {"name": "s1", "status": self.status, "profile": "scripted", "cwd": "/w",
+                      "settings": {}}  # fmt: skip
+            runs = [{"id": "run-1", "status": "COMPLETED", "promptText": "hello"}]
+            return 200, {"session": record, "runs": runs, "queue": [], "attachedHere": True}
         if path == "/api/v1/sessions/s1/prompt" and method == "POST":
             self.posted.append(body)
-            # A session whose turn runs queues the prompt: its position is reported.
-            return 202, {"runId": "run-2", "position": 2 if self.status == "ACTIVE" else None}
+            # A session whose turn runs queues the prompt: its position, and no run yet.
+            if self.status == "ACTIVE":
+                return 202, {"promptId": "p-2", "state": "queued", "position": 2, "runId": None}
+            return 202, {"promptId": "p-2", "state": "running", "position": 0, "runId": "run-2"}
         if path == "/api/v1/sessions/s1/controls" and method == "GET":
             return 200, self.controls()
         if path == "/api/v1/sessions/s1/controls" and method == "POST":

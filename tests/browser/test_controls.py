@@ -73,6 +73,10 @@ def test_a_prompt_to_a_busy_session_shows_its_queue_position(
     pg.goto(f"{static_server}/#/sessions/s1")
     pg.get_by_role("textbox", name="prompt").fill("next <script>alert(1)</script>")
     pg.get_by_role("button", name="Send prompt").click()
-    expect(pg.get_by_test_id("prompt-status")).to_have_text("Run run-2 queued at position 2")
+    expect(pg.get_by_test_id("prompt-status")).to_have_text("Prompt p-2 queued at position 2")
     assert sessions_double.posted == [{"prompt": "next <script>alert(1)</script>"}]
+    sessions_double.status = "IDLE"
+    pg.get_by_role("textbox", name="prompt").fill("now")
+    pg.get_by_role("button", name="Send prompt").click()
+    expect(pg.get_by_test_id("prompt-status")).to_have_text("Run run-2 started")
     expect(pg.get_by_role("link", name="run-2")).to_have_attribute("href", "#/runs/run-2")

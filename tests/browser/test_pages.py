@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from playwright.sync_api import BrowserContext, Page, expect
 
-from .conftest import AGENT_COMMAND, PageWatch, Served, watch
-
-#: Where the page screenshots the README shows are written (`make test-browser` refreshes them).
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "inspector"
+from .conftest import AGENT_COMMAND, PageWatch, Served, shot_path, watch
 
 #: The deltas of the streaming test (the issue's 5,000).
 DELTAS = 5_000
@@ -20,8 +16,7 @@ HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
 
 def shot(page: Page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
+    page.screenshot(path=str(shot_path(name)), full_page=False)
 
 
 def transcript_text(page: Page) -> str:
@@ -219,7 +214,6 @@ def test_sessions_are_listed_with_their_runs(page: tuple[Page, PageWatch], serve
     link.click()
     expect(pg.get_by_role("heading", name=f"Session {session_id}")).to_be_visible()
     expect(pg.locator("table")).to_contain_text(run_id)
-    shot(pg, "sessions")
     assert not seen.page_errors and not seen.console_errors
 
 

@@ -106,12 +106,14 @@ export function runsPage(view) {
 
 /**
  * Open the live event stream of `runId` into `transcript`; `onState` hears the connection
- * state. Returns the function that closes it. Reconnection (with Last-Event-ID) is the
- * browser's: EventSource sends the id of the last event it saw; events at or below it that
- * arrive again are ignored.
+ * state. Returns the function that closes it. A broken connection is resumed by the browser's
+ * EventSource, which sends the id of the last event it saw as Last-Event-ID. A stream the
+ * service drops (the page fell behind) is reopened at once with `?lastEventId=` (the
+ * EventSource would wait its retry delay, while the service's backlog moves on). Events at or
+ * below the last id seen are ignored.
  */
 export function followRun(runId, transcript, onState) {
-  const source = new EventSource(ROUTES.runEvents(runId));
+  let source = null;
   let lastId = -1;
   let finished = false;
   const onEvent = (message) => {
@@ -128,16 +130,25 @@ export function followRun(runId, transcript, onState) {
       finished = true;
       source.close();
       onState("finished");
+    } else if (event.type === "dropped") {
+      source.close();
+      onState("reconnecting");
+      open();
     }
   };
-  source.addEventListener("message", onEvent);
-  for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
-  source.addEventListener("open", () => onState("live"));
-  source.addEventListener("error", () => {
-    if (finished) return;
-    onState(source.readyState === EventSource.CLOSED ? "closed" : "reconnecting");
-  });
-  return () => source.close();
+  const open = () => {
+    const resume = lastId >= 0 ? `?lastEventId=${lastId}` : "";
+    source = new EventSource(ROUTES.runEvents(runId) + resume);
+    source.addEventListener("message", onEvent);
+    for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
+    source.addEventListener("open", () => onState("live"));
+    source.addEventListener("error", () => {
+      if (finished) return;
+      onState(source.readyState === EventSource.CLOSED ? "closed" : "reconnecting");
+    });
+  };
+  open();
+  return () => { finished = true; source.close(); };
 }
 
 export function runPage(view, [runId]) {

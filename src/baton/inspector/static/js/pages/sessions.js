@@ -8,8 +8,11 @@
 
 import { h, replaceChildren, badge, facts } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
-import { errorBox, field, listOf, table } from "./common.js";
+import { errorBox, every, field, listOf, table } from "./common.js";
 import { runsTable, runStatus } from "./runs.js";
+
+// How often a session's page reads its status, queue and runs again (ms).
+export const SESSION_POLL_MS = 2000;
 
 // The control types the page renders; anything else is the provider's and is never shown.
 const SAFE_TYPES = new Set(["BOOLEAN", "SELECT"]);
@@ -58,7 +61,7 @@ export function sessionsPage(view) {
       replaceChildren(box, table([
         ["session", (s) => h("a", { href: `#/sessions/${encodeURIComponent(key(s))}` }, h("code", {}, key(s)))],
         ["status", (s) => (s.status ? badge(s.status) : "")],
-        ["agent", (s) => String(s.agent ?? s.profile ?? "")],
+        ["agent", (s) => String(s.agent ?? (s.profile === "custom" && s.agentCommand ? s.agentCommand : s.profile) ?? "")],
         ["cwd", (s) => h("code", {}, String(s.cwd ?? ""))],
         ["turns", (s) => String(s.turns ?? "")],
         ["last run", (s) => (s.lastRun ? runStatus(s.lastRun)
@@ -72,6 +75,35 @@ export function sessionsPage(view) {
     field("Agent", agent), h("button", { type: "submit" }, "Filter"));
   replaceChildren(view, h("h1", {}, "Sessions"), form, box);
   load();
+  hasSessionRoutes().then((yes) => { if (yes) form.before(newSessionForm()); }, () => {});
+}
+
+/** The form that creates a named session (`POST /api/v1/sessions`); the page opens it. */
+function newSessionForm() {
+  const name = h("input", { name: "name", placeholder: "generated when empty", autocomplete: "off" });
+  const agent = h("input", { name: "agent", placeholder: "profile, e.g. claude", autocomplete: "off" });
+  const command = h("input", { name: "agentCommand", placeholder: "or an agent command (needs --allow-agent-command)", autocomplete: "off" });
+  const cwd = h("input", { name: "cwd", placeholder: "absolute path", autocomplete: "off" });
+  const status = h("div", { "aria-live": "polite", "data-testid": "new-session-status" });
+  const submit = async (e) => {
+    e.preventDefault();
+    const body = {};
+    for (const [key, input] of [["name", name], ["agent", agent], ["agentCommand", command], ["cwd", cwd]]) {
+      if (input.value.trim()) body[key] = input.value.trim();
+    }
+    status.textContent = "Creating the session (the agent starts)…";
+    try {
+      const record = await post(ROUTES.sessions(), body);
+      location.hash = `#/sessions/${encodeURIComponent(record.name)}`;
+    } catch (error) {
+      replaceChildren(status, errorBox(error));
+    }
+  };
+  return h("details", { class: "card" }, h("summary", {}, "New session"),
+    h("form", { class: "filters", "aria-label": "new session", onsubmit: submit },
+      field("Name", name), field("Agent profile", agent), field("Agent command", command), field("Working directory", cwd),
+      h("button", { type: "submit" }, "Create")),
+    status);
 }
 
 /** One control's form row; `send(control, value)` posts it. */
@@ -154,14 +186,21 @@ async function sessionFromRuns(view, sessionId) {
 }
 
 export function sessionPage(view, [sessionId]) {
-  hasSessionRoutes().then((yes) => (yes ? liveSessionPage(view, sessionId) : sessionFromRuns(view, sessionId)),
-    (error) => replaceChildren(view, h("h1", {}, "Session"), errorBox(error)));
+  let stop = null;
+  let left = false;
+  hasSessionRoutes().then((yes) => {
+    if (left) return;
+    if (yes) stop = liveSessionPage(view, sessionId);
+    else sessionFromRuns(view, sessionId);
+  }, (error) => replaceChildren(view, h("h1", {}, "Session"), errorBox(error)));
+  return () => { left = true; if (stop) stop(); };
 }
 
 function liveSessionPage(view, sessionId) {
   const summary = h("div", {});
   const controls = h("section", { "aria-label": "session controls" });
   const runs = h("div", {});
+  const queueBox = h("div", { "data-testid": "queue" });
   const promptStatus = h("div", { "aria-live": "polite", "data-testid": "prompt-status" });
   const text = h("textarea", { name: "prompt", rows: "4", "aria-label": "prompt" });
   const cancelStatus = h("div", { "aria-live": "polite" });
@@ -173,30 +212,43 @@ function liveSessionPage(view, sessionId) {
       replaceChildren(summary, errorBox(error));
       return;
     }
-    // The session's runs as its record lists them (runId, status, prompt...).
-    const sessionRuns = listOf(session, "runs").map((r) => ({ ...r, id: r.id ?? r.runId, promptText: r.promptText ?? r.prompt }));
-    const busy = BUSY_SESSION.has(session.status) || sessionRuns.some((r) => BUSY.has(r.status));
-    closeButton.disabled = session.status === "CLOSED";
+    const record = session.session ?? session;
+    const sessionRuns = listOf(session, "runs");
+    const queue = listOf(session, "queue");
+    const busy = BUSY_SESSION.has(record.status) || queue.length > 0 || sessionRuns.some((r) => BUSY.has(r.status));
+    closeButton.disabled = record.status === "CLOSED";
     replaceChildren(summary, facts([
-      ["status", badge(session.status ?? "?")],
-      ["agent", session.profile === "custom" && session.agentCommand ? h("code", {}, String(session.agentCommand)) : session.profile],
-      ["cwd", session.cwd ? h("code", {}, String(session.cwd)) : null],
-      ["provider session", session.providerSessionId ? h("code", {}, String(session.providerSessionId)) : null],
-      ["active run", session.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(session.activeRunId)}` }, String(session.activeRunId)) : null],
-      ["queued prompts", session.queued],
-      ["settings", Object.keys(session.settings ?? {}).length ? h("code", {}, JSON.stringify(session.settings)) : null],
+      ["status", badge(record.status ?? "?")],
+      ["agent", record.profile === "custom" && record.agentCommand ? h("code", {}, String(record.agentCommand)) : record.profile],
+      ["cwd", record.cwd ? h("code", {}, String(record.cwd)) : null],
+      ["provider session", record.providerSessionId ? h("code", {}, String(record.providerSessionId)) : null],
+      ["active run", record.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(record.activeRunId)}` }, String(record.activeRunId)) : null],
+      ["attached here", session.attachedHere === undefined ? null : String(session.attachedHere)],
+      ["settings", Object.keys(record.settings ?? {}).length ? h("code", {}, JSON.stringify(record.settings)) : null],
     ]));
+    replaceChildren(queueBox, queue.length
+      ? h("ol", { class: "queue", "aria-label": "prompts running or waiting" }, queue.map((t) => h("li", {},
+        badge(t.state ?? "?"), t.position ? ` position ${t.position}` : " next", " · ",
+        t.runId ? h("a", { href: `#/runs/${encodeURIComponent(t.runId)}` }, String(t.runId)) : `prompt ${t.promptId}`)))
+      : h("p", { class: "muted" }, "No prompt is running or waiting."));
     replaceChildren(runs, runsTable(sessionRuns));
-    await controlsInto(controls, sessionId, busy);
+    // The controls are rendered again only when the session's busy state changed, so a poll
+    // never pulls a select out from under the user.
+    if (busy !== shownBusy) {
+      shownBusy = busy;
+      await controlsInto(controls, sessionId, busy);
+    }
   };
+  let shownBusy = null;
   const submit = async (e) => {
     e.preventDefault();
     if (!text.value.trim()) return;
     try {
       const answer = await post(ROUTES.prompt(sessionId), { prompt: text.value });
-      const runId = answer.runId;
-      replaceChildren(promptStatus, h("p", {}, "Run ", h("a", { href: `#/runs/${encodeURIComponent(runId)}` }, h("code", {}, String(runId))),
-        answer.position ? ` queued at position ${answer.position}` : " started"));
+      // Nothing ahead: the run exists and carries its id. Else the prompt waits at `position`.
+      replaceChildren(promptStatus, answer.runId
+        ? h("p", {}, "Run ", h("a", { href: `#/runs/${encodeURIComponent(answer.runId)}` }, h("code", {}, String(answer.runId))), " started")
+        : h("p", {}, `Prompt ${answer.promptId} queued at position ${answer.position}`));
       text.value = "";
       refresh();
     } catch (error) {
@@ -227,7 +279,8 @@ function liveSessionPage(view, sessionId) {
     h("form", { "aria-label": "prompt", onsubmit: submit }, field("Prompt", text), h("p", {}, h("button", { type: "submit" }, "Send prompt"), " ",
       h("button", { type: "button", onclick: cancel }, "Cancel the active turn"), " ", closeButton)),
     promptStatus, cancelStatus, closeStatus,
+    h("h2", {}, "Queue"), queueBox,
     h("h2", {}, "Controls"), controls,
     h("h2", {}, "Runs"), runs);
-  refresh();
+  return every(SESSION_POLL_MS, refresh);
 }
