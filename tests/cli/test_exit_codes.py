@@ -24,7 +24,7 @@ def test_the_cli_names_are_the_tables_codes() -> None:
 
 def test_the_help_lists_every_code_once() -> None:
     listed = [int(m) for m in re.findall(r"^  (\d+) ", exit_codes.EPILOG, re.MULTILINE)]
-    own = {exit_codes.PERMISSION_NOT_GRANTED, exit_codes.PIPE_CLOSED}
+    own = {exit_codes.PERMISSION_NOT_GRANTED, exit_codes.SESSION_BUSY, exit_codes.PIPE_CLOSED}
     assert sorted(listed) == sorted({*EXIT_CODES.values(), *own})
 
 
