@@ -27,7 +27,11 @@ def test_the_help_lists_every_code_once() -> None:
     named = {
         value for name, value in vars(exit_codes).items() if name.isupper() and type(value) is int
     }
-    assert {exit_codes.PERMISSION_NOT_GRANTED, exit_codes.PIPE_CLOSED} <= named
+    assert {
+        exit_codes.PERMISSION_NOT_GRANTED,
+        exit_codes.SESSION_BUSY,
+        exit_codes.PIPE_CLOSED,
+    } <= named
     assert set(EXIT_CODES.values()) <= named
     assert sorted(listed) == sorted(named)
 
