@@ -106,13 +106,14 @@ export function runsPage(view) {
 
 /**
  * Open the live event stream of `runId` into `transcript`; `onState` hears the connection
- * state. Returns the function that closes it. A broken connection is resumed by the browser's
- * EventSource, which sends the id of the last event it saw as Last-Event-ID. A stream the
+ * state and `onEach` every event. Returns the function that closes it. A broken connection is
+ * resumed by the browser's EventSource, which sends the id of the last event it saw as
+ * Last-Event-ID. A stream the
  * service drops (the page fell behind) is reopened at once with `?lastEventId=` (the
  * EventSource would wait its retry delay, while the service's backlog moves on). Events at or
  * below the last id seen are ignored.
  */
-export function followRun(runId, transcript, onState) {
+export function followRun(runId, transcript, onState, onEach = () => {}) {
   let source = null;
   let lastId = -1;
   let finished = false;
@@ -126,6 +127,7 @@ export function followRun(runId, transcript, onState) {
     try { event = JSON.parse(message.data); } catch { return; }
     if (!event.type) event.type = message.type === "message" ? "notice" : message.type;
     transcript.push([event]);
+    onEach(event);
     if (event.type === "result" || (event.type === "replay" && ENDED_STATUSES.has(event.run?.status))) {
       finished = true;
       source.close();
@@ -199,6 +201,9 @@ export function runPage(view, [runId]) {
     }[state] ?? state;
     connection.dataset.state = state;
     if (state === "finished") { showSummary(); stopPermissions(); cancel.disabled = true; }
+  }, (event) => {
+    // A request opened or closed: show its card (or its end) now, not at the next poll.
+    if (event.type === "permission_request" || event.type === "permission_closed") stopPermissions.now();
   });
   return () => { close(); stopPermissions(); };
 }
