@@ -40,7 +40,8 @@ export function runsTable(runs) {
     ["run", (r) => h("a", { href: `#/runs/${encodeURIComponent(r.id ?? r.runId)}` }, h("code", {}, String(r.id ?? r.runId)))],
     ["status", runStatus],
     ["agent", (r) => String(r.agent ?? "")],
-    ["session", (r) => r.sessionId ? h("a", { href: `#/sessions/${encodeURIComponent(r.sessionId)}` }, h("code", {}, String(r.sessionId).slice(0, 12))) : ""],
+    // Baton's session id (a named session's page is addressed by its name, on Sessions).
+    ["session", (r) => (r.sessionId ? h("code", {}, String(r.sessionId)) : "")],
     ["cwd", (r) => h("code", {}, String(r.cwd ?? ""))],
     ["prompt", (r) => String(r.promptText ?? "").slice(0, 80)],
     ["started", (r) => String(r.startedAt ?? r.createdAt ?? "")],
@@ -177,7 +178,7 @@ export function runPage(view, [runId]) {
       replaceChildren(summary, facts([
         ["status", runStatus(run)],
         ["agent", run.agent],
-        ["session", run.sessionId ? h("a", { href: `#/sessions/${encodeURIComponent(run.sessionId)}` }, String(run.sessionId)) : null],
+        ["session", run.sessionId ? h("code", {}, String(run.sessionId)) : null],
         ["cwd", run.cwd ? h("code", {}, String(run.cwd)) : null],
         ["duration", run.durationSeconds !== undefined && run.durationSeconds !== null ? duration(run.durationSeconds * 1000) : null],
         ["permission outcomes", run.permissionOutcomes ? Object.entries(run.permissionOutcomes).map(([k, v]) => `${k} ${v}`).join(", ") : null],
