@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv dev demo test test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
+.PHONY: venv dev demo test test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser inspector-screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -70,6 +70,10 @@ test-browser: $(VENV)/.browser
 # then stops and removes the cluster (scripts/pg_cluster.sh, scripts/test_fleet.sh).
 test-fleet: $(VENV)/.dev
 	bash scripts/test_fleet.sh "$(BIN)"
+
+# Refreshes the documentation's screenshots (docs/inspector/*.png) from the page tests.
+inspector-screenshots: $(VENV)/.browser
+	BATON_INSPECTOR_SCREENSHOTS="$(CURDIR)/docs/inspector" $(MAKE) test-browser
 
 $(VENV)/.bench: $(VENV)/.dev
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'

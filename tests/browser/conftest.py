@@ -18,6 +18,7 @@ import re
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.error
@@ -56,7 +57,13 @@ PAGE_TIMEOUT_MS: Final = 30_000
 HARNESS: Final = Path(__file__).parent / "harness"
 
 #: Where the page screenshots the README shows are written (`make test-browser` refreshes them).
-SCREENSHOTS: Final = Path(__file__).resolve().parents[2] / "docs" / "inspector"
+#: Where the page tests save their screenshots: a temporary folder, unless
+#: ``BATON_INSPECTOR_SCREENSHOTS`` names one (``make inspector-screenshots`` points it at
+#: docs/inspector/ to refresh the documentation's pictures). A test run never edits tracked files.
+SCREENSHOTS: Final = Path(
+    os.environ.get("BATON_INSPECTOR_SCREENSHOTS")
+    or Path(tempfile.gettempdir()) / "baton-inspector-screenshots"
+)
 
 
 def shot_path(name: str) -> Path:
