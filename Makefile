@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv dev demo test test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser inspector-screenshots clean
+.PHONY: venv dev demo test test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -59,21 +59,20 @@ $(VENV)/.browser: $(VENV)/.dev
 	$(BIN)/python -m pip install -q -e '.[dev,browser]'
 	touch $@
 
+# The inspector in headless Chromium; its page tests save each page's screenshot under
+# docs/inspector/ (shown in the README and docs/inspector.md).
 test-browser: $(VENV)/.browser
 	@if [ ! -x "$(CHROMIUM)" ]; then \
 		$(AS_ROOT) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(AS_ROOT) apt-get install -y -q chromium chromium-driver; fi
-	BATON_CHROMIUM="$(CHROMIUM)" $(BIN)/pytest -q -p no:cacheprovider tests/browser
+	BATON_CHROMIUM="$(CHROMIUM)" BATON_INSPECTOR_SCREENSHOTS="$(CURDIR)/docs/inspector" \
+		$(BIN)/pytest -q -p no:cacheprovider tests/browser
 # Many hosts (issue 22, docs/fleet.md): the fleet suite and the run store's tests on
 # PostgreSQL. Installs Debian's postgresql when missing (as root; CI), starts a throwaway
 # cluster in a temporary directory (as the `postgres` user when run as root), runs the tests,
 # then stops and removes the cluster (scripts/pg_cluster.sh, scripts/test_fleet.sh).
 test-fleet: $(VENV)/.dev
 	bash scripts/test_fleet.sh "$(BIN)"
-
-# Refreshes the documentation's screenshots (docs/inspector/*.png) from the page tests.
-inspector-screenshots: $(VENV)/.browser
-	BATON_INSPECTOR_SCREENSHOTS="$(CURDIR)/docs/inspector" $(MAKE) test-browser
 
 $(VENV)/.bench: $(VENV)/.dev
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'

@@ -58,8 +58,8 @@ HARNESS: Final = Path(__file__).parent / "harness"
 
 #: Where the page screenshots the README shows are written (`make test-browser` refreshes them).
 #: Where the page tests save their screenshots: a temporary folder, unless
-#: ``BATON_INSPECTOR_SCREENSHOTS`` names one (``make inspector-screenshots`` points it at
-#: docs/inspector/ to refresh the documentation's pictures). A test run never edits tracked files.
+#: ``BATON_INSPECTOR_SCREENSHOTS`` names one: ``make test-browser`` points it at docs/inspector/,
+#: the pictures the README shows.
 SCREENSHOTS: Final = Path(
     os.environ.get("BATON_INSPECTOR_SCREENSHOTS")
     or Path(tempfile.gettempdir()) / "baton-inspector-screenshots"
