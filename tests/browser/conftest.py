@@ -56,7 +56,6 @@ PAGE_TIMEOUT_MS: Final = 30_000
 
 HARNESS: Final = Path(__file__).parent / "harness"
 
-#: Where the page screenshots the README shows are written (`make test-browser` refreshes them).
 #: Where the page tests save their screenshots: a temporary folder, unless
 #: ``BATON_INSPECTOR_SCREENSHOTS`` names one: ``make test-browser`` points it at docs/inspector/,
 #: the pictures the README shows.
