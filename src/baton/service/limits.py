@@ -12,8 +12,12 @@ MAX_BODY_BYTES: Final = 1024 * 1024
 
 #: Events one SSE subscriber may have queued and not yet written. A consumer that falls this
 #: far behind is dropped with a ``dropped`` marker instead of slowing the run (the feed never
-#: waits for a subscriber); it can reconnect with Last-Event-ID.
-SUBSCRIBER_QUEUE_EVENTS: Final = 512
+#: waits for a subscriber); it can reconnect with Last-Event-ID. As many as the feed keeps
+#: (:data:`FEED_EVENTS`): one read of the agent's output can publish thousands of events before
+#: any writer runs, so a smaller count dropped even a client that keeps up; the byte bound
+#: below is what bounds a subscriber's memory, and a client dropped at this count can still
+#: resume from the feed's memory.
+SUBSCRIBER_QUEUE_EVENTS: Final = 8192
 #: Bytes of encoded events one SSE subscriber may have queued (whichever bound is hit first).
 SUBSCRIBER_QUEUE_BYTES: Final = 4 * 1024 * 1024
 
