@@ -438,6 +438,7 @@ class SessionNotResumable(UsageError):
 
     code = "SESSION_NOT_RESUMABLE"
 
+
 # --- the local service (`baton serve`) -------------------------------------------------------
 
 

@@ -139,6 +139,8 @@ class RunResult:
     retryable: bool = False
     skipped_frames: int = 0
     violations: int = 0
+    #: What the agent reported of usage: ``{used, size, cost?, turn?}``, or None.
+    usage: dict[str, Any] | None = None
 
     def to_event(self) -> RunEvent:
         """The final ``result`` event."""
@@ -160,6 +162,7 @@ class RunResult:
                 "retryable": self.retryable,
                 "skippedFrames": self.skipped_frames,
                 "violations": self.violations,
+                "usage": self.usage,
             },
         )
 
@@ -674,6 +677,7 @@ class Runtime:
             permissions=outcome.permissions,
             bound=outcome.bound,
             retryable=outcome.retryable,
+            usage=outcome.usage,
             skipped_frames=skipped,
             violations=violations,
         )

@@ -237,7 +237,36 @@ def usage_text(usage: dict[str, Any] | None) -> str | None:
         parts.append(
             f"${amount:.4f}" if currency in ("USD", "") else f"{amount:.4f} {visible(currency, 8)}"
         )
+    turn = usage.get("turn")
+    if isinstance(turn, dict) and turn:
+        parts.append(turn_usage_text(turn))
     return " · ".join(parts) or None
+
+
+#: The end-of-turn counters shown in the breakdown, with their short labels.
+TURN_USAGE_LABELS: Final = (
+    ("inputTokens", "in"),
+    ("outputTokens", "out"),
+    ("thoughtTokens", "thought"),
+    ("cachedReadTokens", "cache read"),
+    ("cachedWriteTokens", "cache write"),
+)
+
+
+def turn_usage_text(turn: dict[str, Any]) -> str:
+    """``turn 108 tokens (84 in, 24 out)``: only the counts the agent sent."""
+    breakdown = [
+        f"{turn[key]:g} {label}"
+        for key, label in TURN_USAGE_LABELS
+        if isinstance(turn.get(key), int)
+    ]
+    total = turn.get("totalTokens")
+    head = f"turn {total:g} tokens" if isinstance(total, int) else "turn"
+    return f"{head} ({', '.join(breakdown)})" if breakdown else head
+
+
+#: Notice severity -> its mark and colour in text output (other severities: the info mark).
+NOTICE_MARKS: Final = {"info": ("ℹ", "dim"), "warning": ("!", "yellow"), "error": ("✗", "red")}
 
 
 class TextPrinter:
@@ -248,6 +277,8 @@ class TextPrinter:
         self.screen = screen
         # toolCallId -> the status last printed for it ("" while nothing was printed).
         self._tools: dict[str, str] = {}
+        # compactionId -> the status last printed for it.
+        self._compactions: dict[str, str] = {}
         self.usage: dict[str, Any] | None = None
         self._thought = ""
 
@@ -285,6 +316,10 @@ class TextPrinter:
             self._permission(data)
         elif kind == "usage":
             self.usage = dict(data)
+        elif kind == "notice":
+            self._notice(data)
+        elif kind == "compaction":
+            self._compaction(data)
         elif kind == "warning":
             self._note(
                 self.screen.style(
@@ -308,7 +343,11 @@ class TextPrinter:
         tool_kind = str(data.get("kind") or "tool")
         target = data.get("command") or ", ".join(str(p) for p in data.get("paths") or [])
         shown = visible(title or tool_kind)
-        line = f"⚙ {visible(tool_kind, 20)} {shown}"
+        name = str(data.get("name") or "")
+        if name and name not in title:
+            shown += f" ({visible(name, 60)})"
+        nested = "  ↳ " if data.get("parentToolCallId") else ""
+        line = f"{nested}⚙ {visible(tool_kind, 20)} {shown}"
         if target and str(target) not in title:
             line += f" {visible(str(target))}"
         diff = data.get("diff")
@@ -316,6 +355,32 @@ class TextPrinter:
             line += f" +{diff.get('added', 0)} -{diff.get('removed', 0)}"
         mark = {"completed": ("green",), "failed": ("red",)}.get(status, ("dim",))
         self._note(f"{line} {self.screen.style(f'[{visible(status, 20)}]', *mark)}")
+
+    def _notice(self, data: dict[str, Any]) -> None:
+        """One line per notice: severity mark, title, and the description after a dash."""
+        severity = str(data.get("severity") or "info")
+        mark, colour = NOTICE_MARKS.get(severity, NOTICE_MARKS["info"])
+        label = "" if severity in NOTICE_MARKS else f"[{visible(severity, 32)}] "
+        text = f"{mark} notice: {label}{visible(str(data.get('title') or ''))}"
+        description = data.get("description")
+        if description:
+            text += f" — {visible(str(description))}"
+        self._note(self.screen.style(text, colour))
+
+    def _compaction(self, data: dict[str, Any]) -> None:
+        """One line when a compaction starts or changes status (chunks print nothing)."""
+        compaction_id = str(data.get("compactionId") or "")
+        status = str(data.get("status") or "")
+        if self._compactions.get(compaction_id) == status:
+            return
+        self._compactions[compaction_id] = status
+        line = f"⟲ context compaction [{visible(status, 20)}]"
+        error = data.get("error")
+        if error:
+            line += f": {visible(str(error))}"
+        elif status == "completed" and data.get("summary"):
+            line += f": {visible(str(data['summary']).replace(chr(10), ' '), MAX_THOUGHT_CHARS)}"
+        self._note(self.screen.style(line, "dim"))
 
     def _permission(self, data: dict[str, Any]) -> None:
         by = visible(str(data.get("chosenBy")), 20)
