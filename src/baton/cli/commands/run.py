@@ -31,6 +31,7 @@ from baton.cli.json_output import SCHEMA_VERSION, write_json
 from baton.cli.main import reader_gone
 from baton.cli.permission_prompt import terminal_asker
 from baton.cli.terminal import Screen, error_line, visible
+from baton.cli.usage_view import usage_text
 from baton.errors import AgentLaunchFailed, BatonError, PolicyNotAvailable
 from baton.runtime.agents.config_file import load_config
 from baton.runtime.permissions.ask import NoUserAsker
@@ -218,51 +219,6 @@ def permission_counts(permissions: list[dict[str, Any]]) -> dict[str, int]:
         kind = str(kinds.get(view.get("optionId")) or "")
         counts["granted" if kind.startswith("allow") else "denied"] += 1
     return counts
-
-
-def usage_text(usage: dict[str, Any] | None) -> str | None:
-    """``42/200000 tokens · $0.0123`` from a usage event, or None."""
-    if not usage:
-        return None
-    parts = []
-    used, size = usage.get("used"), usage.get("size")
-    if isinstance(used, int | float):
-        parts.append(
-            f"{used:g}/{size:g} tokens" if isinstance(size, int | float) else f"{used:g} tokens"
-        )
-    cost = usage.get("cost")
-    if isinstance(cost, dict) and isinstance(cost.get("amount"), int | float):
-        currency = str(cost.get("currency") or "")
-        amount = float(cost["amount"])
-        parts.append(
-            f"${amount:.4f}" if currency in ("USD", "") else f"{amount:.4f} {visible(currency, 8)}"
-        )
-    turn = usage.get("turn")
-    if isinstance(turn, dict) and turn:
-        parts.append(turn_usage_text(turn))
-    return " · ".join(parts) or None
-
-
-#: The end-of-turn counters shown in the breakdown, with their short labels.
-TURN_USAGE_LABELS: Final = (
-    ("inputTokens", "in"),
-    ("outputTokens", "out"),
-    ("thoughtTokens", "thought"),
-    ("cachedReadTokens", "cache read"),
-    ("cachedWriteTokens", "cache write"),
-)
-
-
-def turn_usage_text(turn: dict[str, Any]) -> str:
-    """``turn 108 tokens (84 in, 24 out)``: only the counts the agent sent."""
-    breakdown = [
-        f"{turn[key]:g} {label}"
-        for key, label in TURN_USAGE_LABELS
-        if isinstance(turn.get(key), int)
-    ]
-    total = turn.get("totalTokens")
-    head = f"turn {total:g} tokens" if isinstance(total, int) else "turn"
-    return f"{head} ({', '.join(breakdown)})" if breakdown else head
 
 
 #: Notice severity -> its mark and colour in text output (other severities: the info mark).
