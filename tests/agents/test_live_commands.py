@@ -109,3 +109,50 @@ async def test_elicit_unanswered_is_reported(spawn: Any) -> None:
     session = await agent.start()
     await agent.prompt(session, "elicit")
     assert "-32601" in agent.text(session)
+
+
+async def test_setup_params_only_when_advertised(spawn: Any) -> None:
+    prompt = {"mode": "append", "content": [{"type": "text", "text": "Be brief."}]}
+    plain = await spawn()
+    await plain.initialize()
+    for extra in ({"additionalDirectories": ["/tmp"]}, {"systemPrompt": prompt}):
+        try:
+            await plain.conn.request(
+                "session/new", {"cwd": str(plain.cwd), "mcpServers": [], **extra}, timeout=20
+            )
+        except Exception as exc:  # the agent's -32602
+            assert "Invalid params" in str(exc)
+        else:
+            raise AssertionError(f"{extra} was accepted without its capability")
+    agent = await spawn(
+        "--cap",
+        "sessionCapabilities.additionalDirectories={}",
+        "--cap",
+        "sessionCapabilities.systemPrompt={}",
+    )
+    await agent.initialize()
+    opened = await agent.conn.request(
+        "session/new",
+        {
+            "cwd": str(agent.cwd),
+            "mcpServers": [],
+            "additionalDirectories": ["/tmp"],
+            "systemPrompt": prompt,
+        },
+        timeout=20,
+    )
+    await agent.prompt(opened["sessionId"], "setup")
+    assert agent.text(opened["sessionId"]) == (
+        '{"additionalDirectories":["/tmp"],"systemPrompt":{"chars":9,"mode":"append"}}'
+    )
+    override = {**prompt, "mode": "override"}
+    try:
+        await agent.conn.request(
+            "session/new",
+            {"cwd": str(agent.cwd), "mcpServers": [], "systemPrompt": override},
+            timeout=20,
+        )
+    except Exception as exc:
+        assert "not supported" in str(exc)
+    else:
+        raise AssertionError("override accepted without mode.override")

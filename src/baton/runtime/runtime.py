@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
@@ -64,7 +65,9 @@ from baton.runtime.turns.controls import (
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.settings import RequestedSettings, apply_settings
 from baton.runtime.turns.streaming import StreamMemory
+from baton.runtime.turns.system_prompts import requested_system_prompt, session_setup_record
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn, TurnOutcome
+from baton.runtime.turns.workspace_roots import resolve_additional_directories
 from baton.store import Store, prepare_data_dir, resolve_data_dir
 from baton.wire.budget import DEFAULT_REQUEST_LIMIT_SECONDS, BudgetClock, TurnBudget
 from baton.wire.content import build_prompt, text_block
@@ -117,6 +120,16 @@ class RunRequest:
     #: Keep the provider session attached after the run (its controls can then be read and
     #: changed with :meth:`Runtime.controls` and :meth:`Runtime.apply_control`).
     keep_session: bool = False
+    #: Additional workspace roots (``--add-dir``): existing directories outside ``cwd``, sent
+    #: as ``additionalDirectories`` (needs ``sessionCapabilities.additionalDirectories``) and
+    #: treated by the local permission policy as inside the worktree.
+    additional_directories: Sequence[str] = ()
+    #: Unstable ACP: a system prompt replacing the agent's default instructions (``override``;
+    #: needs ``sessionCapabilities.systemPrompt.mode.override``). Excludes the next field.
+    system_prompt: str | None = None
+    #: Unstable ACP: a system prompt added to the agent's own (``append``; needs
+    #: ``sessionCapabilities.systemPrompt``).
+    append_system_prompt: str | None = None
 
 
 @dataclass
@@ -365,6 +378,14 @@ class Runtime:
         cwd = os.path.realpath(request.cwd or os.getcwd())
         if not os.path.isdir(cwd):
             raise ConfigurationError(f"the working directory {cwd} is not a directory")
+        # Checked before anything starts; the resolved roots replace the asked ones.
+        request = dataclasses.replace(
+            request,
+            additional_directories=resolve_additional_directories(
+                request.additional_directories, cwd
+            ),
+        )
+        requested_system_prompt(request.system_prompt, request.append_system_prompt)
         tools = load_tool_declarations(request.tools_file, self.environ)
         if spec.read_only:
             check_review_root(cwd, self.environ)
@@ -451,16 +472,35 @@ class Runtime:
             setup.open()
             connection = client.connection
             attach_method: str | None = None
+            roots = request.additional_directories
+            system_prompt = requested_system_prompt(
+                request.system_prompt, request.append_system_prompt
+            )
             if request.attach_session is not None:
                 attached = await client.attach_session(
-                    request.attach_session, cwd, mcp_servers=tools
+                    request.attach_session,
+                    cwd,
+                    mcp_servers=tools,
+                    additional_directories=roots,
+                    system_prompt=system_prompt,
                 )
                 opened = NewSessionResult(attached.session_id, attached.state)
                 attach_method = attached.method
             elif clock is not None:
-                opened = await client.new_session_within(clock, cwd, mcp_servers=tools)
+                opened = await client.new_session_within(
+                    clock,
+                    cwd,
+                    mcp_servers=tools,
+                    additional_directories=roots,
+                    system_prompt=system_prompt,
+                )
             else:
-                opened = await client.new_session(cwd, mcp_servers=tools)
+                opened = await client.new_session(
+                    cwd,
+                    mcp_servers=tools,
+                    additional_directories=roots,
+                    system_prompt=system_prompt,
+                )
             ref = connection.last_response_ref
         except AgentLaunchFailed as exc:
             return await self._fail(run_id, "FAILED", exc.code, redact(exc.message), exit_code=5)
@@ -501,6 +541,9 @@ class Runtime:
             spec.profile_id, cwd, lane.server_id, opened.session_id, opened.state, ref
         )
         await self.recorder.run_attached(run_id, session_id, lane.server_id)
+        setup_record = session_setup_record(system_prompt, roots, redact)
+        if setup_record:
+            await self.recorder.session_setup(session_id, run_id, setup_record, ref)
         session = LaneSession(
             session_id=session_id,
             provider_id=opened.session_id,
@@ -611,6 +654,7 @@ class Runtime:
                 worktree=cwd,
                 network_allowed=request.execution.network == "enabled",
                 read_only=spec.read_only,
+                additional_roots=tuple(request.additional_directories),
             ),
         )
         turn = Turn(

@@ -167,7 +167,16 @@ async def elicit(turn: TurnContext, command: Command) -> Flow:
     return Flow.NEXT
 
 
+async def setup(turn: TurnContext, command: Command) -> Flow:
+    """``setup``: report what session/new, load or resume set up beyond cwd and MCP servers
+    (additional directories, the system prompt's mode and size) as an agent message."""
+    report = orjson.dumps(turn.session.setup, option=orjson.OPT_SORT_KEYS).decode()
+    turn.emit({"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": report}})
+    return Flow.NEXT
+
+
 HANDLERS: Final[dict[str, Handler]] = {
+    "setup": setup,
     "notice": notice,
     "compact": compact,
     "cost": cost,

@@ -256,6 +256,10 @@ COMMAND_SPECS: Final[tuple[CommandSpec, ...]] = (
         Param("MODE", ArgKind.CHOICE, required=False, choices=("form", "url"), default="form"),
     ),
     _spec(
+        "setup",
+        "report the session's additionalDirectories and systemPrompt (mode, size) as JSON",
+    ),
+    _spec(
         "client_request",
         "send an agent-to-client request and report its answer",
         Param("METHOD", ArgKind.WORD),

@@ -39,6 +39,7 @@ from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
+from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
 
 #: Characters of the prompt read from stdin (`baton run -`), at most.
 MAX_STDIN_PROMPT_CHARS: Final = 4 * 1024 * 1024
@@ -127,6 +128,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--attach", action="append", default=[], metavar="FILE", help="attach a file (repeatable)"
+    )
+    parser.add_argument(
+        "--add-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        dest="add_dirs",
+        help="an additional workspace root (an existing directory; repeatable); needs the "
+        "agent's sessionCapabilities.additionalDirectories",
+    )
+    prompts = parser.add_mutually_exclusive_group()
+    prompts.add_argument(
+        "--system-prompt",
+        metavar="TEXT|@FILE",
+        help="replace the agent's default instructions (unstable ACP; needs "
+        "sessionCapabilities.systemPrompt.mode.override)",
+    )
+    prompts.add_argument(
+        "--append-system-prompt",
+        metavar="TEXT|@FILE",
+        help="add to the agent's instructions (unstable ACP; needs sessionCapabilities.systemPrompt)",
     )
     parser.add_argument(
         "--idle-timeout",
@@ -432,6 +454,20 @@ def _read_prompt(value: str) -> str:
     return text
 
 
+def _system_prompt_text(value: str | None, flag: str) -> str | None:
+    """A system prompt flag's text: the value, or the file's contents for ``@FILE`` (read up
+    to one character past the bound, which the runtime then refuses with its own message)."""
+    if value is None or not value.startswith("@"):
+        return value
+    path = value[1:]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read(MAX_SYSTEM_PROMPT_CHARS + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise BadFlag(f"{flag} @{path}: cannot read the file ({reason})") from None
+
+
 def run(args: argparse.Namespace) -> int:
     """Handle `baton run`."""
     fmt = args.format or "text"
@@ -461,6 +497,11 @@ def run(args: argparse.Namespace) -> int:
             attachments=tuple(args.attach),
             execution=ExecutionSettings(args.workspace, args.network, args.reviewer),
             lane=args.lane,
+            additional_directories=tuple(args.add_dirs),
+            system_prompt=_system_prompt_text(args.system_prompt, "--system-prompt"),
+            append_system_prompt=_system_prompt_text(
+                args.append_system_prompt, "--append-system-prompt"
+            ),
         )
     except BatonError as exc:
         return _refused(exc, fmt, None)
