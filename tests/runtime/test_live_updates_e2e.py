@@ -8,13 +8,16 @@ import re
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from baton.runtime.agents.environment import CLAUDE_ENVIRONMENT
 from baton.runtime.agents.profiles import EXT_CLAUDE_SUBAGENT_PARENT, LaunchProbe, Profile
+from baton.runtime.permissions.elicitations import ElicitationReply
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
+from baton.wire.capabilities import ElicitationOffer
 
 AGENT = [sys.executable, "-m", "baton.agents.scripted"]
 
@@ -133,3 +136,46 @@ async def test_the_claude_contract_records_the_parent_link(tmp_path: Path) -> No
         assert rt.store is not None
         items = [i.content for i in rt.store.list_items(result.run_id) if i.kind == "tool_call"]
         assert any(i.get("parentToolCallId") == task["toolCallId"] for i in items)
+
+
+async def test_headless_elicitation_is_declined_and_recorded(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    result, events = await run(runtime, "elicit form; elicit url", tmp_path)
+    assert result.status == "COMPLETED"
+    answers = of(events, "elicitation")
+    assert [a["action"] for a in answers] == ["decline", "decline"]
+    assert {a["reasonCode"] for a in answers} == {"mode_not_offered"}
+    assert result.text.count('elicitation answer: {"action":"decline"}') == 2
+    assert runtime.store is not None
+    kinds = [i.kind for i in runtime.store.list_items(result.run_id)]
+    assert kinds.count("elicitation") == 2
+
+
+class _Person:
+    """An elicitor that accepts forms with one answer (a credential-looking token too)."""
+
+    offer = ElicitationOffer(form=True, url=True)
+
+    async def ask(self, request: Any) -> ElicitationReply:
+        return ElicitationReply(
+            "accept", {"name": "ghp_" + "A1b2C3d4E5" * 3 + "F6g7H8", "replicas": 2}
+        )
+
+
+async def test_an_elicitor_answers_and_secrets_are_redacted(tmp_path: Path) -> None:
+    async with Runtime(
+        data_dir=tmp_path / "data", environ=dict(os.environ), elicitor=_Person()
+    ) as rt:
+        result, events = await run(rt, "elicit form", tmp_path)
+        assert result.status == "COMPLETED"
+        [answer] = of(events, "elicitation")
+        assert answer["action"] == "accept" and answer["chosenBy"] == "user", answer
+        content = answer["content"]
+        assert isinstance(content, dict) and content["replicas"] == 2
+        assert "A1b2C3d4E5" not in str(content["name"])  # redacted in the event
+        # The agent got the answer (it reports it; the report is redacted like any text).
+        assert "elicitation answer:" in result.text and "A1b2C3d4E5" not in result.text
+        assert rt.store is not None
+        [item] = [i for i in rt.store.list_items(result.run_id) if i.kind == "elicitation"]
+        assert "A1b2C3d4E5" not in str(item.content)

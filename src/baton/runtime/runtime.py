@@ -45,6 +45,7 @@ from baton.runtime.lanes.reconcile import reconcile
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker, NoUserAsker
 from baton.runtime.permissions.correlation import ToolCallTracker
+from baton.runtime.permissions.elicitations import Elicitor
 from baton.runtime.permissions.engine import PermissionSettings
 from baton.runtime.permissions.local_policy import LocalContext
 from baton.runtime.permissions.policies import (
@@ -193,12 +194,16 @@ class Runtime:
         config_overrides: Mapping[str, str] | None = None,
         request_limit: float = DEFAULT_REQUEST_LIMIT_SECONDS,
         interrupt_timeout: float = INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
+        elicitor: Elicitor | None = None,
     ) -> None:
         self.environ = dict(os.environ if environ is None else environ)
         self.data_dir = resolve_data_dir(
             str(data_dir) if data_dir is not None else None, self.environ
         )
         self.asker: Asker = asker or NoUserAsker()
+        #: Who answers the agents' elicitations (a person at a TTY, an API): only then is
+        #: elicitation advertised; None declines every request (recorded).
+        self.elicitor = elicitor
         self.profiles = dict(BUILTIN_PROFILES if profiles is None else profiles)
         self.config_overrides = dict(config_overrides or {})
         self.request_limit = request_limit
@@ -332,6 +337,7 @@ class Runtime:
                 on_quarantine=self._quarantined,
             )
             lane.fingerprint = fingerprint
+            lane.elicitor = self.elicitor
             self.lanes[spec.identity] = lane
         return lane
 

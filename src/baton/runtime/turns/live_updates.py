@@ -32,6 +32,10 @@ LIVE_UPDATE_KINDS: Final = frozenset(
     {"usage_update", NOTICE_UPDATE, COMPACTION_UPDATE, COMPACTION_SUMMARY_CHUNK}
 )
 
+#: Elicitations kept (as items) per run: each is a question a person answered or Baton
+#: declined; an agent asking in a loop must not grow the run's record without bound.
+MAX_ELICITATIONS_PER_RUN: Final = 64
+
 #: Notices kept (as items) per run. A notice is shown when it arrives whatever the count; an
 #: agent that floods them must not grow the run's record without bound.
 MAX_NOTICES_PER_RUN: Final = 64
@@ -58,6 +62,18 @@ class LiveUpdates:
         #: Notices beyond :data:`MAX_NOTICES_PER_RUN` (shown, counted, not kept).
         self.notices_dropped = 0
         self.compactions = CompactionTracker()
+        self.elicitations: list[dict[str, Any]] = []
+        #: Elicitations beyond :data:`MAX_ELICITATIONS_PER_RUN` (answered, counted, not kept).
+        self.elicitations_dropped = 0
+
+    def elicitation(self, record: dict[str, Any]) -> None:
+        """An answered ``elicitation/create`` (already redacted): an ``elicitation`` event now,
+        an ``elicitation`` item at the end."""
+        if len(self.elicitations) < MAX_ELICITATIONS_PER_RUN:
+            self.elicitations.append(record)
+        else:
+            self.elicitations_dropped += 1
+        self._event("elicitation", dict(record))
 
     def handle(self, kind: object, update: Mapping[str, Any]) -> bool:
         """Project one session update; False when ``kind`` is not one of
@@ -113,6 +129,7 @@ class LiveUpdates:
         if usage is not None:
             found.append(Item("usage", usage))
         found += [Item("notice", dict(n)) for n in self.notices]
+        found += [Item("elicitation", dict(e)) for e in self.elicitations]
         found += [
             Item("compaction", self._compaction_view(c.to_json()))
             for c in self.compactions.compactions.values()

@@ -26,9 +26,11 @@ from baton.errors import (
     ProtocolError,
     TransportClosed,
 )
+from baton.redaction import redact_json
 from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker
+from baton.runtime.permissions.elicitations import settle_elicitation
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
 from baton.runtime.permissions.records import TURN_CANCELLED
 from baton.runtime.turns.events import RunEvent
@@ -342,6 +344,18 @@ class Turn:
         self.buffer.flush_output(release=True)
         self.emit(RunEvent("permission", self.run_id, view))
         return resolution
+
+    async def on_elicitation(self, request: InboundRequest) -> dict[str, Any]:
+        """Answer one ``elicitation/create`` of this run's session (the lane's elicitor asks,
+        see :func:`~baton.runtime.permissions.elicitations.settle_elicitation`); the request,
+        the answer and why are kept as an ``elicitation`` event and item, redacted."""
+        outcome = await settle_elicitation(
+            request.params,
+            self.lane.elicitor,
+            cancelling=self._cancelling or self._lost is not None,
+        )
+        self.live.elicitation(redact_json(outcome.record, self.lane.secrets))
+        return outcome.answer
 
     # --- loss and interruption -------------------------------------------------------------
 
