@@ -179,3 +179,12 @@ async def test_an_elicitor_answers_and_secrets_are_redacted(tmp_path: Path) -> N
         assert rt.store is not None
         [item] = [i for i in rt.store.list_items(result.run_id) if i.kind == "elicitation"]
         assert "A1b2C3d4E5" not in str(item.content)
+
+
+async def test_permission_records_carry_the_tool_name(runtime: Runtime, tmp_path: Path) -> None:
+    result, events = await run(runtime, "shell ls", tmp_path)
+    [permission] = of(events, "permission")
+    assert permission["toolName"] == "Bash"
+    assert runtime.store is not None
+    [interaction] = runtime.store.list_interactions(result.run_id)
+    assert interaction.tool_call["name"] == "Bash"

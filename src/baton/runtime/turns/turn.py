@@ -326,6 +326,7 @@ class Turn:
         record = resolution.record.to_json(self.lane.secrets)
         view = {
             "toolCallId": record.get("toolCallId"),
+            "toolName": record.get("toolName"),
             "options": [
                 {"optionId": o.get("optionId"), "name": o.get("name"), "kind": o.get("kind")}
                 for o in record.get("options", [])

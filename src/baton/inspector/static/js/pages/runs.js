@@ -13,7 +13,7 @@ const STATUSES = ["", "QUEUED", "RUNNING", "COMPLETED", "FAILED", "INTERRUPTED",
 // Event types the service sends as named SSE events (docs/events.md) plus its own markers.
 const EVENT_TYPES = ["run_started", "session", "controls", "text", "thought", "user_text", "tool_call",
   "plan", "usage", "mode", "config", "session_info", "commands", "permission", "item", "warning",
-  "result", "dropped", "notice"];
+  "result", "dropped", "notice", "compaction", "elicitation"];
 
 /** A run's status badge; RECOVERY_REQUIRED links to the recovery view. */
 export function runStatus(run) {
