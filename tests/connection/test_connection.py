@@ -21,6 +21,9 @@ from baton.wire.budget import TurnBudget
 
 from .conftest import Peer
 
+#: The generic connection is driven with made-up frames (no ACP client builds them).
+pytestmark = pytest.mark.off_schema_outbound
+
 Pair = tuple[Connection, Peer]
 
 

@@ -126,6 +126,11 @@ class TtyAsker(Asker):
         self._screen = screen
         self._turn = asyncio.Lock()
 
+    @property
+    def question_lock(self) -> asyncio.Lock:
+        """Held while a question is on screen; other prompts (elicitation) share it."""
+        return self._turn
+
     async def ask(self, prompt: AskPrompt) -> AskAnswer:
         """Show ``prompt`` and read the answer (see the module docstring). Cancellation-safe:
         a cancelled wait restores the terminal and releases the screen."""

@@ -27,9 +27,10 @@ import sys
 from typing import Any, Final
 
 from baton.cli import exit_codes
+from baton.cli.elicitation_prompt import terminal_elicitor
 from baton.cli.json_output import SCHEMA_VERSION, write_json
 from baton.cli.main import reader_gone
-from baton.cli.permission_prompt import terminal_asker
+from baton.cli.permission_prompt import TtyAsker, terminal_asker
 from baton.cli.terminal import Screen, error_line, visible
 from baton.cli.usage_view import usage_text
 from baton.errors import AgentLaunchFailed, BatonError, PolicyNotAvailable
@@ -508,7 +509,13 @@ def run(args: argparse.Namespace) -> int:
     screen = Screen(sys.stdout, sys.stderr)
     # A prompt read from stdin leaves no terminal to ask on: nobody can answer.
     asker = terminal_asker(sys.stdin, sys.stderr, screen) if args.prompt != "-" else NoUserAsker()
+    # Elicitation is advertised only when a person can answer: a terminal, under ask.
+    elicitor = None
+    if args.prompt != "-" and args.policy == "ask":
+        lock = asker.question_lock if isinstance(asker, TtyAsker) else None
+        elicitor = terminal_elicitor(sys.stdin, sys.stderr, screen, lock)
     runtime = Runtime(
+        elicitor=elicitor,
         data_dir=args.data_dir,
         asker=asker,
         profiles=config.all_profiles(),
