@@ -256,6 +256,27 @@ class Runtime:
     async def __aexit__(self, *_exc: object) -> None:
         await self.close()
 
+    async def logout(
+        self,
+        *,
+        agent: str | None = None,
+        agent_command: str | Sequence[str] | None = None,
+        env_keys: Sequence[str] = (),
+    ) -> None:
+        """Send ``logout`` to an agent because a user asked for it by name (Baton never logs out
+        on its own). Starts (or reuses) the agent's lane; refused with
+        :class:`~baton.errors.CapabilityNotAdvertised` naming ``auth.logout`` when the agent did
+        not advertise it, before anything beyond ``initialize`` is written. Cancellation: the
+        request is abandoned; the lane stays as it is."""
+        await self.open()
+        request = RunRequest(
+            prompt="logout", agent=agent, agent_command=agent_command, env_keys=env_keys
+        )
+        spec = await self.resolve(request)
+        lane = await self.lane_for(spec, lambda _event: None)
+        client = await lane.ensure_started(None)
+        await client.logout()
+
     # --- resolving the agent ---------------------------------------------------------------
 
     async def resolve(self, request: RunRequest) -> LaunchSpec:
