@@ -46,7 +46,7 @@ async def baton_turn(updates: int) -> float:
     conn = Connection(proc.stdout, proc.stdin)
     seen = 0
 
-    async def on_update(message: dict[str, Any], ref: object) -> None:
+    def on_update(message: dict[str, Any], ref: object) -> None:
         nonlocal seen
         seen += 1
 

@@ -16,10 +16,9 @@ entries are dropped, and Baton's commands run with HOME in the temporary directo
 BATON_* variable. A runtime file missing from the wheel fails a check here; a file the wheel
 lacks compared with git is caught before, by ``scripts/dist_check.py contents``.
 
-Adding a check is one line in CHECKS. When the inspector exists, serving one of its pages from
-the installed wheel is this line (``serve_page`` is ready and tested)::
-
-    ("inspector page", lambda inst: serve_page([*inst.baton, "inspect", "--port", "{port}"], "/", inst.env, inst.work)),
+Adding a check is one line in CHECKS. The inspector's are two: its files are installed and
+whole (every file the page loads, down through every module's imports), and ``baton inspect``
+from the install starts the service and serves the page (``serve_page``).
 
 pipx and uv come from the ``dist`` extra (``make dist-check`` installs them into .venv).
 Exits 1 at the first failure, printing what ran and its output.
@@ -182,10 +181,12 @@ def serve_page(
     cwd: Path,
     *,
     timeout: float = PAGE_TIMEOUT_S,
+    headers: Mapping[str, str] | None = None,
 ) -> bytes:
     """Start the server ``argv`` (``{port}`` in an argument becomes a free port), fetch
     ``http://127.0.0.1:{port}{path}`` until it answers 200 or ``timeout`` passes, stop the
-    server, and return the page's body. Raises CheckFailed if no page came, or it was empty."""
+    server, and return the page's body. ``headers`` go with every fetch (a bearer token).
+    Raises CheckFailed if no page came, or it was empty."""
     port = free_port()
     command = [arg.replace("{port}", str(port)) for arg in argv]
     url = f"http://127.0.0.1:{port}{path}"
@@ -204,7 +205,8 @@ def serve_page(
         deadline = time.monotonic() + timeout
         while body is None and time.monotonic() < deadline and server.poll() is None:
             try:
-                with urllib.request.urlopen(url, timeout=PAGE_POLL_S * 10) as response:
+                request = urllib.request.Request(url, headers=dict(headers or {}))
+                with urllib.request.urlopen(request, timeout=PAGE_POLL_S * 10) as response:
                     body = response.read()
             except (urllib.error.URLError, OSError) as exc:
                 last_error = str(exc)
@@ -316,6 +318,29 @@ def check_inspector_files(inst: Installed) -> None:
         raise CheckFailed(f"the installed inspector is not whole: {names} missing {missing}")
 
 
+#: The service token of the inspector check (BATON_SERVE_TOKEN), so it can fetch the page.
+INSPECT_TOKEN: Final = "wheel-smoke-inspector-" + "t" * 32
+
+
+def check_inspector_page(inst: Installed) -> None:
+    """``baton inspect`` from the install starts the service when none runs and serves the
+    inspector: ``/`` with the token is the page that loads its main module."""
+    env = {**inst.env, "BATON_SERVE_TOKEN": INSPECT_TOKEN}
+    argv = [
+        *inst.baton,
+        "inspect",
+        "--no-browser",
+        "--port",
+        "{port}",
+        "--data-dir",
+        str(inst.work / "inspect-data"),
+    ]
+    bearer = {"Authorization": f"Bearer {INSPECT_TOKEN}"}
+    body = serve_page(argv, "/", env, inst.work, headers=bearer)
+    if b'src="/inspector/js/main.js"' not in body:
+        raise CheckFailed(f"baton inspect served {body[:200]!r}, not the inspector's page")
+
+
 #: What runs against every install, in order. One line per check (see the module docstring
 #: for the inspector's).
 CHECKS: tuple[tuple[str, Callable[[Installed], None]], ...] = (
@@ -324,6 +349,7 @@ CHECKS: tuple[tuple[str, Callable[[Installed], None]], ...] = (
     ("baton doctor --json", check_doctor),
     ("a real turn: baton run --agent-command 'baton agent scripted'", check_turn),
     ("the inspector's page files are installed and whole", check_inspector_files),
+    ("baton inspect serves the inspector's page", check_inspector_page),
 )
 
 

@@ -218,13 +218,13 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def _answered_method(connection: Connection, request_id: object) -> str | None:
-    task = getattr(connection, "_inbound", {}).get(request_id)
+def _answered_method(connection: Connection[Any], request_id: object) -> str | None:
+    task = getattr(connection, "_serving", {}).get(request_id)
     name = task.get_name() if task is not None else ""
     return name[len(_SERVE_PREFIX) :] if name.startswith(_SERVE_PREFIX) else None
 
 
-def _check(connection: Connection, message: dict[str, Any]) -> None:
+def _check(connection: Connection[Any], message: dict[str, Any]) -> None:
     method = message.get("method")
     params = message.get("params")
     if isinstance(method, str):
@@ -255,12 +255,12 @@ def outbound_schema_check(request: pytest.FixtureRequest) -> Iterator[list[str]]
     errors: list[str] = []
     original = Connection._write
 
-    async def checked(self: Connection, message: dict[str, Any]) -> object:
+    async def checked(self: Connection[Any], message: dict[str, Any], data: bytes) -> Any:
         try:
             _check(self, message)
         except jsonschema.ValidationError as exc:
             errors.append(f"{message.get('method') or 'answer'}: {exc.message}")
-        return await original(self, message)
+        return await original(self, message, data)
 
     Connection._write = checked  # type: ignore[method-assign]
     try:

@@ -42,6 +42,8 @@ RANKS: Final[dict[str, float]] = {
     "baton.runtime.agents": 4.2,
     "baton.runtime.lanes": 4.3,
     "baton.runtime.turns": 4.4,
+    # Provider-session setup of a run: uses the turn room's settings, controls and context.
+    "baton.runtime.sessions": 4.5,
     "baton.runtime": 4.9,  # the Runtime front (runtime/runtime.py) over every room
     # Layer 5: surfaces.
     "baton.cli": 5,
@@ -54,6 +56,7 @@ RANKS: Final[dict[str, float]] = {
     # views, run-id prefixes, camelCase); the CLI reaches a running service over HTTP only.
     "baton.service": 5.5,
     "baton.cli.commands.serve": 5.6,  # the `baton serve` verb: above the service it starts
+    "baton.cli.commands.inspect": 5.7,  # `baton inspect`: finds a service or starts one (serve)
     # Above the surfaces: `python -m baton`, the console script's entry point.
     "baton.__main__": 6,
 }

@@ -521,7 +521,7 @@ class ApiRouteNotFound(ServiceError):
 
 class PermissionNotPending(ServiceError):
     """The permission request was already answered (by someone, the budget or the end of its
-    turn), or never existed."""
+    turn); an answer to it changes nothing."""
 
     code = "PERMISSION_NOT_PENDING"
 

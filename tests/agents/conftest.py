@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,7 @@ import pytest
 
 from acp_schemas import CURRENT, validate_in
 from baton.connection import Connection, InboundRequest
-from baton.connection.tap import TapFrame
+from baton.connection.tap import Mark
 
 #: Generous bound on any single wait in these tests (never a timing assertion).
 WAIT = 20.0
@@ -75,14 +75,19 @@ class SchemaTap:
         self._seen[kind] = self._seen.get(kind, 0) + 1
         return self._seen[kind] <= MAX_VALIDATED_PER_KIND
 
-    async def record(self, frame: TapFrame) -> object:
-        message = frame.message
-        if message is None:
-            return None
-        if frame.direction == "outbound":
-            if "method" in message and "id" in message:
-                self.sent_methods[message["id"]] = message["method"]
-            return None
+    async def record_inbound(
+        self, raws: Sequence[bytes], messages: Sequence[dict[str, Any] | None], mark: Mark = None
+    ) -> list[None]:
+        for message in messages:
+            if message is not None:
+                self._inbound(message)
+        return [None] * len(raws)
+
+    async def record_outbound(self, raw: bytes, message: dict[str, Any]) -> None:
+        if "method" in message and "id" in message:
+            self.sent_methods[message["id"]] = message["method"]
+
+    def _inbound(self, message: dict[str, Any]) -> None:
         self.inbound.append(message)
         method = message.get("method")
         definition: str | None = None
@@ -91,7 +96,7 @@ class SchemaTap:
             table = _REQUEST_DEFS if "id" in message else _NOTIFICATION_DEFS
             definition, instance = table.get(method), message.get("params")
             if method == "session/update" and not self._sample(instance):
-                return None
+                return
         elif "result" in message:
             definition = _RESPONSE_DEFS.get(self.sent_methods.get(message.get("id"), ""))
             instance = message["result"]
@@ -100,7 +105,6 @@ class SchemaTap:
                 validate(definition, instance)
             except jsonschema.ValidationError as exc:
                 self.errors.append(f"{definition}: {exc.message}")
-        return None
 
 
 PermissionAnswer = Callable[[InboundRequest], Awaitable[dict[str, Any]]]
@@ -144,7 +148,7 @@ class Agent:
         conn.on_any_notification(self._on_notification)
         conn.on_request("session/request_permission", self._on_permission)
 
-    async def _on_notification(self, message: dict[str, Any], _ref: object) -> None:
+    def _on_notification(self, message: dict[str, Any], _ref: object) -> None:
         self.notifications.append(message)
         self._changed.set()
 

@@ -12,8 +12,16 @@ named: ``pytest tests/browser``.
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import signal
+import subprocess
+import sys
 import threading
+import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -21,7 +29,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
-from playwright.sync_api import BrowserContext, Page, sync_playwright
+from playwright.sync_api import BrowserContext, Page, expect, sync_playwright
 
 from baton.inspector import ENTRY_PAGE, SECURITY_HEADERS, load_asset
 
@@ -46,6 +54,9 @@ CHROMIUM_FLAGS: Final = (
 PAGE_TIMEOUT_MS: Final = 30_000
 
 HARNESS: Final = Path(__file__).parent / "harness"
+
+# Assertions wait as long as page actions may: a loaded CI machine streams slower.
+expect.set_options(timeout=PAGE_TIMEOUT_MS)
 
 
 @dataclass
@@ -152,3 +163,167 @@ def static_server() -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+# --- a real `baton serve` with the scripted agent -------------------------------------------
+
+#: The token the test service runs with (BATON_SERVE_TOKEN), so tests can sign in.
+SERVE_TOKEN: Final = "inspector-test-token-" + "z" * 30
+#: Seconds the service may take to print its address.
+SERVE_START_SECONDS: Final = 60.0
+#: Seconds of silence after which a test stops reading a live event stream.
+SSE_QUIET_SECONDS: Final = 1.0
+#: Seconds an API call of a test may take.
+API_TIMEOUT_SECONDS: Final = 30.0
+
+#: A config file whose custom profile is the bundled scripted agent, advertising a sign-in
+#: method whose name carries markup (shown on the Agents page, never executed).
+SCRIPTED_CONFIG: Final = """
+[profiles.scripted]
+display_name = "Scripted <img src=x onerror=alert('profile')>"
+argv = ["baton", "agent", "scripted", "--auth-method", "sign-in:agent"]
+probe_argv = ["--help"]
+probe_patterns = ['scripted']
+policies = ["ask", "auto-edits", "full"]
+"""
+
+
+@dataclass
+class Served:
+    """A running `baton serve`: its base URL, token, data directory and a work directory."""
+
+    url: str
+    token: str
+    data_dir: Path
+    cwd: Path
+
+    def api(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
+        """Call the API with the bearer token (no Origin: a bearer client needs none)."""
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.url + path,
+            data=data,
+            method=method,
+            headers={
+                "Authorization": f"Bearer {self.token}",
+                "Content-Type": "application/json",
+            },
+        )
+        try:
+            with urllib.request.urlopen(request, timeout=API_TIMEOUT_SECONDS) as response:
+                return json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            return {"status": exc.code, **json.loads(exc.read() or b"{}")}
+
+    def start(self, prompt: str, **fields: Any) -> str:
+        """Start a run of the scripted agent in the work directory; its id. (Runs name the
+        agent by command: the service resolves built-in profiles only.)"""
+        body = {"prompt": prompt, "agentCommand": AGENT_COMMAND, "cwd": str(self.cwd), **fields}
+        answer = self.api("POST", "/api/v1/runs", body)
+        assert "runId" in answer, answer
+        run_id: str = answer["runId"]
+        return run_id
+
+    def events(self, run_id: str) -> list[dict[str, Any]]:
+        """The run's events so far: its SSE stream read up to the first quiet moment."""
+        request = urllib.request.Request(
+            f"{self.url}/api/v1/runs/{run_id}/events",
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
+        found: list[dict[str, Any]] = []
+        try:
+            with urllib.request.urlopen(request, timeout=SSE_QUIET_SECONDS) as response:
+                for line in response:
+                    if line.startswith(b"data: "):
+                        found.append(json.loads(line[len(b"data: ") :]))
+        except TimeoutError:
+            pass  # a live stream stays open: what arrived so far is the answer
+        return found
+
+    def wait_run(self, run_id: str, timeout: float = 60.0) -> dict[str, Any]:
+        """Poll the run's record until its turn is over; the record."""
+        deadline = time.monotonic() + timeout
+        while True:
+            record: dict[str, Any] = self.api("GET", f"/api/v1/runs/{run_id}")
+            if record.get("status") in ENDED or time.monotonic() > deadline:
+                return record
+            time.sleep(0.1)
+
+    def sign_in(self, page: Page, fragment: str = "") -> None:
+        """Open the page with the one-time token (exchanged for the cookie), then go to
+        ``fragment`` (a hash route)."""
+        page.goto(f"{self.url}/?token={self.token}")
+        page.wait_for_url(f"{self.url}/")
+        if fragment:
+            page.goto(f"{self.url}/{fragment}")
+
+
+#: How runs start the bundled scripted agent (found on PATH, the test interpreter's bin).
+AGENT_COMMAND: Final = "baton agent scripted"
+
+#: Run statuses whose turn is over.
+ENDED: Final = frozenset({"COMPLETED", "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST"})
+
+
+def start_service(root: Path) -> tuple[Served, subprocess.Popen[str]]:
+    """Start `baton serve --policy ask` for ``root/data`` on a free loopback port, with the
+    scripted profile in its config; the service and its process."""
+    config = root / "config.toml"
+    config.write_text(SCRIPTED_CONFIG, encoding="utf-8")
+    cwd = root / "work"
+    cwd.mkdir(exist_ok=True)
+    bin_dir = Path(sys.executable).parent
+    env = {
+        **os.environ,
+        "BATON_SERVE_TOKEN": SERVE_TOKEN,
+        "BATON_CONFIG": str(config),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+    }
+    argv = [str(bin_dir / "baton"), "serve", "--port", "0", "--data-dir", str(root / "data")]
+    process = subprocess.Popen(
+        [*argv, "--policy", "ask", "--permission-wait", "120", "--allow-agent-command"],
+        env=env,
+        cwd=root,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    assert process.stdout is not None
+    url = None
+    deadline = time.monotonic() + SERVE_START_SECONDS
+    while url is None and time.monotonic() < deadline:
+        line = process.stdout.readline()
+        if not line:
+            break
+        found = re.search(r"listening on (http://\S+)", line)
+        url = found.group(1) if found else None
+    if url is None:
+        process.kill()
+        pytest.fail(f"baton serve printed no address: {process.communicate()[0]}")
+    # Keep reading its output so a chatty service never blocks on a full pipe.
+    drain = threading.Thread(target=lambda: [None for _ in process.stdout or ()], daemon=True)
+    drain.start()
+    return Served(url, SERVE_TOKEN, root / "data", cwd), process
+
+
+def stop_service(process: subprocess.Popen[str]) -> None:
+    """SIGTERM the service (a graceful stop), SIGKILL if it outlives its grace."""
+    if process.poll() is not None:
+        return
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """`baton serve --policy ask` on a free loopback port, with the scripted profile."""
+    service, process = start_service(tmp_path_factory.mktemp("served"))
+    try:
+        yield service
+    finally:
+        stop_service(process)

@@ -99,3 +99,37 @@ def test_runs_and_show_report_the_run(tmp_path: Path) -> None:
     view = orjson.loads(shown.stdout)
     assert view["status"] == "COMPLETED" and view["items"][0]["kind"] == "text"
     assert baton(tmp_path, "show", "run-nope").returncode == 2
+
+
+def test_the_config_files_idle_bound_ends_a_silent_agent(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    # 3 s: the bound covers setup too, and a loaded machine's Python start can take a second.
+    config.write_text("[turns]\nidle_timeout = 3\n")
+    done = baton(
+        tmp_path, "run", "--config", str(config), "--agent-command", AGENT, "--json",
+        "wait_for_cancel 0",
+    )  # fmt: skip
+    assert done.returncode == 3, done.stderr
+    events = [orjson.loads(line) for line in done.stdout.splitlines()]
+    assert events[0]["idleTimeout"] == 3 and events[0]["idleTimeoutSource"] == "config"
+    assert (events[-1]["errorCode"], events[-1]["bound"]) == ("BUDGET_EXPIRED", "idle")
+
+
+def test_idle_timeout_off_is_passed_as_off(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[turns]\nidle_timeout = 900\n")
+    done = baton(
+        tmp_path, "run", "--config", str(config), "--agent-command", AGENT, "--json",
+        "--idle-timeout", "off", "echo hi",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    first = orjson.loads(done.stdout.splitlines()[0])
+    assert (first["idleTimeout"], first["idleTimeoutSource"]) == (None, "run")
+
+
+def test_an_invalid_idle_bound_in_the_config_file_is_exit_2(tmp_path: Path) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text("[turns]\nidle_timeout = -3\n")
+    done = baton(tmp_path, "run", "--config", str(config), "--agent-command", AGENT, "echo hi")
+    assert done.returncode == 2
+    assert "CONFIG_FILE_INVALID" in done.stderr and "CONFIG_INVALID_VALUE" in done.stderr

@@ -4,14 +4,14 @@ then handed over together, in arrival order, around every other kind of frame.""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
 
-from baton.connection import Connection, TapFrame, memory_pipe
+from baton.connection import Connection, Mark, memory_pipe
 from baton.connection.streams import MemoryWriter
 from baton.errors import InternalError, TapFailed
 from baton.journal import Journal, JournalLimits, JournalRef, JournalTap
@@ -24,7 +24,6 @@ WAIT = 10.0
 UPDATE = "session/update"
 
 Message = dict[str, Any]
-Slow = tuple[int, Awaitable[None]] | None
 
 
 def update(n: int, session: str = "sess-1", **extra: Any) -> Message:
@@ -66,25 +65,24 @@ class Calls:
     def __init__(self, log: list[object] | None = None, tag: str = "") -> None:
         self.log: list[object] = log if log is not None else []
         self.tag = tag
-        #: (number of messages in the call, start, refs given) per call
-        self.calls: list[tuple[int, int, list[object]]] = []
+        #: (number of messages in the call, refs given) per call
+        self.calls: list[tuple[int, list[object]]] = []
 
-    def __call__(self, messages: list[Message], refs: Sequence[object], start: int) -> Slow:
+    def __call__(self, messages: list[Message], refs: Sequence[object]) -> None:
         assert len(refs) == len(messages)
-        self.calls.append((len(messages), start, list(refs)))
-        for message in messages[start:]:
+        self.calls.append((len(messages), list(refs)))
+        for message in messages:
             self.log.append(f"{self.tag}{number(message)}")
-        return None
 
 
-def connection(tap: object = None) -> tuple[Connection, MemoryWriter]:
+def connection(tap: object = None) -> tuple[Connection[Any], MemoryWriter]:
     baton_in, agent_out = memory_pipe()
     _agent_in, baton_out = memory_pipe()
     conn = Connection(baton_in, baton_out, tap=tap)  # type: ignore[arg-type]
     return conn, agent_out
 
 
-async def finish(conn: Connection, agent_out: MemoryWriter) -> None:
+async def finish(conn: Connection[Any], agent_out: MemoryWriter) -> None:
     """End the stream and wait until every frame before the end was handled."""
     agent_out.close()
     await asyncio.wait_for(conn.drained(), WAIT)
@@ -99,75 +97,54 @@ async def test_a_run_is_delivered_in_order_in_one_call() -> None:
     agent_out.write(lines(*(update(n) for n in range(20))))
     await finish(conn, agent_out)
     assert handler.log == [str(n) for n in range(20)]
-    assert [(size, start) for size, start, _ in handler.calls] == [(20, 0)]
-    assert handler.calls[0][2] == [None] * 20  # no tap: no references
+    assert [size for size, _ in handler.calls] == [20]
+    assert handler.calls[0][1] == [None] * 20  # no tap: no references
     assert conn.frames_in == 20
     assert conn.skipped_frames == 0
 
 
-async def test_a_slow_message_is_awaited_before_the_next_one_is_handled() -> None:
+async def test_a_handler_that_returns_an_awaitable_is_a_baton_bug() -> None:
+    # Read-loop handlers are plain functions: one that returns an awaitable would need the read
+    # loop (or run unawaited). The connection closes with BATON_BUG and never runs it.
     conn, agent_out = connection()
-    log: list[object] = []
-    starts: list[tuple[int, int]] = []
-    slow = {3, 6}
+    ran: list[int] = []
 
-    async def wait_for(n: int) -> None:
-        log.append(f"await {n}")
-        await asyncio.sleep(0)  # really suspends: the read loop must wait for it
-        await asyncio.sleep(0)
-        log.append(f"done {n}")
+    async def later() -> None:
+        ran.append(1)
 
-    def handler(messages: list[Message], refs: Sequence[object], start: int) -> Slow:
-        starts.append((len(messages), start))
-        for index in range(start, len(messages)):
-            n = number(messages[index])
-            log.append(str(n))
-            if n in slow:
-                return index, wait_for(n)
-        return None
+    def handler(messages: list[Message], refs: Sequence[object]) -> Any:
+        return later()
 
     conn.on_notifications(UPDATE, handler)
     conn.start()
-    agent_out.write(lines(*(update(n) for n in range(10))))
-    await finish(conn, agent_out)
-    assert log == [
-        *("0", "1", "2", "3", "await 3", "done 3"),
-        *("4", "5", "6", "await 6", "done 6"),
-        *("7", "8", "9"),
-    ]
-    # Called again from the message after each slow one, with the same run.
-    assert starts == [(10, 0), (10, 4), (10, 7)]
-    assert conn.frames_in == 10
+    agent_out.write(lines(update(0)))
+    reason = await asyncio.wait_for(conn.wait_closed(), WAIT)
+    await conn.close()
+    assert isinstance(reason, InternalError)
+    assert reason.code == "BATON_BUG"
+    assert "plain functions" in str(reason)
+    assert ran == []
 
 
-async def test_a_slow_last_message_ends_the_run_without_another_call() -> None:
+async def test_drained_from_inside_the_read_loop_is_a_baton_bug_not_a_hang() -> None:
     conn, agent_out = connection()
-    log: list[object] = []
-    starts: list[int] = []
+    failures: list[BaseException] = []
 
-    async def wait_for(n: int) -> None:
-        await asyncio.sleep(0)
-        log.append(f"done {n}")
-
-    def handler(messages: list[Message], refs: Sequence[object], start: int) -> Slow:
-        starts.append(start)
-        for index in range(start, len(messages)):
-            log.append(str(number(messages[index])))
-        return len(messages) - 1, wait_for(number(messages[-1]))
-
-    seen_other: list[object] = []
-
-    async def on_other(message: Message, ref: object) -> None:
-        seen_other.append(list(log))
+    def handler(messages: list[Message], refs: Sequence[object]) -> None:
+        for waiting in (conn.drained(), conn.wait_closed()):
+            try:
+                waiting.send(None)
+            except InternalError as exc:
+                failures.append(exc)
+            finally:
+                waiting.close()
 
     conn.on_notifications(UPDATE, handler)
-    conn.on_notification("_test/other", on_other)
     conn.start()
-    agent_out.write(lines(*(update(n) for n in range(3)), other(99)))
+    agent_out.write(lines(update(0)))
     await finish(conn, agent_out)
-    assert starts == [0]
-    assert log == ["0", "1", "2", "done 2"]
-    assert seen_other == [["0", "1", "2", "done 2"]]  # awaited before the next frame
+    assert [type(exc) for exc in failures] == [InternalError, InternalError]
+    assert "read loop" in str(failures[0])
 
 
 async def test_a_response_between_runs_resolves_in_order() -> None:
@@ -190,7 +167,7 @@ async def test_a_response_between_runs_resolves_in_order() -> None:
     await finish(conn, agent_out)
     assert log == ["0", "1", "2", "3", "4", "answer", "5", "6", "7", "8"]
     # The response ends the run before it: two calls, each of several messages.
-    assert [(size, start) for size, start, _ in handler.calls] == [(5, 0), (4, 0)]
+    assert [size for size, _ in handler.calls] == [5, 4]
     assert conn.frames_in == 10
 
 
@@ -203,10 +180,9 @@ async def test_a_response_resolves_after_the_notifications_before_it() -> None:
     handled: list[tuple[int, bool]] = []
     waiter = asyncio.ensure_future(conn.await_response(request_id, timeout=WAIT))
 
-    def handler(messages: list[Message], refs: Sequence[object], start: int) -> Slow:
-        for message in messages[start:]:
+    def handler(messages: list[Message], refs: Sequence[object]) -> None:
+        for message in messages:
             handled.append((number(message), waiter.done()))
-        return None
 
     conn.on_notifications(UPDATE, handler)
     conn.start()
@@ -224,13 +200,12 @@ async def test_another_method_ends_the_run_and_keeps_its_place() -> None:
     handler = Calls(log)
     conn.on_notifications(UPDATE, handler)
 
-    async def on_other(message: Message, ref: object) -> None:
-        await asyncio.sleep(0)
+    def on_other(message: Message, ref: object) -> None:
         log.append(f"other {number(message)}")
 
     fallback: list[object] = []
 
-    async def on_any(message: Message, ref: object) -> None:
+    def on_any(message: Message, ref: object) -> None:
         fallback.append(message["method"])
         log.append(f"any {number(message)}")
 
@@ -251,7 +226,7 @@ async def test_another_method_ends_the_run_and_keeps_its_place() -> None:
     )
     await finish(conn, agent_out)
     assert log == ["0", "1", "other 100", "2", "3", "4", "any 101", "5"]
-    assert [(size, start) for size, start, _ in handler.calls] == [(2, 0), (3, 0), (1, 0)]
+    assert [size for size, _ in handler.calls] == [2, 3, 1]
     assert fallback == ["_test/unhandled"]
     assert conn.frames_in == 8
 
@@ -268,8 +243,8 @@ async def test_two_batch_methods_make_separate_runs() -> None:
     agent_out.write(lines(update(0), update(1), tick[0], tick[1], update(2), tick[2]))
     await finish(conn, agent_out)
     assert log == ["u0", "u1", "t0", "t1", "u2", "t2"]
-    assert [size for size, _, _ in updates.calls] == [2, 1]
-    assert [size for size, _, _ in ticks.calls] == [2, 1]
+    assert [size for size, _ in updates.calls] == [2, 1]
+    assert [size for size, _ in ticks.calls] == [2, 1]
     assert conn.frames_in == 6
 
 
@@ -307,7 +282,7 @@ async def test_frames_that_are_not_plain_notifications_end_the_run() -> None:
     await asyncio.wait_for(was_served.wait(), WAIT)
     await finish(conn, agent_out)
     assert log == ["0", "1", "2", "3", "4"]
-    assert [size for size, _, _ in handler.calls] == [1, 2, 1, 1]
+    assert [size for size, _ in handler.calls] == [1, 2, 1, 1]
     # Blank and whitespace-only lines are separators; the others are counted.
     assert conn.skipped_frames == 3
     assert conn.frames_in == 6  # five notifications and the request
@@ -333,34 +308,26 @@ async def test_frames_in_counts_every_valid_frame_across_reads() -> None:
 class RecordingTap:
     """A tap that logs every call into the log the handler writes to."""
 
-    def __init__(self, log: list[object], batch: str = "refs", nowait_from: int = 0) -> None:
+    def __init__(self, log: list[object], fail: bool = False) -> None:
         self.log = log
-        self.batch = batch  # "refs", "none" or "raise"
-        self.nowait_from = nowait_from
+        self.fail = fail
         self.batches: list[tuple[list[bytes], list[Message]]] = []
         self.given: list[Sequence[object]] = []
 
-    def record_batch_nowait(self, raws: list[bytes], messages: list[Message]) -> Any:
-        self.log.append(("batch", [number(m) for m in messages]))
-        self.batches.append((list(raws), list(messages)))
-        if self.batch == "raise":
+    async def record_inbound(
+        self, raws: Sequence[bytes], messages: Sequence[Message | None], mark: Mark = None
+    ) -> Sequence[object]:
+        await asyncio.sleep(0)  # really suspends: the read loop waits for the record
+        self.log.append(("batch", [number(m) if m is not None else -1 for m in messages]))
+        self.batches.append((list(raws), [m for m in messages if m is not None]))
+        if self.fail:
             raise OSError("disk gone")
-        if self.batch == "none":
-            return None
-        refs = tuple(("ref", number(m)) for m in messages)
+        refs = tuple(("ref", number(m) if m is not None else -1) for m in messages)
         self.given.append(refs)
         return refs
 
-    def record_nowait(self, raw: bytes, message: Message) -> object:
-        n = number(message)
-        self.log.append(("nowait", n))
-        return ("nowait-ref", n) if n >= self.nowait_from else None
-
-    async def record(self, frame: TapFrame) -> object:
-        await asyncio.sleep(0)
-        n = number(frame.message) if frame.message is not None else -1
-        self.log.append(("record", n))
-        return ("awaited-ref", n)
+    async def record_outbound(self, raw: bytes, message: Message) -> object:
+        return ("out", message.get("id"))
 
 
 class RefHandler:
@@ -371,12 +338,11 @@ class RefHandler:
         self.sizes: list[int] = []
         self.refs: list[Sequence[object]] = []
 
-    def __call__(self, messages: list[Message], refs: Sequence[object], start: int) -> Slow:
+    def __call__(self, messages: list[Message], refs: Sequence[object]) -> None:
         self.sizes.append(len(messages))
         self.refs.append(refs)
-        for index in range(start, len(messages)):
+        for index in range(len(messages)):
             self.log.append(("handle", number(messages[index]), refs[index]))
-        return None
 
 
 async def test_a_batch_tap_journals_the_run_before_it_is_dispatched() -> None:
@@ -400,63 +366,39 @@ async def test_a_batch_tap_journals_the_run_before_it_is_dispatched() -> None:
     assert handler.sizes == [6]
 
 
-async def test_a_tap_that_declines_the_batch_journals_one_by_one() -> None:
+async def test_one_by_one_handlers_get_the_run_after_it_was_journaled() -> None:
     log: list[object] = []
-    tap = RecordingTap(log, batch="none", nowait_from=2)
+    tap = RecordingTap(log)
     conn, agent_out = connection(tap)
-    handler = RefHandler(log)
-    conn.on_notifications(UPDATE, handler)
-    conn.start()
-    agent_out.write(lines(*(update(n) for n in range(4))))
-    await finish(conn, agent_out)
-    assert log == [
-        ("batch", [0, 1, 2, 3]),
-        *(("nowait", 0), ("record", 0), ("handle", 0, ("awaited-ref", 0))),
-        *(("nowait", 1), ("record", 1), ("handle", 1, ("awaited-ref", 1))),
-        *(("nowait", 2), ("handle", 2, ("nowait-ref", 2))),
-        *(("nowait", 3), ("handle", 3, ("nowait-ref", 3))),
-    ]
-    assert handler.sizes == [1, 1, 1, 1]  # one-message lists
 
+    def on_update(message: Message, ref: object) -> None:
+        log.append(("handle", number(message), ref))
 
-async def test_a_tap_with_only_record_journals_each_frame_before_its_dispatch() -> None:
-    log: list[object] = []
-
-    class PlainTap:
-        async def record(self, frame: TapFrame) -> object:
-            assert frame.message is not None and frame.direction == "inbound"
-            log.append(("record", number(frame.message)))
-            return ("awaited-ref", number(frame.message))
-
-    conn, agent_out = connection(PlainTap())
-    handler = RefHandler(log)
-    conn.on_notifications(UPDATE, handler)
+    conn.on_notification(UPDATE, on_update)
     conn.start()
     agent_out.write(lines(*(update(n) for n in range(3))))
     await finish(conn, agent_out)
-    assert log == [
-        item for n in range(3) for item in (("record", n), ("handle", n, ("awaited-ref", n)))
-    ]
+    assert log == [("batch", [0, 1, 2]), *(("handle", n, ("ref", n)) for n in range(3))]
 
 
 async def test_a_failing_batch_tap_closes_the_connection_before_dispatch() -> None:
     log: list[object] = []
-    tap = RecordingTap(log, batch="raise")
+    tap = RecordingTap(log, fail=True)
     conn, agent_out = connection(tap)
     handler = RefHandler(log)
     conn.on_notifications(UPDATE, handler)
     others: list[int] = []
 
-    async def on_other(message: Message, ref: object) -> None:
+    def on_other(message: Message, ref: object) -> None:
         others.append(number(message))
 
     conn.on_notification("_test/other", on_other)
     conn.start()
-    agent_out.write(lines(other(1), *(update(n) for n in range(4)), other(2)))
+    agent_out.write(lines(*(update(n) for n in range(4)), other(2)))
     reason = await asyncio.wait_for(conn.wait_closed(), WAIT)
     assert isinstance(reason, TapFailed)
     assert "disk gone" in str(reason)
-    assert others == [1]  # the frame before the run was handled; nothing after it
+    assert others == []  # nothing after the failed run
     assert [entry for entry in log if entry[0] == "handle"] == []  # type: ignore[index]
     assert ("batch", [0, 1, 2, 3]) in log
     await conn.close()
@@ -473,8 +415,8 @@ async def test_every_reference_resolves_to_its_record_during_dispatch(tmp_path: 
     done = asyncio.Event()
     expected_total = 0
 
-    def handler(messages: list[Message], refs: Sequence[object], start: int) -> Slow:
-        for index in range(start, len(messages)):
+    def handler(messages: list[Message], refs: Sequence[object]) -> None:
+        for index in range(len(messages)):
             ref = refs[index]
             assert isinstance(ref, JournalRef)
             # Journaled before acted on: the record is readable now, and is this message's.
@@ -484,7 +426,6 @@ async def test_every_reference_resolves_to_its_record_during_dispatch(tmp_path: 
             checked.append((number(messages[index]), len(messages), record.sequence))
         if len(checked) == expected_total:
             done.set()
-        return None
 
     conn.on_notifications(UPDATE, handler)
     conn.start()
@@ -496,6 +437,7 @@ async def test_every_reference_resolves_to_its_record_during_dispatch(tmp_path: 
         agent_out.write(lines(*frames))
         await asyncio.wait_for(done.wait(), WAIT)
 
+    # The journal tap picks its path inside; the handler always gets the whole run.
     # The first run: its shape is not cached yet, so it is journaled one by one.
     await send([update(n) for n in range(5)])
     # A later run of a cached shape (sequences 6 to 9): journaled in one batch.
@@ -515,14 +457,14 @@ async def test_every_reference_resolves_to_its_record_during_dispatch(tmp_path: 
     assert [n for n, _, _ in checked] == list(range(28))
     assert [sequence for _, _, sequence in checked] == list(range(1, 29))
     sizes = [size for _, size, _ in checked]
-    assert sizes == [1] * 5 + [4] * 4 + [1] * 3 + [8] * 8 + [2, 2, 1, 2, 2] + [3] * 3
+    assert sizes == [5] * 5 + [4] * 4 + [3] * 3 + [8] * 8 + [5] * 5 + [3] * 3
     assert [r.sequence for r in journal.records("srv-1")] == list(range(1, 29))
 
 
 async def test_a_failing_batch_handler_closes_the_connection() -> None:
     conn, agent_out = connection()
 
-    def handler(messages: list[Message], refs: Sequence[object], start: int) -> Slow:
+    def handler(messages: list[Message], refs: Sequence[object]) -> None:
         raise ValueError("a bug in the handler")
 
     conn.on_notifications(UPDATE, handler)

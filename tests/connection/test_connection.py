@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import orjson
 import pytest
 
-from baton.connection import Connection, InboundRequest, RpcError, TapFrame, memory_pipe
+from baton.connection import Connection, InboundRequest, Mark, RpcError, memory_pipe
 from baton.errors import (
     AgentRequestError,
     AuthenticationRequired,
@@ -18,13 +21,14 @@ from baton.errors import (
     UsageError,
 )
 from baton.wire.budget import TurnBudget
+from baton.wire.jsonrpc import Skipped
 
 from .conftest import Peer
 
 #: The generic connection is driven with made-up frames (no ACP client builds them).
 pytestmark = pytest.mark.off_schema_outbound
 
-Pair = tuple[Connection, Peer]
+Pair = tuple[Connection[Any], Peer]
 
 
 async def test_baton_request_ids_are_integers_from_one(pair: Pair) -> None:
@@ -251,7 +255,7 @@ async def test_unhandled_notifications_go_to_the_catch_all_never_violations(pair
     conn, peer = pair
     caught: list[str] = []
 
-    async def catch_all(message: dict[str, Any], ref: object) -> None:
+    def catch_all(message: dict[str, Any], ref: object) -> None:
         caught.append(message["method"])
 
     conn.on_any_notification(catch_all)
@@ -262,20 +266,21 @@ async def test_unhandled_notifications_go_to_the_catch_all_never_violations(pair
     assert conn.violation_count == 0
 
 
-async def _round_trip(conn: Connection, peer: Peer) -> None:
+async def _round_trip(conn: Connection[Any], peer: Peer) -> None:
     task = asyncio.create_task(conn.request("ping", {}))
     ping = await peer.recv()
     peer.send({"jsonrpc": "2.0", "id": ping["id"], "result": {}})
     await task
 
 
-async def test_updates_are_handled_in_arrival_order_even_when_handlers_await(pair: Pair) -> None:
+async def test_updates_are_handled_in_arrival_order(pair: Pair) -> None:
+    # Handlers are plain functions called from the read loop (they cannot await), so nothing
+    # can reorder a session's updates.
     conn, peer = pair
     order: list[int] = []
 
-    async def slow_then_fast(message: dict[str, Any], ref: object) -> None:
+    def slow_then_fast(message: dict[str, Any], ref: object) -> None:
         index = message["params"]["i"]
-        await asyncio.sleep(0.002 if index % 2 == 0 else 0)
         order.append(index)
 
     conn.on_notification("session/update", slow_then_fast)
@@ -289,8 +294,7 @@ async def test_updates_before_a_response_are_handled_before_it_resolves(pair: Pa
     conn, peer = pair
     seen: list[int] = []
 
-    async def collect(message: dict[str, Any], ref: object) -> None:
-        await asyncio.sleep(0)
+    def collect(message: dict[str, Any], ref: object) -> None:
         seen.append(message["params"]["i"])
 
     conn.on_notification("session/update", collect)
@@ -407,19 +411,39 @@ async def test_concurrent_writers_never_interleave_frames() -> None:
     await conn.close()
 
 
+@dataclass
+class Frame:
+    direction: str
+    raw: bytes
+    message: dict[str, Any] | None
+    skipped: Skipped | None
+
+
 class RecordingTap:
     def __init__(self, fail_on: str | None = None) -> None:
-        self.frames: list[TapFrame] = []
+        self.frames: list[Frame] = []
         self.fail_on = fail_on
 
-    async def record(self, frame: TapFrame) -> object:
+    def _add(self, frame: Frame) -> int:
         if self.fail_on == frame.direction:
             raise OSError("disk full")
         self.frames.append(frame)
         return len(self.frames)
 
+    async def record_inbound(
+        self, raws: Sequence[bytes], messages: Sequence[dict[str, Any] | None], mark: Mark = None
+    ) -> list[int]:
+        skipped = mark if isinstance(mark, Skipped) else None
+        return [
+            self._add(Frame("inbound", raw, message, skipped))
+            for raw, message in zip(raws, messages, strict=True)
+        ]
 
-async def _tapped(tap: RecordingTap) -> tuple[Connection, Peer]:
+    async def record_outbound(self, raw: bytes, message: dict[str, Any]) -> int:
+        return self._add(Frame("outbound", raw, message, None))
+
+
+async def _tapped(tap: RecordingTap) -> tuple[Connection[int], Peer]:
     to_agent_r, to_agent_w = memory_pipe()
     to_client_r, to_client_w = memory_pipe()
     conn = Connection(to_client_r, to_agent_w, tap=tap)
@@ -432,7 +456,7 @@ async def test_the_tap_sees_every_frame_before_dispatch_and_before_write() -> No
     conn, peer = await _tapped(tap)
     refs: list[object] = []
 
-    async def on_update(message: dict[str, Any], ref: object) -> None:
+    def on_update(message: dict[str, Any], ref: object) -> None:
         # The frame was recorded before this handler ran.
         assert tap.frames[-1].message is message
         refs.append(ref)
@@ -445,7 +469,8 @@ async def test_the_tap_sees_every_frame_before_dispatch_and_before_write() -> No
     peer.send_raw(b"garbage\n")
     peer.send({"jsonrpc": "2.0", "method": "session/update", "params": {}})
     peer.send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
-    result, ref = await conn.await_response_with_ref(request_id, timeout=5)
+    answer = await conn.await_answer(request_id, timeout=5)
+    result, ref = answer.result, answer.ref
     assert result == {"stopReason": "end_turn"}
     kinds = [(f.direction, f.skipped.reason if f.skipped else None) for f in tap.frames]
     assert kinds == [
@@ -464,7 +489,7 @@ async def test_a_failing_inbound_tap_closes_the_connection_before_dispatch() -> 
     conn, peer = await _tapped(tap)
     handled: list[object] = []
 
-    async def on_update(message: dict[str, Any], ref: object) -> None:
+    def on_update(message: dict[str, Any], ref: object) -> None:
         handled.append(message)
 
     conn.on_notification("session/update", on_update)
@@ -481,3 +506,45 @@ async def test_a_failing_outbound_tap_writes_nothing_and_closes() -> None:
         await conn.send_request("session/prompt", {})
     assert conn.is_closed
     assert await peer.reader.read(100) == b""
+
+
+async def test_a_pipelined_request_flood_is_refused_within_bounds_and_is_a_violation() -> None:
+    # The agent pipelines requests and never reads Baton's answers: at most 64 are served, at
+    # most 64 refusals are owed, and the rest are request_flood violations (never a task or a
+    # reply each, so memory does not grow with the flood).
+    _to_agent_r, to_agent_w = memory_pipe(high_water=1024)  # the agent reads nothing
+    to_client_r, to_client_w = memory_pipe()
+    kinds: list[str] = []
+    conn = Connection(to_client_r, to_agent_w, on_violation=lambda v: kinds.append(v.kind))
+    never = asyncio.Event()
+
+    async def hold(request: InboundRequest) -> Any:
+        await never.wait()
+
+    conn.on_request("session/request_permission", hold)
+    conn.start()
+    flood = 5_000
+    frames = b"".join(
+        orjson.dumps(
+            {"jsonrpc": "2.0", "id": n, "method": "session/request_permission", "params": {}}
+        )
+        + b"\n"
+        for n in range(flood)
+    )
+    to_client_w.write(frames)
+    to_client_w.close()
+    await asyncio.wait_for(conn.drained(), 10)
+    assert len(conn.pending_inbound()) == 64
+    assert conn.violation_count == flood - 64 - 64
+    assert set(kinds) == {"request_flood"}
+    assert len(conn.violations) <= 64
+    await conn.close()
+
+
+async def test_a_bounded_drain_ends_when_its_bound_expires(pair: Pair) -> None:
+    # The agent never ends its output: a drain bounded by wait_for must give up (the lane then
+    # fences), never swallow the cancellation and wait for ever.
+    conn, _peer = pair
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(conn.drained(), 0.05)
+    assert not conn.is_closed

@@ -1319,7 +1319,7 @@ async def test_batches_keep_the_disk_budget(journal: Journal) -> None:
             assert journal.read(refs[record.sequence - 11]) == record
 
 
-# --- JournalTap.record_batch_nowait ------------------------------------------------------------
+# --- JournalTap.record_inbound ----------------------------------------------------------------
 
 
 async def test_the_tap_passes_the_longest_frame(journal: Journal) -> None:
@@ -1334,12 +1334,20 @@ async def test_the_tap_passes_the_longest_frame(journal: Journal) -> None:
         for message in messages:
             await server.append("inbound", message, input_bytes=len(raws[0]))
         tap = JournalTap(server)
-        refs = tap.record_batch_nowait(raws, messages)
-        assert (refs is not None) == accepted
-        assert server.last_sequence == (6 if accepted else 3)
+        refs: object = None
+        if accepted:
+            refs = await tap.record_inbound(raws, messages)
+            assert isinstance(refs, InboundRefs)  # the batch path took the whole run
+        else:
+            # The batch path declines (the longest frame is over the bound); one by one, the
+            # frame over the bound is refused before anything of it is recorded.
+            with pytest.raises(JournalEntryTooLarge):
+                await tap.record_inbound(raws, messages)
+        assert server.last_sequence == (6 if accepted else 4)
         await server.close()
-        if refs is not None:
+        if isinstance(refs, InboundRefs):
             records = list(journal.records(server_id))[3:]
             assert [journal.read(ref) for ref in refs] == records
             for record, message in zip(records, messages, strict=True):
                 _assert_full_redaction(record, message, None)
+    await server.close()

@@ -257,7 +257,7 @@ async def test_no_planted_credential_reaches_any_durable_file(tmp_path: Path) ->
 
     streamed: list[str] = []
 
-    async def on_update(message: dict[str, Any], ref: object) -> None:
+    def on_update(message: dict[str, Any], ref: object) -> None:
         content = message["params"]["update"].get("content")
         if isinstance(content, dict) and isinstance(content.get("text"), str):
             streamed.append(content["text"])
@@ -308,9 +308,8 @@ async def test_no_planted_credential_reaches_any_durable_file(tmp_path: Path) ->
         await store.set_run_prompt_ref(run.id, prompt_ref)
         await store.update_run_status(run.id, "RUNNING", expected="QUEUED")
         try:
-            result, response_ref = await asyncio.wait_for(
-                connection.await_response_with_ref(request_id), WAIT
-            )
+            answer = await asyncio.wait_for(connection.await_answer(request_id), WAIT)
+            result, response_ref = answer.result, answer.ref
             assert isinstance(response_ref, JournalRef)
             await store.update_run_status(
                 run.id, "COMPLETED", stop_reason=result["stopReason"], response_ref=response_ref

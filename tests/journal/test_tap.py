@@ -48,7 +48,7 @@ async def test_frames_are_journaled_at_the_boundary(journal: Journal) -> None:
     connection = Connection(baton_in, writer, tap=JournalTap(server))
     seen: list[tuple[int, int]] = []
 
-    async def on_update(message: dict[str, Any], ref: object) -> None:
+    def on_update(message: dict[str, Any], ref: object) -> None:
         assert isinstance(ref, JournalRef)
         # Journaled before dispatch: the record is readable when the handler runs.
         seen.append((message["params"]["n"], journal.read(ref).sequence))
@@ -62,9 +62,8 @@ async def test_frames_are_journaled_at_the_boundary(journal: Journal) -> None:
     agent_out.write(b"this is not json sk-ant-api03-PLANTEDPLANTEDPLANTEDPLANTED\n")
     agent_out.write(b'{"jsonrpc":"2.0","method":"_test/tick","params":{"n":2}}\n')
     agent_out.write(orjson.dumps({"jsonrpc": "2.0", "id": request_id, "result": {"ok": 1}}) + b"\n")
-    result, response_ref = await asyncio.wait_for(
-        connection.await_response_with_ref(request_id), WAIT
-    )
+    answer = await asyncio.wait_for(connection.await_answer(request_id), WAIT)
+    result, response_ref = answer.result, answer.ref
     assert result == {"ok": 1}
     await connection.close()
     await server.close()
@@ -121,7 +120,7 @@ async def test_an_oversized_inbound_frame_closes_the_connection(journal: Journal
     connection = Connection(baton_in, baton_out, tap=JournalTap(server))
     handled: list[object] = []
 
-    async def on_tick(message: dict[str, Any], ref: object) -> None:
+    def on_tick(message: dict[str, Any], ref: object) -> None:
         handled.append(message)
 
     connection.on_notification("_test/tick", on_tick)
@@ -205,7 +204,7 @@ async def test_the_connection_journals_deltas_without_awaiting_and_falls_back(
     seen: list[int] = []
     done = asyncio.Event()
 
-    async def on_update(message: dict[str, Any], ref: object) -> None:
+    def on_update(message: dict[str, Any], ref: object) -> None:
         assert isinstance(ref, JournalRef)
         assert journal.read(ref).message()["params"]["sessionId"] == "sess-1"  # before dispatch
         seen.append(ref.sequence)
@@ -221,12 +220,12 @@ async def test_the_connection_journals_deltas_without_awaiting_and_falls_back(
     assert seen == list(range(1, 51))  # the first awaited (uncached), the rest without
 
 
-async def test_a_failing_nowait_tap_closes_the_connection() -> None:
+async def test_a_failing_inbound_tap_closes_the_connection() -> None:
     class FailingTap:
-        def record_nowait(self, raw: bytes, message: object) -> object:
+        async def record_inbound(self, raws: object, messages: object, mark: object = None) -> Any:
             raise OSError("disk gone")
 
-        async def record(self, frame: object) -> object:
+        async def record_outbound(self, raw: bytes, message: object) -> object:
             raise AssertionError("not reached")
 
     baton_in, agent_out = memory_pipe()
@@ -234,7 +233,7 @@ async def test_a_failing_nowait_tap_closes_the_connection() -> None:
     connection = Connection(baton_in, baton_out, tap=FailingTap())
     dispatched: list[object] = []
 
-    async def on_update(message: dict[str, Any], ref: object) -> None:
+    def on_update(message: dict[str, Any], ref: object) -> None:
         dispatched.append(message)
 
     connection.on_notification("session/update", on_update)

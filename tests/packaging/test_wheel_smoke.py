@@ -124,6 +124,26 @@ def test_the_checks_pass_on_a_working_install(wheel_smoke: ModuleType, tmp_path:
     assert (inst.work / "session" / "hello.txt").read_text() == "Hello, Baton!\n"
 
 
+@needs_console_script
+def test_the_inspector_checks_pass_on_a_working_install(
+    wheel_smoke: ModuleType, tmp_path: Path
+) -> None:
+    inst = dev_install(wheel_smoke, tmp_path)
+    wheel_smoke.check_inspector_files(inst)
+    wheel_smoke.check_inspector_page(inst)
+    assert (inst.work / "inspect-data" / "serve.lock").exists()
+
+
+@needs_console_script
+def test_serve_page_sends_its_headers(wheel_smoke: ModuleType, tmp_path: Path) -> None:
+    # Without the bearer token the service answers 401 (the login page): no page.
+    inst = dev_install(wheel_smoke, tmp_path)
+    env = {**inst.env, "BATON_SERVE_TOKEN": wheel_smoke.INSPECT_TOKEN}
+    argv = [*inst.baton, "inspect", "--no-browser", "--port", "{port}", "--data-dir", "d"]
+    with pytest.raises(wheel_smoke.CheckFailed, match="401"):
+        wheel_smoke.serve_page(argv, "/", env, inst.work, timeout=5.0)
+
+
 def test_the_import_check_fails_for_baton_from_the_checkout(
     wheel_smoke: ModuleType, tmp_path: Path
 ) -> None:

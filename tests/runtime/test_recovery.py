@@ -129,7 +129,7 @@ async def test_late_messages_of_a_dead_generation_change_nothing(
         "params": {"sessionId": "session-1", "update": {"sessionUpdate": "plan", "entries": []}},
     }
     before = lane.fenced_messages
-    await lane._route_update(old_generation, late, None)
+    lane._route_updates(old_generation, [late], [None])
     assert lane.fenced_messages == before + 1
     outcome = await lane._route_permission(
         old_generation,

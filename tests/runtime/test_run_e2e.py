@@ -465,10 +465,9 @@ async def test_a_batch_with_a_tool_call_in_its_middle_keeps_the_order(
     batches: list[int] = []
     route = Lane._route_updates
 
-    def spy(self: Lane, generation: int, messages: Any, refs: Any, start: int) -> Any:
-        if start == 0:
-            batches.append(len(messages))
-        return route(self, generation, messages, refs, start)
+    def spy(self: Lane, generation: int, messages: Any, refs: Any) -> Any:
+        batches.append(len(messages))
+        return route(self, generation, messages, refs)
 
     monkeypatch.setattr(Lane, "_route_updates", spy)
     script = tmp_path / "burst_agent.py"
@@ -515,3 +514,123 @@ async def test_text_thought_text_keep_their_order_and_counts(
         published = sum(e.data["coalescedEvents"] for e in events if e.type == kind)
         (item,) = [e for e in events if e.type == "item" and e.data["kind"] == kind]
         assert published == item.data["coalescedEvents"] > 0
+
+
+def started(events: list[RunEvent]) -> dict[str, Any]:
+    (event,) = [e for e in events if e.type == "run_started"]
+    return event.data
+
+
+async def test_the_default_idle_bound_applies_when_nothing_configures_one(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    from baton.wire.budget import DEFAULT_IDLE_TIMEOUT_SECONDS
+
+    result, events = await run(runtime, "echo hi", tmp_path)
+    assert result.status == "COMPLETED"
+    assert started(events)["idleTimeout"] == DEFAULT_IDLE_TIMEOUT_SECONDS == 600.0
+    assert started(events)["idleTimeoutSource"] == "default"
+
+
+async def test_a_silent_agent_ends_at_the_config_files_idle_bound(tmp_path: Path) -> None:
+    # Issue 15 class 1: a silent agent under a configured idle bound ends with the documented
+    # budget-expiry outcome (INTERRUPTED, bound idle, exit 3), not a hang.
+    async with Runtime(data_dir=tmp_path / "d", idle_timeout=0.5, interrupt_timeout=2.0) as rt:
+        # Warm without a bound: the start of a Python agent may outlast 0.5 s on a loaded
+        # machine, and setup runs within a configured budget.
+        warmed, _ = await run(rt, "echo warm", tmp_path, idle_timeout="off")
+        assert warmed.status == "COMPLETED"
+        result, events = await run(rt, "wait_for_cancel 0", tmp_path)
+    assert (result.status, result.bound, result.exit_code) == ("INTERRUPTED", "idle", 3)
+    assert result.error_code == "BUDGET_EXPIRED"
+    assert (started(events)["idleTimeout"], started(events)["idleTimeoutSource"]) == (
+        0.5,
+        "config",
+    )
+
+
+async def test_the_runs_off_overrides_a_configured_idle_bound(tmp_path: Path) -> None:
+    async with Runtime(data_dir=tmp_path / "d", idle_timeout=0.05) as rt:
+        result, events = await run(rt, "slow 0.3; echo done", tmp_path, idle_timeout="off")
+    assert result.status == "COMPLETED", result
+    assert (started(events)["idleTimeout"], started(events)["idleTimeoutSource"]) == (None, "run")
+
+
+async def test_an_invalid_idle_bound_is_refused_with_a_stable_code(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    from baton.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError) as caught:
+        await run(runtime, "echo hi", tmp_path, idle_timeout=-1.0)
+    assert caught.value.code == "TURN_BOUND_INVALID"
+
+
+#: An agent whose plan entry, usage cost and tool call nest DEPTH levels (issue 15 class 4).
+_DEEP_AGENT = r"""
+import json, sys
+sys.setrecursionlimit(20000)
+DEPTH = int(sys.argv[1])
+def nest(n):
+    v = "leaf"
+    for _ in range(n):
+        v = {"k": v}
+    return v
+def update(u):
+    return json.dumps({"jsonrpc": "2.0", "method": "session/update",
+                       "params": {"sessionId": "s-1", "update": u}}) + "\n"
+for raw in sys.stdin:
+    msg = json.loads(raw)
+    if "id" not in msg:
+        continue
+    method, result = msg["method"], {}
+    if method == "initialize":
+        result = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+    elif method == "session/new":
+        result = {"sessionId": "s-1"}
+    elif method == "session/prompt":
+        sys.stdout.write(update({"sessionUpdate": "plan",
+                                 "entries": [{"content": nest(DEPTH), "status": "pending"}]}))
+        sys.stdout.write(update({"sessionUpdate": "usage_update", "used": 1, "size": 2,
+                                 "cost": nest(DEPTH)}))
+        sys.stdout.write(update({"sessionUpdate": "tool_call", "toolCallId": "c1", "title": "t",
+                                 "kind": nest(DEPTH), "status": "pending",
+                                 "content": [{"type": "diff", "oldText": nest(3)}]}))
+        result = {"stopReason": "end_turn"}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+@pytest.mark.parametrize("depth", [252, 600])
+async def test_deeply_nested_agent_data_is_bounded_and_the_turn_completes(
+    tmp_path: Path, depth: int
+) -> None:
+    from baton.wire.bounded import MAX_PROJECTION_DEPTH, TRUNCATED_MARKER
+
+    script = tmp_path / "deep_agent.py"
+    script.write_text(_DEEP_AGENT)
+    events: list[RunEvent] = []
+    request = RunRequest(
+        prompt="go", agent_command=[sys.executable, str(script), str(depth)], cwd=str(tmp_path)
+    )
+    async with Runtime(data_dir=tmp_path / "d") as rt:
+        result = await rt.run(request, on_event=events.append)
+        lines = [event.to_json() for event in events]  # every event encodes
+    assert (result.status, result.exit_code) == ("COMPLETED", 0), result
+    assert events[-1].type == "result"
+    kinds = {e.type: e for e in events}
+    for kind in ("plan", "tool_call"):
+        assert TRUNCATED_MARKER in kinds[kind].to_json().decode(), kind
+    # Usage is parsed into its schema fields (issue 20): a cost nested DEPTH levels is not a
+    # Cost, so it is not carried at all; used and size are.
+    assert kinds["usage"].data == {"used": 1, "size": 2}
+    assert all(line.count(b"{") <= MAX_PROJECTION_DEPTH + 8 for line in lines)
+    # Reopened later, the completed turn stays completed (not RECOVERY_REQUIRED).
+    async with Runtime(data_dir=tmp_path / "d") as rt:
+        assert rt.store is not None
+        record = rt.store.get_run(result.run_id)
+        assert record.status == "COMPLETED"
+        stored = {item.kind: item.content for item in rt.store.list_items(result.run_id)}
+    assert {"plan", "usage", "tool_call"} <= set(stored)
+    assert TRUNCATED_MARKER in str(stored["plan"])

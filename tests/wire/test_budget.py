@@ -5,7 +5,14 @@ from __future__ import annotations
 import pytest
 
 from baton.errors import ConfigurationError
-from baton.wire.budget import MIN_BOUND_SECONDS, TurnBudget
+from baton.wire.budget import (
+    DEFAULT_IDLE_TIMEOUT_SECONDS,
+    MIN_BOUND_SECONDS,
+    TurnBoundInvalid,
+    TurnBudget,
+    parse_bound_setting,
+    resolve_idle_bound,
+)
 
 
 def test_no_bounds_never_expire() -> None:
@@ -57,3 +64,33 @@ def test_zero_or_negative_bounds_are_clamped_to_the_floor(value: float) -> None:
 def test_nan_is_refused() -> None:
     with pytest.raises(ConfigurationError):
         TurnBudget(idle=float("nan"))
+
+
+def test_the_default_idle_bound_applies_when_nothing_configures_one() -> None:
+    resolved = resolve_idle_bound(("run", None), ("profile", None), ("config", None))
+    assert (resolved.seconds, resolved.source) == (DEFAULT_IDLE_TIMEOUT_SECONDS, "default")
+    assert DEFAULT_IDLE_TIMEOUT_SECONDS == 600.0
+    assert resolve_idle_bound().source == "default"
+
+
+def test_the_most_specific_setting_wins_and_off_turns_the_bound_off() -> None:
+    assert resolve_idle_bound(("run", 5), ("profile", 60.0), ("config", 900)).seconds == 5.0
+    resolved = resolve_idle_bound(("run", None), ("profile", "off"), ("config", 900))
+    assert (resolved.seconds, resolved.source) == (None, "profile")
+    assert resolve_idle_bound(("run", "OFF"), ("config", 9)).seconds is None
+    assert resolve_idle_bound(("run", None), ("config", 9)).source == "config"
+
+
+@pytest.mark.parametrize("value", [0, -1, 0.0, float("inf"), float("nan"), True, "5", "", [1]])
+def test_a_bound_setting_that_is_not_positive_seconds_or_off_is_refused(value: object) -> None:
+    with pytest.raises(TurnBoundInvalid) as caught:
+        parse_bound_setting(value, "the run idle bound")
+    assert caught.value.code == "TURN_BOUND_INVALID"
+    assert isinstance(caught.value, ConfigurationError)
+    with pytest.raises(TurnBoundInvalid):
+        resolve_idle_bound(("run", value))  # type: ignore[arg-type]
+
+
+def test_the_smallest_positive_bound_is_accepted() -> None:
+    assert parse_bound_setting(1e-9, "x") == 1e-9
+    assert parse_bound_setting(600, "x") == 600.0

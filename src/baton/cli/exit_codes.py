@@ -1,42 +1,53 @@
 """Stable exit codes of the `baton` command (documented in README and `--help`).
 
-The CLI owns them: the runtime reports statuses and error codes, and the CLI maps them here."""
+The CLI names them: the runtime reports a run's outcome class (``RunOutcome``), whose code is
+in one table (``baton.runtime.turns.outcome.EXIT_CODES``); the CLI adds the codes only it
+produces. ``EPILOG`` (the `--help` text) is built from the names."""
 
 from __future__ import annotations
 
 from typing import Final
 
-OK: Final = 0
+from baton.runtime.turns.outcome import EXIT_CODES, RunOutcome
+
+# The run outcomes' codes, named (the numbers are in the runtime's one table, EXIT_CODES, which
+# RunResult.exit_code and the result event's exitCode read too).
+OK: Final = EXIT_CODES[RunOutcome.COMPLETED]
 #: The turn failed: refusal, max_tokens, max_turn_requests, an agent error.
-TURN_FAILED: Final = 1
+TURN_FAILED: Final = EXIT_CODES[RunOutcome.FAILED]
 #: Usage or configuration error.
-USAGE: Final = 2
+USAGE: Final = EXIT_CODES[RunOutcome.USAGE]
 #: A turn budget elapsed.
-BUDGET: Final = 3
+BUDGET: Final = EXIT_CODES[RunOutcome.BUDGET_EXPIRED]
 #: The provider wants authentication.
-AUTH_REQUIRED: Final = 4
+AUTH_REQUIRED: Final = EXIT_CODES[RunOutcome.AUTHENTICATION_REQUIRED]
 #: The agent is not installed or is incompatible.
-NOT_INSTALLED: Final = 5
+NOT_INSTALLED: Final = EXIT_CODES[RunOutcome.AGENT_UNAVAILABLE]
 #: Recovery required: an outcome is ambiguous.
-RECOVERY_REQUIRED: Final = 6
+RECOVERY_REQUIRED: Final = EXIT_CODES[RunOutcome.RECOVERY_REQUIRED]
+#: Interrupted or cancelled.
+INTERRUPTED: Final = EXIT_CODES[RunOutcome.INTERRUPTED]
+
+# The command line's own codes (no run outcome has them).
 #: `--fail-on-denied`: the turn completed, but a permission the agent asked for was denied
 #: or cancelled (nobody allowed it).
 PERMISSION_NOT_GRANTED: Final = 7
-#: Interrupted or cancelled.
-INTERRUPTED: Final = 130
 #: Standard output's reader went away (EPIPE, e.g. `| head`): 128 + SIGPIPE, as a shell
 #: reports a process killed by SIGPIPE.
 PIPE_CLOSED: Final = 141
 
-EPILOG: Final = """exit codes:
-  0    completed
-  1    the turn failed (refusal, max_tokens, max_turn_requests, an agent error)
-  2    usage or configuration error
-  3    a turn budget elapsed
-  4    authentication required
-  5    agent not installed or incompatible
-  6    recovery required (ambiguous outcome)
-  7    with --fail-on-denied: a permission was denied or cancelled
-  130  interrupted or cancelled
-  141  standard output was closed by its reader (e.g. | head)
-"""
+#: What each code means, in the order `--help` lists them.
+MEANINGS: Final = (
+    (OK, "completed"),
+    (TURN_FAILED, "the turn failed (refusal, max_tokens, max_turn_requests, an agent error)"),
+    (USAGE, "usage or configuration error"),
+    (BUDGET, "a turn budget elapsed"),
+    (AUTH_REQUIRED, "authentication required"),
+    (NOT_INSTALLED, "agent not installed or incompatible"),
+    (RECOVERY_REQUIRED, "recovery required (ambiguous outcome)"),
+    (PERMISSION_NOT_GRANTED, "with --fail-on-denied: a permission was denied or cancelled"),
+    (INTERRUPTED, "interrupted or cancelled"),
+    (PIPE_CLOSED, "standard output was closed by its reader (e.g. | head)"),
+)
+
+EPILOG: Final = "exit codes:\n" + "".join(f"  {code:<4} {text}\n" for code, text in MEANINGS)

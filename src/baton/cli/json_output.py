@@ -48,6 +48,26 @@ def camel(value: Any) -> Any:
     return value
 
 
+def snake_key(key: str) -> str:
+    """``serverInstanceId`` -> ``server_instance_id`` (the inverse of :func:`camel_key`)."""
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in key)
+
+
+def uncamel(value: Any) -> Any:
+    """The inverse of :func:`camel`: a contract object (what the service sends) with Baton's
+    own keys back in snake_case, for the printers that read store records; agent payloads
+    (:data:`OPAQUE_FIELDS`) are kept verbatim."""
+    if isinstance(value, dict):
+        result: dict[str, Any] = {}
+        for k, v in value.items():
+            key = snake_key(str(k))
+            result[key] = v if key in OPAQUE_FIELDS else uncamel(v)
+        return result
+    if isinstance(value, list):
+        return [uncamel(v) for v in value]
+    return value
+
+
 def document(value: dict[str, Any]) -> dict[str, Any]:
     """A top-level object of the contract: camelCase keys and the ``schemaVersion``."""
     return {**camel(value), "schemaVersion": SCHEMA_VERSION}

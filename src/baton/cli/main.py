@@ -30,6 +30,10 @@ VERBS: dict[str, tuple[str, str]] = {
     ),
     "journal": ("baton.cli.commands.journal", "show or verify the protocol journal"),
     "serve": ("baton.cli.commands.serve", "run the runtime as a local service with an HTTP API"),
+    "inspect": (
+        "baton.cli.commands.inspect",
+        "open the inspector (the web page of baton serve), starting the service if needed",
+    ),
     "agent": ("baton.cli.commands.agent", "run a bundled ACP agent on stdin/stdout"),
     "logout": ("baton.cli.commands.logout", "sign out of an agent (ACP logout, where advertised)"),
     "completion": (

@@ -61,7 +61,9 @@ def _read_private(data_dir: Path, name: str) -> bytes | None:
     try:
         try:
             fd = open_file(dir_fd, name, os.O_RDONLY, display=data_dir / name)
-        except FileNotFoundError:
+        except (FileNotFoundError, UnsafePath):
+            # Absent, or not a private file of this user (a symlink, open to others): never
+            # trusted; the verb works in-process instead.
             return None
         try:
             return os.read(fd, MAX_RUNTIME_FILE_BYTES)
@@ -102,6 +104,17 @@ def find_service(data_dir: Path) -> RuntimeInfo | None:
     if urlsplit(info.url).scheme != "http":
         return None
     return info
+
+
+def service_for(flag: str | None, *, no_server: bool) -> ServiceClient | None:
+    """The client of the running service of the data directory ``--data-dir``/BATON_HOME
+    names, or None (``--no-server``, or no service runs there). Creates nothing."""
+    if no_server:
+        return None
+    from baton.store import resolve_data_dir
+
+    info = find_service(resolve_data_dir(flag))
+    return ServiceClient(info) if info is not None else None
 
 
 class ServiceRefused(BatonError):

@@ -5,6 +5,8 @@ turns a byte stream into correlated requests, responses and notifications, withi
 """
 
 from baton.connection.core import (
+    Answer,
+    BatchNotificationHandler,
     Connection,
     InboundRequest,
     NotificationHandler,
@@ -12,17 +14,20 @@ from baton.connection.core import (
     RpcError,
 )
 from baton.connection.streams import ByteReader, ByteWriter, memory_pipe
-from baton.connection.tap import Tap, TapFrame
+from baton.connection.tap import Mark, NullTap, Tap
 
 __all__ = [
+    "Answer",
+    "BatchNotificationHandler",
     "ByteReader",
     "ByteWriter",
     "Connection",
     "InboundRequest",
+    "Mark",
     "NotificationHandler",
+    "NullTap",
     "RequestHandler",
     "RpcError",
     "Tap",
-    "TapFrame",
     "memory_pipe",
 ]

@@ -27,7 +27,7 @@ from pathlib import PurePosixPath
 from typing import Any, Literal
 
 from baton._version import __version__
-from baton.connection.core import Connection
+from baton.connection.core import Answer, Connection
 from baton.errors import (
     CapabilityNotAdvertised,
     ChoiceNotAdvertised,
@@ -92,7 +92,7 @@ class AcpClient:
 
     def __init__(
         self,
-        connection: Connection,
+        connection: Connection[Any],
         *,
         client_version: str = __version__,
         initialize_transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
@@ -110,6 +110,7 @@ class AcpClient:
         #: The raw ``initialize`` result, for profile-gated extensions that read ``_meta``.
         self.initialize_result: object = None
         self._sessions: dict[str, SessionState] = {}
+        self._state_refs: dict[str, object] = {}
 
     # --- state -----------------------------------------------------------------------------
 
@@ -135,6 +136,28 @@ class AcpClient:
     def forget_session(self, session_id: str) -> None:
         """Stop holding ``session_id`` (it was closed or lost); nothing is sent."""
         self._sessions.pop(session_id, None)
+        self._state_refs.pop(session_id, None)
+
+    def state_ref(self, session_id: str) -> object:
+        """The tap reference of the last answer that set ``session_id``'s state (session/new,
+        load, resume, a mode, config option or model change, or a :meth:`session_call`), or
+        None. Kept per session: answers on other sessions of the connection never replace it."""
+        return self._state_refs.get(session_id)
+
+    async def session_call(
+        self,
+        session_id: str,
+        method: str,
+        params: dict[str, Any],
+        *,
+        budget: BudgetClock | None = None,
+    ) -> Any:
+        """Send a state-changing request of ``session_id`` (a profile extension's) and return
+        its result; its answer becomes the session's :meth:`state_ref`. Same bounds and
+        cancellation safety as :meth:`Connection.call`."""
+        answer = await self.connection.call(method, params, budget=budget)
+        self._state_refs[session_id] = answer.ref
+        return answer.result
 
     @property
     def session_ids(self) -> tuple[str, ...]:
@@ -232,7 +255,7 @@ class AcpClient:
         params = self._setup_params(
             "session/new", cwd, mcp_servers, additional_directories, system_prompt
         )
-        return self._opened(await self.connection.request("session/new", params))
+        return self._opened(await self.connection.call("session/new", params))
 
     async def new_session_within(
         self,
@@ -247,12 +270,12 @@ class AcpClient:
         params = self._setup_params(
             "session/new", cwd, mcp_servers, additional_directories, system_prompt
         )
-        result = await self.connection.request("session/new", params, budget=budget)
-        return self._opened(result)
+        return self._opened(await self.connection.call("session/new", params, budget=budget))
 
-    def _opened(self, result: object) -> NewSessionResult:
-        parsed = parse_new_session_result(result)
+    def _opened(self, answer: Answer[Any]) -> NewSessionResult:
+        parsed = parse_new_session_result(answer.result)
         self._sessions[parsed.session_id] = parsed.state
+        self._state_refs[parsed.session_id] = answer.ref
         return parsed
 
     async def load_session(
@@ -299,8 +322,10 @@ class AcpClient:
             raise InvalidArgument("a session id must be a string")
         params = self._setup_params(method, cwd, mcp_servers, additional_directories, system_prompt)
         params["sessionId"] = session_id
-        state = parse_attached_session_result(await self.connection.request(method, params), method)
+        answer = await self.connection.call(method, params)
+        state = parse_attached_session_result(answer.result, method)
         self._sessions[session_id] = state
+        self._state_refs[session_id] = answer.ref
         return state
 
     async def attach_session(
@@ -382,10 +407,11 @@ class AcpClient:
         """``session/set_mode`` to a mode the session advertised (exact id)."""
         state = self.session_state(session_id)
         require_mode(state, mode_id)
-        await self.connection.request(
+        answer = await self.connection.call(
             "session/set_mode", {"sessionId": session_id, "modeId": mode_id}
         )
         self._sessions[session_id] = state.with_current_mode(mode_id)
+        self._state_refs[session_id] = answer.ref
 
     async def set_config_option(
         self, session_id: str, config_id: str, value: ConfigValue
@@ -399,8 +425,9 @@ class AcpClient:
         if option.type == BOOLEAN:
             params["type"] = BOOLEAN
         params["value"] = value
-        result = await self.connection.request("session/set_config_option", params)
-        confirmation = parse_set_config_option_response(result, config_id, value)
+        answer = await self.connection.call("session/set_config_option", params)
+        self._state_refs[session_id] = answer.ref
+        confirmation = parse_set_config_option_response(answer.result, config_id, value)
         if confirmation.complete:
             self._sessions[session_id] = state.with_config_options(confirmation.options)
         return confirmation
@@ -420,10 +447,11 @@ class AcpClient:
             raise CapabilityNotAdvertised("models (legacy session models)", "session/set_model")
         if model_id not in state.models.ids():
             raise ChoiceNotAdvertised("model", model_id, state.models.ids())
-        await self.connection.request(
+        answer = await self.connection.call(
             "session/set_model", {"sessionId": session_id, "modelId": model_id}
         )
         self._sessions[session_id] = state.with_current_model(model_id)
+        self._state_refs[session_id] = answer.ref
 
     # --- turns -----------------------------------------------------------------------------
 

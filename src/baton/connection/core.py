@@ -1,33 +1,45 @@
-"""The JSON-RPC connection: correlation, dispatch, budgets and the durability tap.
+"""The asyncio JSON-RPC connection: read, record, dispatch, write over a sans-I/O peer.
 
-Cancellation safety. Cancelling :meth:`Connection.await_response` is safe: the request stays
-pending, its answer is still read and handled when it comes, and a later ``await_response`` for
-the same id returns it. The frame reader is resumable the same way: bytes it already consumed
-stay in its decoder and complete the same frame on the next read.
+The protocol state (ids, pending and abandoned requests, the agent's requests in flight,
+violations, notification grouping, the flood bounds) lives in :class:`baton.wire.peer.Peer`.
+This module adds what needs an event loop: reading lines, recording every frame through the
+tap (:mod:`baton.connection.tap`) before it is acted on or written, futures for answers, tasks
+for the agent's requests, budgets and timeouts.
+
+Cancellation safety. Cancelling :meth:`Connection.await_answer` (and :meth:`await_response`)
+is safe: the request stays pending, its answer is still read and handled when it comes, and a
+later wait for the same id returns it. The frame reader is resumable the same way: bytes it
+already consumed stay in its decoder and complete the same frame on the next read. Cancelling
+:meth:`Connection.call` or :meth:`request` abandons nothing: the request stays pending and a
+late answer resolves it for nobody (call :meth:`abandon` to drop it).
 
 Ordering. Inbound notifications are handled in arrival order, inside the read loop: the
 official SDK gives each its own task and can reorder a session's updates; Baton does not.
-Consecutive notifications of a method with a batch handler (:meth:`Connection.on_notifications`)
-are journaled together and handed over together, in order; any other frame ends such a run,
-after the run was handled. Agent-to-client requests run as tasks (a permission prompt may wait for a person), started
-in arrival order after every earlier frame was handled, so they see the tool-call state that
-preceded them. A response is resolved after every frame before it was handled.
+Consecutive notifications of one method read together are journaled together and handed over
+together (:meth:`Connection.on_notifications`), in order; any other frame ends such a run,
+after the run was handled. Agent-to-client requests run as tasks (a permission prompt may
+wait for a person), started in arrival order after every earlier frame was handled, so they
+see the tool-call state that preceded them. A response is resolved after every frame before
+it was handled.
+
+No deadlock by construction. Handlers called from the read loop (notification handlers,
+``on_answer`` hooks, the violation handler) are plain functions: they cannot await, so they
+cannot wait for the read loop they run in; work that must wait is scheduled as a task. A
+handler that returns an awaitable, and :meth:`drained` or :meth:`wait_closed` awaited from
+inside the read loop, raise :class:`~baton.errors.InternalError` (BATON_BUG) instead.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
-
-import orjson
+from typing import Any, Final, Generic, TypeVar
 
 from baton.connection.reader import READ_CHUNK_BYTES, FrameReader
 from baton.connection.streams import ByteReader, ByteWriter
-from baton.connection.tap import Tap, TapFrame
+from baton.connection.tap import Mark, NullTap, Tap
 from baton.errors import (
     AgentRequestError,
     AuthenticationRequired,
@@ -43,31 +55,47 @@ from baton.errors import (
 from baton.wire import jsonrpc
 from baton.wire.budget import DEFAULT_REQUEST_LIMIT_SECONDS, BudgetClock
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
-from baton.wire.jsonrpc import Kind, Message, RequestId, Skipped, Violation
+from baton.wire.jsonrpc import Message, RequestId
+from baton.wire.peer import (
+    MAX_ABANDONED_IDS,
+    MAX_AGENT_REQUESTS_IN_FLIGHT,
+    MAX_KEPT_VIOLATIONS,
+    AgentRequest,
+    Broken,
+    LateReply,
+    Notifications,
+    Peer,
+    RefusedRequest,
+    Reply,
+    SkippedLine,
+)
 
-#: Ids whose wait was abandoned, remembered so their late answers are dropped and counted
-#: rather than reported as answers to ids never sent. Oldest forgotten first.
-MAX_ABANDONED_IDS: Final = 256
-
-#: Protocol violations kept on the connection for diagnostics (all are counted).
-MAX_KEPT_VIOLATIONS: Final = 64
-
-#: Inbound agent requests handled at once. More is a misbehaving agent: answered -32603.
-MAX_CONCURRENT_INBOUND_REQUESTS: Final = 64
-
-NotificationHandler = Callable[[Message, object], Awaitable[None]]
-#: A batch handler: ``handler(messages, refs, start)`` handles ``messages[start:]`` in order
-#: (``refs[i]`` is the tap's reference of ``messages[i]``) in a plain call. It returns None
-#: when it handled them all, or ``(index, awaitable)`` when message ``index`` needs work that
-#: must wait: the read loop awaits that, then calls again from ``index + 1``.
-BatchNotificationHandler = Callable[
-    [list[Message], Sequence[object], int], tuple[int, Awaitable[None]] | None
+__all__ = [
+    "MAX_ABANDONED_IDS",
+    "MAX_CONCURRENT_INBOUND_REQUESTS",
+    "MAX_KEPT_VIOLATIONS",
+    "Answer",
+    "BatchNotificationHandler",
+    "Connection",
+    "InboundRequest",
+    "NotificationHandler",
+    "RequestHandler",
+    "RpcError",
+    "ViolationHandler",
 ]
 
-#: What a line that is not JSON decodes to (``None`` is JSON's null).
-_UNDECODABLE: Final = object()
+#: Inbound agent requests handled at once (the peer's bound; kept under its old name).
+MAX_CONCURRENT_INBOUND_REQUESTS: Final = MAX_AGENT_REQUESTS_IN_FLIGHT
 
+RefT = TypeVar("RefT")
 
+#: A notification handler: ``handler(message, ref)``, a plain call from the read loop.
+NotificationHandler = Callable[[Message, Any], None]
+#: A batch handler: ``handler(messages, refs)`` handles consecutive notifications of one method
+#: read together, in order (``refs[i]`` is the tap's reference of ``messages[i]``), in a plain
+#: call from the read loop: the hot path of a streaming turn, no coroutine per message.
+BatchNotificationHandler = Callable[[list[Message], Sequence[Any]], None]
+#: Called with every protocol violation, from the read loop (a plain call).
 ViolationHandler = Callable[[ProtocolViolation], None]
 
 # Which client capability Baton would need to serve an agent-to-client method; used to say why
@@ -104,12 +132,22 @@ class InboundRequest:
 RequestHandler = Callable[[InboundRequest], Awaitable[Any]]
 
 
+@dataclass(frozen=True, slots=True)
+class Answer(Generic[RefT]):
+    """The agent's answer to one of Baton's requests: its ``result`` and the tap's ``ref`` of
+    the answer's frame (what a durable record citing the answer points at)."""
+
+    result: Any
+    ref: RefT
+
+
 @dataclass(slots=True)
-class _Pending:
-    method: str
+class _Waiter:
+    """The event-loop side of a pending request: its future, the tap reference of the request's
+    frame, and the hook called when its answer is read."""
+
     future: asyncio.Future[Any]
     ref: object = None
-    response_ref: object = None
     on_answer: Callable[[], None] | None = None
 
 
@@ -120,15 +158,31 @@ def _capability_note(method: str) -> str:
     return "Baton advertises no capability that offers it"
 
 
-class Connection:
-    """A JSON-RPC 2.0 peer over newline-delimited JSON.
+def _not_synchronous(handler: object, returned: object) -> InternalError:
+    """The error for a read-loop handler that returned an awaitable (it would run unawaited or
+    need the read loop); the awaitable is closed so it never runs half-way."""
+    close = getattr(returned, "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            close()
+    name = getattr(handler, "__qualname__", type(handler).__name__)
+    return InternalError(
+        f"the read-loop handler {name} returned an awaitable: read-loop handlers are plain "
+        "functions (schedule a task for work that waits)"
+    )
+
+
+class Connection(Generic[RefT]):
+    """A JSON-RPC 2.0 connection over newline-delimited JSON, generic over the tap's reference
+    type ``RefT`` (None without a tap).
 
     Baton's request ids are integers from 1. The agent's request ids (integers from 0, strings,
     UUIDs) are kept in a separate table and echoed back exactly.
 
     Bounds: ``max_frame_bytes`` caps every frame in both directions (see
     :mod:`baton.wire.framing` for the memory arithmetic); ``request_limit`` is the fixed limit
-    for :meth:`request` when no budget is given.
+    for :meth:`request` and :meth:`call` when no budget is given; the peer bounds the agent's
+    requests in flight and the refusals owed (:mod:`baton.wire.peer`).
     """
 
     def __init__(
@@ -137,72 +191,80 @@ class Connection:
         writer: ByteWriter,
         *,
         max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES,
-        tap: Tap | None = None,
+        tap: Tap[RefT] | None = None,
         request_limit: float = DEFAULT_REQUEST_LIMIT_SECONDS,
         on_violation: ViolationHandler | None = None,
         read_chunk: int = READ_CHUNK_BYTES,
     ) -> None:
         self._writer = writer
         self._frames = FrameReader(reader, max_frame_bytes, read_chunk)
-        self._max_frame_bytes = max_frame_bytes
-        self._tap = tap
-        # Optional: journals a valid inbound notification without a coroutine, or returns
-        # None having recorded nothing (then ``record`` is awaited). See baton.connection.tap.
-        self._tap_nowait: Callable[[bytes, Message], object] | None = getattr(
-            tap, "record_nowait", None
-        )
-        # Optional too: journals a leading part of consecutive valid inbound notifications at
-        # once, returning their references (or None: then one by one).
-        self._tap_batch: Callable[[list[bytes], list[Message]], Sequence[object] | None] | None = (
-            getattr(tap, "record_batch_nowait", None)
-        )
+        self._peer = Peer(max_frame_bytes=max_frame_bytes)
+        self._tap: Tap[Any] = tap if tap is not None else NullTap()
         self._request_limit = request_limit
         self._on_violation = on_violation
-        self._next_id = 1
-        self._pending: dict[int, _Pending] = {}
-        self._abandoned: OrderedDict[int, str] = OrderedDict()
-        self._inbound: dict[RequestId, asyncio.Task[None]] = {}
+        self._waiters: dict[int, _Waiter] = {}
+        self._serving: dict[RequestId, asyncio.Task[None]] = {}
         self._request_handlers: dict[str, RequestHandler] = {}
         self._notification_handlers: dict[str, NotificationHandler] = {}
         self._batch_notification_handlers: dict[str, BatchNotificationHandler] = {}
         self._fallback: NotificationHandler | None = None
         self._write_lock = asyncio.Lock()
         self._read_task: asyncio.Task[None] | None = None
-        self._closed: asyncio.Future[BatonError] = asyncio.get_running_loop().create_future()
+        self._owed_task: asyncio.Task[None] | None = None
         self._loop = asyncio.get_running_loop()
+        self._closed: asyncio.Future[BatonError] = self._loop.create_future()
         #: Event-loop time of the last valid inbound frame (idle bounds reset on it).
         self.last_frame_at = self._loop.time()
-        #: Unparseable inbound lines skipped so far (blank lines are not counted).
-        self.skipped_frames = 0
-        #: Answers that arrived for ids whose wait was abandoned; dropped.
-        self.late_responses = 0
-        #: Protocol violations seen (the newest are kept in ``violations``).
-        self.violation_count = 0
-        self.violations: list[ProtocolViolation] = []
-        self.frames_in = 0
         self.frames_out = 0
-        #: The tap reference of the most recent answer to one of Baton's requests.
-        self.last_response_ref: object = None
+
+    # --- counters (the peer's) -------------------------------------------------------------
+
+    @property
+    def frames_in(self) -> int:
+        """Valid inbound frames so far."""
+        return self._peer.frames_in
+
+    @property
+    def skipped_frames(self) -> int:
+        """Unparseable inbound lines skipped so far (blank lines are not counted)."""
+        return self._peer.skipped_frames
+
+    @property
+    def late_responses(self) -> int:
+        """Answers that arrived for ids whose wait was abandoned; dropped."""
+        return self._peer.late_responses
+
+    @property
+    def violation_count(self) -> int:
+        """Protocol violations seen (the newest are kept in :attr:`violations`)."""
+        return self._peer.violation_count
+
+    @property
+    def violations(self) -> list[ProtocolViolation]:
+        """The newest protocol violations (at most ``MAX_KEPT_VIOLATIONS``)."""
+        return self._peer.violations
 
     # --- registration ----------------------------------------------------------------------
 
     def on_request(self, method: str, handler: RequestHandler) -> None:
-        """Handle agent-to-client requests for ``method``. The handler returns the result or
-        raises :class:`RpcError`."""
+        """Handle agent-to-client requests for ``method`` (each in a task of its own). The
+        handler returns the result or raises :class:`RpcError`."""
         self._request_handlers[method] = handler
 
     def on_notification(self, method: str, handler: NotificationHandler) -> None:
-        """Handle notifications for ``method``; called with the message and the tap's ref."""
+        """Handle notifications for ``method`` one by one with a plain function, called with
+        the message and the tap's ref."""
         self._notification_handlers[method] = handler
 
     def on_notifications(self, method: str, handler: BatchNotificationHandler) -> None:
         """Handle notifications for ``method`` in batches with a plain function (see
-        :data:`BatchNotificationHandler`): the hot path of a streaming turn, no coroutine per
-        message. Each batch is consecutive frames of one read, journaled before the call."""
+        :data:`BatchNotificationHandler`): the hot path of a streaming turn. Each batch is
+        consecutive frames of one read, journaled before the call."""
         self._batch_notification_handlers[method] = handler
 
     def on_any_notification(self, handler: NotificationHandler) -> None:
-        """Catch-all for notifications without a handler (never a violation)."""
+        """Catch-all (a plain function) for notifications without a handler (never a
+        violation)."""
         self._fallback = handler
 
     # --- lifecycle -------------------------------------------------------------------------
@@ -222,12 +284,23 @@ class Connection:
         """Why the connection closed, or None while open."""
         return self._closed.result() if self._closed.done() else None
 
+    def _refuse_in_read_loop(self, what: str) -> None:
+        task = self._read_task
+        if task is not None and task is asyncio.current_task():
+            raise InternalError(
+                f"{what} was awaited from inside the connection's read loop: it needs that "
+                "loop to finish and would never return"
+            )
+
     async def wait_closed(self) -> BatonError:
-        """Wait until the connection closes; return why."""
+        """Wait until the connection closes; return why. Cancellation-safe (it only waits).
+        Raises InternalError (BATON_BUG) when awaited from inside the read loop."""
+        self._refuse_in_read_loop("wait_closed()")
         return await asyncio.shield(self._closed)
 
     async def close(self, reason: BatonError | None = None) -> None:
-        """Close the write side and stop reading. Pending requests fail with ``reason``."""
+        """Close the write side and stop reading. Pending requests fail with ``reason``.
+        Cancelling it leaves the connection closed (the read task may still be finishing)."""
         self._shutdown(reason or TransportClosed("connection closed by Baton"))
         task = self._read_task
         if task is not None and task is not asyncio.current_task():
@@ -236,40 +309,44 @@ class Connection:
                 await task
 
     async def drained(self) -> BatonError:
-        """Wait for the reader to reach end of stream after handling every complete frame."""
-        if self._read_task is not None:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await asyncio.shield(self._read_task)
+        """Wait for the reader to reach end of stream after handling every complete frame;
+        return why the connection closed. Cancellation-safe (it only waits). Raises
+        InternalError (BATON_BUG) when awaited from inside the read loop."""
+        self._refuse_in_read_loop("drained()")
+        task = self._read_task
+        if task is not None and not task.done():
+            # asyncio.wait neither raises the read task's failure nor swallows the caller's
+            # cancellation (a drain bounded by wait_for must end when its bound expires).
+            await asyncio.wait((task,))
         return await self.wait_closed()
 
     def _shutdown(self, reason: BatonError) -> None:
         if self._closed.done():
             return
         self._closed.set_result(reason)
-        for pending in self._pending.values():
-            if not pending.future.done():
-                pending.future.set_exception(reason)
-                pending.future.exception()  # a failure nobody awaits is not an "unretrieved" one
-        for task in self._inbound.values():
+        for waiter in self._waiters.values():
+            if not waiter.future.done():
+                waiter.future.set_exception(reason)
+                waiter.future.exception()  # a failure nobody awaits is not an "unretrieved" one
+        for task in self._serving.values():
             task.cancel()
+        if self._owed_task is not None:
+            self._owed_task.cancel()
         with contextlib.suppress(Exception):
             self._writer.close()
 
     # --- outbound --------------------------------------------------------------------------
 
-    async def _write(self, message: Message) -> object:
-        data = jsonrpc.encode(message, self._max_frame_bytes)
+    async def _write(self, message: Message, data: bytes) -> RefT:
         async with self._write_lock:
             if self._closed.done():
                 raise self._closed.result()
-            ref: object = None
-            if self._tap is not None:
-                try:
-                    ref = await self._tap.record(TapFrame("outbound", data, message))
-                except Exception as exc:
-                    failure = TapFailed(f"the durability tap failed on an outbound frame: {exc}")
-                    self._shutdown(failure)
-                    raise failure from exc
+            try:
+                ref: RefT = await self._tap.record_outbound(data, message)
+            except Exception as exc:
+                failure = TapFailed(f"the durability tap failed on an outbound frame: {exc}")
+                self._shutdown(failure)
+                raise failure from exc
             try:
                 self._writer.write(data)
                 await self._writer.drain()
@@ -281,18 +358,19 @@ class Connection:
             return ref
 
     async def send_request(self, method: str, params: Message | None = None) -> int:
-        """Write a request and return its id. The answer is collected by :meth:`await_response`.
+        """Write a request and return its id. The answer is collected by :meth:`await_answer`.
 
-        If the write fails, the request is not pending and the error propagates.
+        If the write fails, the request is not pending and the error propagates. Cancelling it
+        while the frame is being written leaves nothing pending either.
         """
-        request_id = self._next_id
-        self._next_id += 1
-        pending = _Pending(method, self._loop.create_future())
-        self._pending[request_id] = pending
+        request_id, message, data = self._peer.request(method, params)
+        waiter = _Waiter(self._loop.create_future())
+        self._waiters[request_id] = waiter
         try:
-            pending.ref = await self._write(jsonrpc.request(request_id, method, params))
+            waiter.ref = await self._write(message, data)
         except BaseException:
-            self._pending.pop(request_id, None)
+            self._waiters.pop(request_id, None)
+            self._peer.forget(request_id)
             raise
         return request_id
 
@@ -300,47 +378,34 @@ class Connection:
         """Call ``hook`` synchronously when the answer to ``request_id`` is read, before any
         later frame is handled (a turn uses it to stop owning its session's updates exactly
         at its prompt's answer)."""
-        pending = self._pending.get(request_id)
-        if pending is None:
+        waiter = self._waiters.get(request_id)
+        if waiter is None:
             raise UsageError(f"request {request_id} is not pending")
-        pending.on_answer = hook
+        waiter.on_answer = hook
 
     def request_ref(self, request_id: int) -> object:
         """The tap reference of a pending request's outbound frame."""
-        pending = self._pending.get(request_id)
-        return pending.ref if pending else None
+        waiter = self._waiters.get(request_id)
+        return waiter.ref if waiter else None
 
-    async def await_response(
+    async def await_answer(
         self,
         request_id: int,
         *,
         timeout: float | None = None,
         budget: BudgetClock | None = None,
-    ) -> Any:
-        """Wait for the answer to ``request_id`` and return its result.
+    ) -> Answer[RefT]:
+        """Wait for the answer to ``request_id``; return it with its tap reference.
 
         ``timeout`` (seconds) and ``budget`` bound the wait; when one elapses
         :class:`BudgetExpired` is raised and the request **stays pending** (call
         :meth:`abandon` to give up on it). Cancelling this coroutine is safe in the same way.
         Raises :class:`AgentRequestError` when the agent answered with an error.
         """
-        result, _ref = await self.await_response_with_ref(
-            request_id, timeout=timeout, budget=budget
-        )
-        return result
-
-    async def await_response_with_ref(
-        self,
-        request_id: int,
-        *,
-        timeout: float | None = None,
-        budget: BudgetClock | None = None,
-    ) -> tuple[Any, object]:
-        """Like :meth:`await_response`, also returning the tap reference of the answer."""
-        pending = self._pending.get(request_id)
-        if pending is None:
+        waiter = self._waiters.get(request_id)
+        if waiter is None:
             raise UsageError(f"request {request_id} is not pending")
-        future = pending.future
+        future = waiter.future
         loop = self._loop
         deadline = None if timeout is None else loop.time() + max(timeout, 0.0)
         while not future.done():
@@ -351,29 +416,64 @@ class Connection:
                 wait = deadline - now
                 if wait <= 0:
                     limit = timeout or 0.0
-                    expired = BudgetExpired("request", limit, limit, pending.method)
+                    method = self._peer.method_of(request_id) or "request"
+                    expired = BudgetExpired("request", limit, limit, method)
             if budget is not None and expired is None:
                 budget.touch(self.last_frame_at)
-                expired = budget.expired(now, pending.method)
+                expired = budget.expired(now, self._peer.method_of(request_id) or "request")
                 left = budget.remaining(now)
                 if left is not None and (wait is None or left[0] < wait):
                     wait = left[0]
             if expired is not None:
                 raise expired
             await asyncio.wait((future,), timeout=wait)
-        self._pending.pop(request_id, None)
-        return future.result(), pending.response_ref
+        self._waiters.pop(request_id, None)
+        answer: Answer[RefT] = future.result()
+        return answer
+
+    async def await_response(
+        self,
+        request_id: int,
+        *,
+        timeout: float | None = None,
+        budget: BudgetClock | None = None,
+    ) -> Any:
+        """:meth:`await_answer`, returning only the result (same bounds, same cancellation
+        safety)."""
+        answer = await self.await_answer(request_id, timeout=timeout, budget=budget)
+        return answer.result
 
     def abandon(self, request_id: int) -> None:
         """Stop waiting for ``request_id``: a late answer is dropped and counted."""
-        pending = self._pending.pop(request_id, None)
-        if pending is None:
-            return
-        if not pending.future.done():
-            pending.future.cancel()
-        self._abandoned[request_id] = pending.method
-        while len(self._abandoned) > MAX_ABANDONED_IDS:
-            self._abandoned.popitem(last=False)
+        waiter = self._waiters.pop(request_id, None)
+        if waiter is not None and not waiter.future.done():
+            waiter.future.cancel()
+        self._peer.abandon(request_id)
+
+    async def call(
+        self,
+        method: str,
+        params: Message | None = None,
+        *,
+        timeout: float | None = None,
+        budget: BudgetClock | None = None,
+    ) -> Answer[RefT]:
+        """Send a request and wait for its answer within ``budget`` and/or ``timeout``; with
+        neither, within the connection's fixed request limit (30 s by default).
+
+        On expiry the request is abandoned (its late answer is dropped and counted). A request
+        that must have no deadline (session/prompt) uses :meth:`send_request` and
+        :meth:`await_answer` instead. Cancelling it leaves the request pending (see the module
+        docstring).
+        """
+        if timeout is None and budget is None:
+            timeout = self._request_limit
+        request_id = await self.send_request(method, params)
+        try:
+            return await self.await_answer(request_id, timeout=timeout, budget=budget)
+        except BudgetExpired:
+            self.abandon(request_id)
+            raise
 
     async def request(
         self,
@@ -383,25 +483,15 @@ class Connection:
         timeout: float | None = None,
         budget: BudgetClock | None = None,
     ) -> Any:
-        """Send a request and wait for its result within ``budget`` and/or ``timeout``; with
-        neither, within the connection's fixed request limit (30 s by default).
+        """:meth:`call`, returning only the result (same bounds, same cancellation safety)."""
+        answer = await self.call(method, params, timeout=timeout, budget=budget)
+        return answer.result
 
-        On expiry the request is abandoned (its late answer is dropped and counted). A request
-        that must have no deadline (session/prompt) uses :meth:`send_request` and
-        :meth:`await_response` instead.
-        """
-        if timeout is None and budget is None:
-            timeout = self._request_limit
-        request_id = await self.send_request(method, params)
-        try:
-            return await self.await_response(request_id, timeout=timeout, budget=budget)
-        except BudgetExpired:
-            self.abandon(request_id)
-            raise
-
-    async def notify(self, method: str, params: Message | None = None) -> object:
-        """Send a notification; returns the tap reference."""
-        return await self._write(jsonrpc.notification(method, params))
+    async def notify(self, method: str, params: Message | None = None) -> RefT:
+        """Send a notification; returns the tap reference. Cancelling it mid-write may leave
+        the frame recorded and not written (the journal then shows an unsent frame)."""
+        message, data = self._peer.notification(method, params)
+        return await self._write(message, data)
 
     async def cancel_request(self, request_id: int) -> None:
         """Ask the agent to cancel one of Baton's requests (``$/cancel_request``).
@@ -414,6 +504,9 @@ class Connection:
 
     async def _read_loop(self) -> None:
         frames = self._frames
+        receive = self._peer.receive
+        tap = self._tap
+        loop = self._loop
         reason: BatonError
         try:
             while True:
@@ -421,7 +514,21 @@ class Connection:
                 if lines is None:
                     reason = TransportClosed("the agent closed its output")
                     break
-                await self._handle_lines(lines)
+                for event in receive(lines):
+                    if type(event) is Notifications:
+                        # The hot path: a run of streamed updates, journaled then handed over.
+                        self.last_frame_at = loop.time()
+                        try:
+                            refs = await tap.record_inbound(event.raws, event.messages)
+                        except Exception as exc:
+                            raise TapFailed(
+                                f"the durability tap failed on inbound frames: {exc}"
+                            ) from exc
+                        self._notify(event.method, event.messages, refs)
+                    else:
+                        await self._handle(event)
+                if self._peer.owes_replies and self._owed_task is None:
+                    self._owed_task = loop.create_task(self._write_owed(), name="baton-owed")
         except FrameTooLarge as exc:
             reason = exc
         except TapFailed as exc:
@@ -437,250 +544,98 @@ class Connection:
             reason = InternalError(f"a frame handler failed: {type(exc).__name__}: {exc}")
         self._shutdown(reason)
 
-    async def _handle_lines(self, lines: list[bytes]) -> None:
-        """Handle one read's lines in order. Consecutive notifications of a method with a batch
-        handler (the deltas of a streamed turn) are journaled together and handed over
-        together; every other frame is handled on its own, after the run before it."""
-        loads = orjson.loads
-        decode_error = orjson.JSONDecodeError
-        batch_handlers = self._batch_notification_handlers
-        handlers = self._notification_handlers
-        tap = self._tap
-        touched = False  # last_frame_at is set once per read (and once per batch run)
-        run: list[Message] = []
-        run_raws: list[bytes] = []
-        run_method = ""
-        valid = 0
-        try:
-            for line in lines:
-                if not line:
-                    continue
-                try:
-                    message = loads(line)
-                except decode_error:
-                    message = _UNDECODABLE
-                if type(message) is dict and message.get("jsonrpc") == "2.0":
-                    method = message.get("method")
-                    if type(method) is str and "id" not in message:
-                        if method in batch_handlers:
-                            if method != run_method and run:
-                                valid += len(run)
-                                await self._handle_run(run_method, run_raws, run)
-                                run, run_raws = [], []
-                            run_method = method
-                            run.append(message)
-                            run_raws.append(line)
-                            continue
-                        # Without a batch handler: inline (no coroutine of its own), the bulk
-                        # of a turn for a client that handles notifications one by one.
-                        if run:
-                            valid += len(run)
-                            await self._handle_run(run_method, run_raws, run)
-                            run, run_raws = [], []
-                        valid += 1
-                        if not touched:
-                            self.last_frame_at = self._loop.time()
-                            touched = True
-                        ref = None
-                        if tap is not None:
-                            if self._tap_nowait is not None:
-                                ref = self._record_nowait(line, message)
-                            if ref is None:
-                                ref = await self._record(line, message)
-                        handler = handlers.get(method)
-                        if handler is not None:
-                            await handler(message, ref)
-                        elif method == "$/cancel_request":
-                            self._cancel_inbound(message)
-                        elif self._fallback is not None:
-                            await self._fallback(message, ref)
-                        continue
-                if run:
-                    valid += len(run)
-                    await self._handle_run(run_method, run_raws, run)
-                    run, run_raws = [], []
-                if await self._handle_frame(line, message):
-                    valid += 1
-            if run:
-                valid += len(run)
-                await self._handle_run(run_method, run_raws, run)
-        finally:
-            self.frames_in += valid
-
-    async def _handle_run(self, method: str, raws: list[bytes], messages: list[Message]) -> None:
-        """Journal, then dispatch, consecutive notifications of ``method`` (which has a batch
-        handler): all at once when the tap can (no coroutine and no reference object per
-        message), else one by one, each recorded before it is dispatched."""
-        self.last_frame_at = self._loop.time()
-        handler = self._batch_notification_handlers[method]
-        if self._tap is None:
-            await self._dispatch_run(handler, messages, [None] * len(messages))
+    def _notify(self, method: str, messages: list[Message], refs: Sequence[object]) -> None:
+        """Hand notifications of ``method`` (already journaled) to their handler."""
+        batch = self._batch_notification_handlers.get(method)
+        if batch is not None:
+            returned: object = batch(messages, refs)
+            if returned is not None:
+                raise _not_synchronous(batch, returned)
             return
-        while self._tap_batch is not None and messages:
-            try:
-                refs = self._tap_batch(raws, messages)
-            except Exception as exc:
-                raise TapFailed(f"the durability tap failed on inbound frames: {exc}") from exc
-            if refs is None:
-                break
-            taken = len(refs)
-            if taken >= len(messages):
-                await self._dispatch_run(handler, messages, refs)
+        handler = self._notification_handlers.get(method)
+        if handler is None and method == "$/cancel_request":
+            for message in messages:
+                self._cancel_inbound(message)
+            return
+        if handler is None:
+            handler = self._fallback
+            if handler is None:
                 return
-            # The tap took a leading part: the frame after it goes on its own, then the rest
-            # is offered as a batch again.
-            await self._dispatch_run(handler, messages[:taken], refs)
-            await self._record_and_dispatch(handler, raws[taken], messages[taken])
-            raws, messages = raws[taken + 1 :], messages[taken + 1 :]
-        for raw, message in zip(raws, messages, strict=True):
-            await self._record_and_dispatch(handler, raw, message)
+        for message, ref in zip(messages, refs, strict=True):
+            returned = handler(message, ref)
+            if returned is not None:
+                raise _not_synchronous(handler, returned)
 
-    async def _record_and_dispatch(
-        self, handler: BatchNotificationHandler, raw: bytes, message: Message
-    ) -> None:
-        """Journal one frame of a run, then dispatch it."""
-        ref = self._record_nowait(raw, message) if self._tap_nowait is not None else None
-        if ref is None:
-            ref = await self._record(raw, message)
-        await self._dispatch_run(handler, [message], (ref,))
+    async def _record(self, raw: bytes, message: Message | None, mark: Mark = None) -> object:
+        try:
+            refs = await self._tap.record_inbound((raw,), (message,), mark)
+        except Exception as exc:
+            raise TapFailed(f"the durability tap failed on an inbound frame: {exc}") from exc
+        return refs[0]
 
-    @staticmethod
-    async def _dispatch_run(
-        handler: BatchNotificationHandler, messages: list[Message], refs: Sequence[object]
-    ) -> None:
-        start = 0
-        while start < len(messages):
-            slow = handler(messages, refs, start)
-            if slow is None:
-                return
-            index, awaitable = slow
-            await awaitable
-            start = index + 1
-
-    async def _handle_frame(self, line: bytes, message: object) -> bool:
-        """Handle one frame that is not a valid notification (those are handled by
-        :meth:`_handle_lines` itself). True if it was a valid frame."""
-        if message is _UNDECODABLE:
-            await self._skip(line, "invalid_json")
-            return False
-        if type(message) is not dict or message.get("jsonrpc") != "2.0":
-            await self._skip(
-                line, "not_an_object" if type(message) is not dict else "not_jsonrpc_2"
-            )
-            return False
+    async def _handle(self, event: object) -> None:
+        """Record, then act on, one frame that is not a plain notification."""
+        if type(event) is SkippedLine:
+            await self._record(event.raw, None, event.skipped)
+            return
         self.last_frame_at = self._loop.time()
-        return await self._handle_other(line, message)
-
-    async def _handle_other(self, line: bytes, message: Message) -> bool:
-        """Requests, responses, violations and non-envelopes. True if it was a valid frame."""
-        tap = self._tap
-        kind = jsonrpc.classify(message)
-        if kind is None:
-            await self._skip(line, "not_an_envelope")
-            return False
-        if isinstance(kind, Violation):
-            ref = await self._record(line, message, violation=kind) if tap is not None else None
-            self._violation(kind.kind, kind.detail)
-            return True
-        ref = await self._record(line, message) if tap is not None else None
-        if kind is Kind.RESPONSE:
-            self._resolve(message, ref)
+        if type(event) is Reply:
+            ref = await self._record(event.raw, event.message)
+            self._resolve(event, ref)
+        elif type(event) is AgentRequest:
+            ref = await self._record(event.raw, event.message)
+            request = InboundRequest(event.id, event.method, event.params, event.message, ref)
+            task = self._loop.create_task(self._serve(request), name=f"baton-serve-{event.method}")
+            self._serving[event.id] = task
+        elif type(event) is RefusedRequest:
+            await self._record(event.raw, event.message, event.violation)
+            if event.violation is not None:
+                self._violation()
+        elif type(event) is Broken:
+            await self._record(event.raw, event.message, event.violation if event.marked else None)
+            self._violation()
+        elif type(event) is LateReply:
+            await self._record(event.raw, event.message)
         else:
-            self._dispatch_request(message, ref)
-        return True
+            raise InternalError(f"an unknown peer event: {type(event).__name__}")
 
-    def _record_nowait(self, line: bytes, message: Message) -> object:
-        assert self._tap_nowait is not None
-        try:
-            return self._tap_nowait(line, message)
-        except Exception as exc:
-            raise TapFailed(f"the durability tap failed on an inbound frame: {exc}") from exc
-
-    async def _record(
-        self, line: bytes, message: Message, violation: Violation | None = None
-    ) -> object:
-        assert self._tap is not None
-        try:
-            return await self._tap.record(TapFrame("inbound", line, message, None, violation))
-        except Exception as exc:
-            raise TapFailed(f"the durability tap failed on an inbound frame: {exc}") from exc
-
-    async def _skip(self, line: bytes, reason: str) -> None:
-        if line.isspace():
-            return  # whitespace-only lines are separators, like blank ones
-        self.skipped_frames += 1
-        if self._tap is not None:
-            marker = Skipped(reason, len(line))
-            try:
-                await self._tap.record(TapFrame("inbound", line, None, marker))
-            except Exception as exc:
-                raise TapFailed(f"the durability tap failed on a skipped frame: {exc}") from exc
-
-    def _violation(self, kind: str, detail: str) -> None:
-        violation = ProtocolViolation(kind, detail)
-        self.violation_count += 1
-        self.violations.append(violation)
-        if len(self.violations) > MAX_KEPT_VIOLATIONS:
-            del self.violations[0]
+    def _violation(self) -> None:
         if self._on_violation is not None:
-            self._on_violation(violation)
+            self._on_violation(self._peer.violations[-1])
 
-    def _resolve(self, message: Message, ref: object) -> None:
-        request_id = message["id"]
-        pending = (
-            self._pending.get(request_id)
-            if isinstance(request_id, int) and not isinstance(request_id, bool)
-            else None
-        )
-        if pending is None or pending.future.done():
-            if isinstance(request_id, int) and self._abandoned.pop(request_id, None) is not None:
-                self.late_responses += 1
-                return
-            self._violation("unknown_response_id", f"a response to id {request_id!r}, never sent")
-            return
-        pending.response_ref = ref
-        self.last_response_ref = ref
-        if pending.on_answer is not None:
-            pending.on_answer()
-        if "error" in message:
-            error = message["error"]
+    def _resolve(self, reply: Reply, ref: object) -> None:
+        waiter = self._waiters.get(reply.request_id)
+        if waiter is None or waiter.future.done():
+            return  # its wait was abandoned or failed: nobody to tell
+        if waiter.on_answer is not None:
+            waiter.on_answer()
+        error = reply.error
+        if error is not None:
             code = error["code"]
             cls = AuthenticationRequired if code == jsonrpc.AUTH_REQUIRED else AgentRequestError
-            pending.future.set_exception(
-                cls(pending.method, code, error["message"], error.get("data"))
+            waiter.future.set_exception(
+                cls(reply.method, code, error["message"], error.get("data"))
             )
         else:
-            pending.future.set_result(message["result"])
+            waiter.future.set_result(Answer(reply.result, ref))
 
-    def _dispatch_request(self, message: Message, ref: object) -> None:
-        request_id: RequestId = message["id"]
-        method: str = message["method"]
-        if request_id in self._inbound:
-            self._violation(
-                "duplicate_request_id", f"agent reused pending request id {request_id!r}"
-            )
-            return
-        request = InboundRequest(request_id, method, message.get("params"), message, ref)
-        if len(self._inbound) >= MAX_CONCURRENT_INBOUND_REQUESTS:
-            self._loop.create_task(
-                self._answer_error(
-                    request_id, jsonrpc.INTERNAL_ERROR, "too many concurrent requests"
-                )
-            )
-            return
-        task = self._loop.create_task(self._serve(request), name=f"baton-serve-{method}")
-        self._inbound[request_id] = task
-
-    async def _answer_error(self, request_id: RequestId, code: int, text: str) -> None:
-        with contextlib.suppress(BatonError):
-            await self._write(jsonrpc.error_response(request_id, code, text))
+    async def _write_owed(self) -> None:
+        """Write the refusals the peer owes until none are left (one task at a time)."""
+        try:
+            while self._peer.owes_replies:
+                for message, data in self._peer.take_owed_replies():
+                    await self._write(message, data)
+        except BatonError:
+            pass
+        finally:
+            self._owed_task = None
 
     async def _serve(self, request: InboundRequest) -> None:
         handler = self._request_handlers.get(request.method)
-        reply: Message
+        peer = self._peer
         try:
             if handler is None:
-                reply = jsonrpc.error_response(
+                reply = peer.reply_error(
                     request.id,
                     jsonrpc.METHOD_NOT_FOUND,
                     f"Method not found: {request.method} ({_capability_note(request.method)})",
@@ -689,31 +644,28 @@ class Connection:
             else:
                 try:
                     result = await handler(request)
-                    reply = jsonrpc.result_response(request.id, result)
+                    reply = peer.reply(request.id, result)
                 except RpcError as exc:
-                    reply = jsonrpc.error_response(request.id, exc.code, exc.message, exc.data)
+                    reply = peer.reply_error(request.id, exc.code, exc.message, exc.data)
                 except asyncio.CancelledError:
                     if self._closed.done():
                         raise
-                    reply = jsonrpc.error_response(
+                    reply = peer.reply_error(
                         request.id, jsonrpc.REQUEST_CANCELLED, "Request cancelled"
                     )
                 except BatonError as exc:
-                    reply = jsonrpc.error_response(request.id, jsonrpc.INTERNAL_ERROR, exc.code)
+                    reply = peer.reply_error(request.id, jsonrpc.INTERNAL_ERROR, exc.code)
             with contextlib.suppress(BatonError):
-                await self._write(reply)
+                await self._write(*reply)
         finally:
-            self._inbound.pop(request.id, None)
+            self._serving.pop(request.id, None)
 
     def _cancel_inbound(self, message: Message) -> None:
-        params = message.get("params")
-        target = params.get("requestId") if isinstance(params, dict) else None
-        if not isinstance(target, int | str) or isinstance(target, bool):
-            return
-        task = self._inbound.get(target)
+        target = self._peer.cancel_target(message)
+        task = self._serving.get(target) if target is not None else None
         if task is not None:
             task.cancel()
 
     def pending_inbound(self) -> list[RequestId]:
         """Ids of agent requests Baton has not answered yet."""
-        return list(self._inbound)
+        return self._peer.agent_requests

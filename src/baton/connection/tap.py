@@ -1,45 +1,57 @@
-"""The durability tap: an awaited hook that sees every frame at the boundary.
+"""The durability tap: the one interface through which a connection records every frame.
 
-The connection awaits ``tap.record`` for each inbound frame *before* it is dispatched (skipped
-lines included, as a marker) and for each outbound frame *before* it is written. Whatever the tap
-returns (a journal reference, in practice) is handed to the handler that receives the message.
-If the tap raises, the connection closes: no unrecorded message gets through.
+The connection awaits :meth:`Tap.record_inbound` for inbound frames *before* it acts on them
+(skipped lines included, as a marker) and :meth:`Tap.record_outbound` for each outbound frame
+*before* it is written. What the tap returns (a journal reference, in practice) is handed to
+whoever receives the message. If the tap raises, the connection closes: no unrecorded message
+gets through.
 
-A tap may also offer ``record_nowait(raw, message) -> object | None`` for valid inbound
-notifications: it records the frame synchronously and returns the reference, or returns None
-having recorded nothing, and the connection then awaits ``record`` as usual. It saves the
-coroutines of the awaited path on the bulk of a turn (the journal's tap implements it).
-
-And ``record_batch_nowait(raws, messages) -> Sequence[object] | None`` for consecutive valid
-inbound notifications read together: it records a leading part of them (all, or up to one it
-cannot take at once) and returns their references in order, before any of them is
-dispatched; or it records none and returns None. The connection records a frame the tap did
-not take on its own (then offers the rest again), and after a None records the rest one by
-one, each before it is dispatched.
+A tap chooses how it records internally: the journal's tap takes a run of streamed
+notifications in one synchronous batch append when it can and falls back to awaited appends
+when it cannot; the connection does not know or care.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal, Protocol
+from collections.abc import Sequence
+from typing import Protocol, TypeVar
 
 from baton.wire.jsonrpc import Message, Skipped, Violation
 
-Direction = Literal["inbound", "outbound"]
+RefT = TypeVar("RefT")
+RefT_co = TypeVar("RefT_co", covariant=True)
+
+#: What an inbound frame is besides a valid message: a skipped line (``messages`` holds None)
+#: or a violation (journaled with its kind).
+Mark = Skipped | Violation | None
 
 
-@dataclass(slots=True)  # not frozen: a frozen init costs 3x as much, once per frame
-class TapFrame:
-    """One frame at the boundary. Exactly one of ``message`` and ``skipped`` is set."""
+class Tap(Protocol[RefT_co]):
+    """Records every frame at the boundary and returns a reference to each record."""
 
-    direction: Direction
-    raw: bytes
-    message: Message | None
-    skipped: Skipped | None = None
-    violation: Violation | None = None
+    async def record_inbound(
+        self, raws: Sequence[bytes], messages: Sequence[Message | None], mark: Mark = None
+    ) -> Sequence[RefT_co]:
+        """Record inbound frames read together (``messages[i]`` parsed from ``raws[i]``; None
+        for a skipped line, which comes alone with its ``mark``); return one reference per
+        frame, in order, before any of them is acted on."""
+        ...
+
+    async def record_outbound(self, raw: bytes, message: Message) -> RefT_co:
+        """Record an outbound frame before it is written (durably: it may change the agent's
+        state); return its reference."""
+        ...
 
 
-class Tap(Protocol):
-    """Receives every frame at the boundary; may return a reference to the durable record."""
+class NullTap:
+    """The tap of a connection that records nothing: every reference is None."""
 
-    async def record(self, frame: TapFrame) -> object: ...
+    async def record_inbound(
+        self, raws: Sequence[bytes], messages: Sequence[Message | None], mark: Mark = None
+    ) -> Sequence[None]:
+        """Nothing recorded: one None per frame."""
+        return [None] * len(raws)
+
+    async def record_outbound(self, raw: bytes, message: Message) -> None:
+        """Nothing recorded."""
+        return None

@@ -17,18 +17,14 @@ import dataclasses
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from baton.errors import (
-    AgentLaunchFailed,
-    AuthenticationRequired,
     BatonError,
     BudgetExpired,
     ConfigurationError,
-    IncompatibleProtocolVersion,
-    ProtocolError,
     SessionMutationAmbiguous,
     TransportClosed,
 )
@@ -39,23 +35,19 @@ from baton.runtime.agents.launch import CUSTOM_PROFILE_ID, LaunchSpec, from_comm
 from baton.runtime.agents.profiles import BUILTIN_PROFILES, Profile
 from baton.runtime.agents.review_lane import DEFAULT_LANE, check_review_root
 from baton.runtime.agents.tools_file import load_tool_declarations
-from baton.runtime.lanes import extensions
-from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
+from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.lanes.reconcile import reconcile
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker, NoUserAsker
-from baton.runtime.permissions.correlation import ToolCallTracker
 from baton.runtime.permissions.elicitations import Elicitor
-from baton.runtime.permissions.engine import PermissionSettings
-from baton.runtime.permissions.local_policy import LocalContext
 from baton.runtime.permissions.policies import (
-    ExecutionSettings,
-    PolicyName,
     available_policies,
     check_policy,
     check_run_settings,
     parse_policy,
 )
+from baton.runtime.sessions.setup import SetupEnded, SetupWindow, open_session
+from baton.runtime.turns.context import RunContext
 from baton.runtime.turns.controls import (
     ControlSet,
     confirm_mutation,
@@ -64,24 +56,30 @@ from baton.runtime.turns.controls import (
     resolve_control,
 )
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.settings import RequestedSettings, apply_settings
+from baton.runtime.turns.execution import execute_turn, record_setup_failure
+from baton.runtime.turns.outcome import EXIT_CODES, RunOutcome, TurnOutcome
+from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.streaming import StreamMemory
-from baton.runtime.turns.system_prompts import requested_system_prompt, session_setup_record
-from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn, TurnOutcome
+from baton.runtime.turns.system_prompts import requested_system_prompt
+from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
 from baton.runtime.turns.workspace_roots import resolve_additional_directories
 from baton.store import Store, prepare_data_dir, resolve_data_dir
-from baton.wire.budget import DEFAULT_REQUEST_LIMIT_SECONDS, BudgetClock, TurnBudget
-from baton.wire.content import build_prompt, text_block
-from baton.wire.session_state import NewSessionResult
+from baton.wire.budget import (
+    DEFAULT_REQUEST_LIMIT_SECONDS,
+    BoundSetting,
+    BudgetClock,
+    TurnBudget,
+    resolve_idle_bound,
+)
 
-#: Run statuses and the `baton run` exit code each maps to.
-EXIT_CODES: Final = {
-    "COMPLETED": 0,
-    "FAILED": 1,
-    "INTERRUPTED": 130,
-    "RECOVERY_REQUIRED": 6,
-    "LOST": 6,
-}
+__all__ = [
+    "AgentNotInstalled",
+    "RunOutcome",
+    "RunRequest",
+    "RunResult",
+    "Runtime",
+    "data_dir_path",
+]
 
 
 class AgentNotInstalled(BatonError):
@@ -89,48 +87,6 @@ class AgentNotInstalled(BatonError):
 
     code = "AGENT_NOT_INSTALLED"
     fault = "caller"
-
-
-@dataclass(frozen=True, slots=True)
-class RunRequest:
-    """One prompt to run. Exactly one of ``agent`` (a profile) and ``agent_command``."""
-
-    prompt: str
-    agent: str | None = None
-    agent_command: str | Sequence[str] | None = None
-    env_keys: Sequence[str] = ()
-    cwd: str | None = None
-    #: The permission policy: ``"ask"``, ``"auto-edits"`` or ``"full"``.
-    policy: PolicyName = "ask"
-    allow_unattended: bool = False
-    mode: str | None = None
-    model: str | None = None
-    effort: str | None = None
-    config: Mapping[str, str] = field(default_factory=dict)
-    tools_file: str | None = None
-    idle_timeout: float | None = None
-    timeout: float | None = None
-    attachments: Sequence[str] = ()
-    execution: ExecutionSettings = field(default_factory=ExecutionSettings)
-    #: The process lane: ``default``, or ``review`` (grok's read-only sandboxed process).
-    lane: str = "default"
-    #: Attach this provider session (resume, else load) instead of creating one.
-    attach_session: str | None = None
-    #: With ``attach_session``: attach to look, send no prompt (`baton recover --attach`).
-    inspect_only: bool = False
-    #: Keep the provider session attached after the run (its controls can then be read and
-    #: changed with :meth:`Runtime.controls` and :meth:`Runtime.apply_control`).
-    keep_session: bool = False
-    #: Additional workspace roots (``--add-dir``): existing directories outside ``cwd``, sent
-    #: as ``additionalDirectories`` (needs ``sessionCapabilities.additionalDirectories``) and
-    #: treated by the local permission policy as inside the worktree.
-    additional_directories: Sequence[str] = ()
-    #: Unstable ACP: a system prompt replacing the agent's default instructions (``override``;
-    #: needs ``sessionCapabilities.systemPrompt.mode.override``). Excludes the next field.
-    system_prompt: str | None = None
-    #: Unstable ACP: a system prompt added to the agent's own (``append``; needs
-    #: ``sessionCapabilities.systemPrompt``).
-    append_system_prompt: str | None = None
 
 
 @dataclass
@@ -153,6 +109,9 @@ class RunResult:
     retryable: bool = False
     skipped_frames: int = 0
     violations: int = 0
+    #: The class of the ending (its exit code is ``EXIT_CODES[outcome]``); None only for a
+    #: result built by hand.
+    outcome: RunOutcome | None = None
     #: What the agent reported of usage: ``{used, size, cost?, turn?}``, or None.
     usage: dict[str, Any] | None = None
 
@@ -194,6 +153,7 @@ class Runtime:
         config_overrides: Mapping[str, str] | None = None,
         request_limit: float = DEFAULT_REQUEST_LIMIT_SECONDS,
         interrupt_timeout: float = INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
+        idle_timeout: BoundSetting = None,
         elicitor: Elicitor | None = None,
     ) -> None:
         self.environ = dict(os.environ if environ is None else environ)
@@ -208,6 +168,9 @@ class Runtime:
         self.config_overrides = dict(config_overrides or {})
         self.request_limit = request_limit
         self.interrupt_timeout = interrupt_timeout
+        #: Every turn's idle bound unless its run or profile sets one (the config file's
+        #: ``[turns] idle_timeout``); None: the default.
+        self.idle_timeout: BoundSetting = idle_timeout
         self.memory = StreamMemory()
         self.lanes: dict[tuple[str, str, str], Lane] = {}
         self.discovery = DiscoveryCache()
@@ -430,10 +393,18 @@ class Runtime:
             profile=spec.profile_id,
         )
         loop = asyncio.get_running_loop()
-        budget = TurnBudget(idle=request.idle_timeout, absolute=request.timeout)
+        idle = resolve_idle_bound(
+            ("run", request.idle_timeout),
+            ("profile", spec.profile.idle_timeout if spec.profile is not None else None),
+            ("config", self.idle_timeout),
+        )
+        budget = TurnBudget(idle=idle.seconds, absolute=request.timeout)
         clock: BudgetClock | None = None
-        if request.idle_timeout is not None or request.timeout is not None:
+        if idle.seconds is not None or request.timeout is not None:
             clock = budget.start(loop.time())
+        # Setup (start, initialize, session/new) runs within a configured budget; under the
+        # default idle bound alone it keeps the fixed request limit, which is shorter.
+        setup_clock = clock if idle.source != "default" or request.timeout is not None else None
         emit(
             RunEvent(
                 "run_started",
@@ -443,355 +414,56 @@ class Runtime:
                     "cwd": cwd,
                     "policy": policy,
                     "command": spec.launch_form,
+                    "idleTimeout": idle.seconds,
+                    "idleTimeoutSource": idle.source,
                 },
             )
         )
-        setup = _SetupWindow(lane)
+        ctx = RunContext(
+            run_id=run_id,
+            request=request,
+            spec=spec,
+            lane=lane,
+            cwd=cwd,
+            tools=tools,
+            policy=policy,
+            recorder=self.recorder,
+            clock=clock,
+            setup_clock=setup_clock,
+            emit=emit,
+            on_turn=on_turn,
+        )
+        window = SetupWindow(lane)
         try:
-            result = await self._run_on_lane(
-                setup, run_id, request, spec, lane, cwd, tools, policy, clock, emit, on_turn
-            )
+            outcome, session = await self._run_on_lane(ctx, window)
         finally:
-            setup.close()
+            window.close()
+        result = _result(run_id, outcome, session)
         result.duration_ms = int((time.monotonic() - started) * 1000)
         emit(result.to_event())
         return result
 
-    async def _fail(
-        self, run_id: str, status: str, code: str, message: str, *, exit_code: int, **extra: Any
-    ) -> RunResult:
-        assert self.recorder is not None
-        with contextlib.suppress(BatonError):
-            await self.recorder.run_status(
-                run_id, status, error_code=code, diagnostic=message, **extra
-            )
-        return RunResult(run_id, status, None, exit_code, error_code=code, message=message)
-
     async def _run_on_lane(
-        self,
-        setup: _SetupWindow,
-        run_id: str,
-        request: RunRequest,
-        spec: LaunchSpec,
-        lane: Lane,
-        cwd: str,
-        tools: Any,
-        policy: Any,
-        clock: BudgetClock | None,
-        emit: Callable[[RunEvent], None],
-        on_turn: Callable[[Turn], None] | None,
-    ) -> RunResult:
-        assert self.recorder is not None
-        redact = lane.redact
-        # Start (or reuse) the lane and open a session: nothing is ambiguous yet.
-        try:
-            client = await lane.ensure_started(clock)
-            assert lane.server_id is not None
-            await extensions.cursor_models(
-                spec,
-                client,
-                lane.cursor_models,
-                lane.server_id,
-                request.model,
-                request.effort,
-                clock,
-            )
-            setup.open()
-            connection = client.connection
-            attach_method: str | None = None
-            roots = request.additional_directories
-            system_prompt = requested_system_prompt(
-                request.system_prompt, request.append_system_prompt
-            )
-            if request.attach_session is not None:
-                attached = await client.attach_session(
-                    request.attach_session,
-                    cwd,
-                    mcp_servers=tools,
-                    additional_directories=roots,
-                    system_prompt=system_prompt,
-                )
-                opened = NewSessionResult(attached.session_id, attached.state)
-                attach_method = attached.method
-            elif clock is not None:
-                opened = await client.new_session_within(
-                    clock,
-                    cwd,
-                    mcp_servers=tools,
-                    additional_directories=roots,
-                    system_prompt=system_prompt,
-                )
-            else:
-                opened = await client.new_session(
-                    cwd,
-                    mcp_servers=tools,
-                    additional_directories=roots,
-                    system_prompt=system_prompt,
-                )
-            ref = connection.last_response_ref
-        except AgentLaunchFailed as exc:
-            return await self._fail(run_id, "FAILED", exc.code, redact(exc.message), exit_code=5)
-        except IncompatibleProtocolVersion as exc:
-            return await self._fail(run_id, "FAILED", exc.code, redact(exc.message), exit_code=5)
-        except AuthenticationRequired as exc:
-            lane.cursor_models.clear("auth_failure")
-            methods = ""
-            if lane.initialized is not None and lane.initialized.auth_methods:
-                methods = "; advertised methods: " + ", ".join(
-                    m.id for m in lane.initialized.auth_methods
-                )
-            return await self._fail(
-                run_id,
-                "FAILED",
-                "AUTHENTICATION_REQUIRED",
-                redact(f"the agent needs you to sign in{methods} ({exc.agent_message})"),
-                exit_code=4,
-            )
-        except BudgetExpired as exc:
-            await lane.quarantine("setup outlived the turn budget")
-            return await self._fail(run_id, "FAILED", exc.code, exc.message, exit_code=3)
-        except LaneFenced as exc:
-            return await self._fail(run_id, "FAILED", exc.code, exc.message, exit_code=5)
-        except (TransportClosed, ProtocolError) as exc:
-            message = redact(await start_failure_message(exc, lane))
-            return await self._fail(run_id, "FAILED", exc.code, message, exit_code=1)
-        except BatonError as exc:
-            return await self._fail(
-                run_id,
-                "FAILED",
-                exc.code,
-                redact(exc.message),
-                exit_code=1 if exc.fault == "agent" else 2,
-            )
-        assert lane.server_id is not None
-        session_id = await self.recorder.session_opened(
-            spec.profile_id, cwd, lane.server_id, opened.session_id, opened.state, ref
-        )
-        await self.recorder.run_attached(run_id, session_id, lane.server_id)
-        setup_record = session_setup_record(system_prompt, roots, redact)
-        if setup_record:
-            await self.recorder.session_setup(session_id, run_id, setup_record, ref)
-        session = LaneSession(
-            session_id=session_id,
-            provider_id=opened.session_id,
-            cwd=cwd,
-            state=opened.state,
-            tracker=ToolCallTracker(opened.session_id),
-        )
-        early = lane.adopt(session)
-        setup.close()
-        if attach_method == "session/load":
-            # The load's replayed history: kept apart from the run's live output.
-            session.replayed = [
-                m["params"]["update"]
-                for m, _ref in early
-                if isinstance(m.get("params"), dict) and isinstance(m["params"].get("update"), dict)
-            ]
-        else:
-            # Updates read together with the answer (before its session was known): the
-            # session's, recorded as such.
-            await lane.deliver_early(early)
-        emit(
-            RunEvent(
-                "session",
-                run_id,
-                {
-                    "sessionId": session_id,
-                    "providerSessionId": opened.session_id,
-                    "attachedBy": attach_method,
-                    "replayedUpdates": len(session.replayed),
-                },
-            )
-        )
-        if request.inspect_only:
-            lane.release(opened.session_id)
-            with contextlib.suppress(BatonError):
-                await self.recorder.run_status(
-                    run_id,
-                    "COMPLETED",
-                    diagnostic=f"inspection: attached by {attach_method}; no prompt was sent",
-                )
-            return RunResult(
-                run_id,
-                "COMPLETED",
-                None,
-                0,
-                message=f"attached by {attach_method}; {len(session.replayed)} updates replayed",
-                session_id=session_id,
-                provider_session_id=opened.session_id,
-            )
-        requested = RequestedSettings(
-            mode=request.mode,
-            model=request.model,
-            effort=request.effort,
-            config=dict(request.config),
-        )
-        try:
-            handled, lane.grok_catalog = await extensions.grok_select(
-                spec, client, lane.grok_catalog, opened.session_id, request.model, request.effort
-            )
-            if handled:
-                requested = replace(requested, model=None, effort=None)
-            state, sent = await apply_settings(
-                client,
-                opened.session_id,
-                requested,
-                allow_legacy_set_model=spec.profile is not None
-                and spec.profile.session_models_extension,
-            )
-            if sent or handled:
-                await self.recorder.session_resolved(
-                    session_id, run_id, state, client.connection.last_response_ref
-                )
-            session.state = state
-            controls = project_controls(
-                opened.session_id,
-                state,
-                grok_models=lane.grok_catalog,
-                secrets=lane.secrets,
-                session_id=session_id,
-            )
-            emit(RunEvent("controls", run_id, controls.to_json()))
-            blocks = build_prompt(client.capabilities, request.prompt)
-            if request.attachments:
-                blocks = self._attachments(spec, client, request)
-        except SessionMutationAmbiguous as exc:
-            await lane.quarantine(exc.message)
-            return await self._fail(
-                run_id,
-                "RECOVERY_REQUIRED",
-                exc.code,
-                redact(exc.message),
-                exit_code=6,
-                recovery_reason=redact(exc.message),
-            )
-        except BatonError as exc:
-            lane.release(opened.session_id)
-            return await self._fail(
-                run_id,
-                "FAILED",
-                exc.code,
-                redact(exc.message),
-                exit_code=2 if exc.fault == "caller" else 1,
-            )
-        permissions = PermissionSettings(
-            policy=policy,
-            allow_remembered=spec.allow_remembered_permissions,
-            context=LocalContext(
-                worktree=cwd,
-                network_allowed=request.execution.network == "enabled",
-                read_only=spec.read_only,
-                additional_roots=tuple(request.additional_directories),
-            ),
-        )
-        turn = Turn(
-            run_id=run_id,
-            lane=lane,
-            session=session,
-            client=client,
-            recorder=self.recorder,
-            permissions=permissions,
+        self, ctx: RunContext, window: SetupWindow
+    ) -> tuple[TurnOutcome, LaneSession | None]:
+        """Set the session up, then run the turn on it; the outcome and the session to name."""
+        opened = await open_session(ctx, window)
+        if isinstance(opened, SetupEnded):
+            if not opened.recorded:
+                await record_setup_failure(ctx, opened.outcome)
+            return opened.outcome, opened.session
+        outcome = await execute_turn(
+            ctx,
+            opened.session,
+            opened.client,
+            opened.blocks,
+            profile_mapped=opened.profile_mapped,
             asker=self.asker,
-            clock=clock,
             memory=self.memory,
-            emit=emit,
             interrupt_timeout=self.interrupt_timeout,
+            registry=self._turns,
         )
-        self._turns.add(turn)
-        if on_turn is not None:
-            on_turn(turn)
-        try:
-            outcome = await turn.execute(
-                blocks, profile_mapped=spec.profile_id == "grok" and bool(request.attachments)
-            )
-        finally:
-            self._turns.discard(turn)
-        connection = client.connection
-        result = self._result(
-            run_id, outcome, session, connection.skipped_frames, connection.violation_count
-        )
-        await self._record_outcome(
-            run_id, outcome, connection.skipped_frames, connection.violation_count
-        )
-        await self._release(lane, client, session, outcome, keep=request.keep_session)
-        return result
-
-    def _attachments(
-        self, spec: LaunchSpec, client: Any, request: RunRequest
-    ) -> list[dict[str, Any]]:
-        from baton.runtime.turns.attachments import attachment_blocks
-
-        return [
-            *attachment_blocks(spec, client.capabilities, request.attachments),
-            text_block(request.prompt),
-        ]
-
-    def _result(
-        self, run_id: str, outcome: TurnOutcome, session: LaneSession, skipped: int, violations: int
-    ) -> RunResult:
-        exit_code = EXIT_CODES.get(outcome.status, 1)
-        if outcome.status == "INTERRUPTED" and outcome.bound is not None:
-            exit_code = 3
-        if outcome.error_code == "AUTHENTICATION_REQUIRED":
-            exit_code = 4
-        return RunResult(
-            run_id,
-            outcome.status,
-            outcome.stop_reason,
-            exit_code,
-            error_code=outcome.error_code,
-            message=outcome.message or outcome.recovery_reason,
-            session_id=session.session_id,
-            provider_session_id=session.provider_id,
-            tool_calls=outcome.tool_calls,
-            text=outcome.text,
-            permissions=outcome.permissions,
-            bound=outcome.bound,
-            retryable=outcome.retryable,
-            usage=outcome.usage,
-            skipped_frames=skipped,
-            violations=violations,
-        )
-
-    async def _record_outcome(
-        self, run_id: str, outcome: TurnOutcome, skipped: int, violations: int
-    ) -> None:
-        assert self.recorder is not None
-        with contextlib.suppress(BatonError):
-            await self.recorder.run_status(
-                run_id,
-                outcome.status,
-                stop_reason=outcome.stop_reason,
-                error_code=outcome.error_code,
-                diagnostic=outcome.message,
-                recovery_reason=outcome.recovery_reason,
-                skipped_frames=skipped,
-                violations=violations,
-            )
-
-    async def _release(
-        self,
-        lane: Lane,
-        client: Any,
-        session: LaneSession,
-        outcome: TurnOutcome,
-        keep: bool = False,
-    ) -> None:
-        """Close the provider session when advertised and nothing about it is ambiguous; never
-        start a process only to close. ``keep`` leaves an unambiguous session attached."""
-        if outcome.status in ("RECOVERY_REQUIRED", "LOST") or not lane.running:
-            lane.release(session.provider_id)
-            return
-        if keep:
-            session.last_status = outcome.status
-            return
-        if client.capabilities.session_close:
-            with contextlib.suppress(BatonError):
-                await client.close_session(session.provider_id)
-        lane.release(session.provider_id)
-        assert self.recorder is not None
-        with contextlib.suppress(BatonError):
-            self.recorder.session_state(session.session_id, "CLOSED")
+        return outcome, opened.session
 
     # --- session controls ------------------------------------------------------------------
 
@@ -838,7 +510,9 @@ class Runtime:
         client = lane.client
         assert client is not None and self.recorder is not None
         try:
-            result = await client.connection.request(mutation.method, dict(mutation.params))
+            result = await client.session_call(
+                session.provider_id, mutation.method, dict(mutation.params)
+            )
             confirmed = confirm_mutation(
                 mutation,
                 client.session_state(session.provider_id),
@@ -855,7 +529,7 @@ class Runtime:
             lane.grok_catalog = confirmed.grok_models
         session.state = confirmed.state
         await self.recorder.session_resolved(
-            session_id, None, confirmed.state, client.connection.last_response_ref
+            session_id, None, confirmed.state, client.state_ref(session.provider_id)
         )
         return self.controls(session_id)
 
@@ -878,46 +552,27 @@ class Runtime:
                     await task
 
 
-#: The agent's last stderr lines a start failure's message quotes (and at most this many
-#: characters of them): enough for a "missing API key" or a stack trace's last frames.
-START_FAILURE_STDERR_LINES: Final = 10
-START_FAILURE_STDERR_CHARS: Final = 2000
-#: Seconds a start failure's report waits for the stopped child to be reaped (its exit status
-#: and the end of its stderr); the report goes without them after that.
-START_FAILURE_EXIT_WAIT_SECONDS: Final = 2.0
-
-
-async def start_failure_message(exc: BatonError, lane: Lane) -> str:
-    """Why the agent could not be set up: how its process ended (status or signal) when it
-    is gone, and its last stderr lines (redacted by the lane)."""
-    ended = None if lane.running else await lane.last_exit(START_FAILURE_EXIT_WAIT_SECONDS)
-    tail = lane.stderr_tail() or (ended.stderr if ended is not None else "")
-    lines = [line for line in tail[-START_FAILURE_STDERR_CHARS:].splitlines() if line.strip()]
-    message = exc.message
-    if ended is not None:
-        message = f"the agent {ended.describe()} during startup ({exc.message})"
-    if lines:
-        shown = lines[-START_FAILURE_STDERR_LINES:]
-        message += "; its last stderr lines:\n" + "\n".join(f"  {line}" for line in shown)
-    return message
-
-
-class _SetupWindow:
-    """The lane's setup window of one run, closed exactly once (after adopt, or on failure)."""
-
-    def __init__(self, lane: Lane) -> None:
-        self._lane = lane
-        self._open = False
-
-    def open(self) -> None:
-        if not self._open:
-            self._lane.begin_setup()
-            self._open = True
-
-    def close(self) -> None:
-        if self._open:
-            self._open = False
-            self._lane.end_setup()
+def _result(run_id: str, outcome: TurnOutcome, session: LaneSession | None) -> RunResult:
+    """The run's result: the outcome, with its exit code from the one table."""
+    return RunResult(
+        run_id,
+        outcome.status,
+        outcome.stop_reason,
+        EXIT_CODES[outcome.run_outcome],
+        error_code=outcome.error_code,
+        message=outcome.message or outcome.recovery_reason,
+        session_id=session.session_id if session is not None else None,
+        provider_session_id=session.provider_id if session is not None else None,
+        tool_calls=outcome.tool_calls,
+        text=outcome.text,
+        permissions=outcome.permissions,
+        bound=outcome.bound,
+        retryable=outcome.retryable,
+        skipped_frames=outcome.skipped_frames,
+        violations=outcome.violations,
+        outcome=outcome.run_outcome,
+        usage=outcome.usage,
+    )
 
 
 def data_dir_path(value: str | None, environ: Mapping[str, str]) -> Path:

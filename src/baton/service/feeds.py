@@ -50,7 +50,7 @@ class QueueBounds:
     bytes: int = SUBSCRIBER_QUEUE_BYTES
 
 
-@dataclass
+@dataclass(eq=False)
 class Subscription:
     """One SSE client's queue of frames; ``None`` ends its stream."""
 

@@ -7,14 +7,18 @@
    answered, when the token is right, with a redirect to the same URL without it and an
    HttpOnly, SameSite=Strict cookie; the token leaves the address bar and the history.
 3. **Authentication**: ``Authorization: Bearer TOKEN`` or the cookie, compared in constant
-   time; else 401 API_UNAUTHORIZED. Only :data:`PUBLIC_PATHS` (the login page) skip it.
+   time; else 401 API_UNAUTHORIZED under ``/api/``, and 401 with the inspector's login page
+   for a page (a browser without its token). Only :data:`PUBLIC_PATHS` (the login page) skip
+   it.
 4. **Origin** (cross-site requests): a state-changing request (anything but GET and HEAD)
    needs an ``Origin`` equal to the service's own, or no ``Origin`` with a bearer token; a
    cookie alone is never enough without a matching Origin. Else 403 API_ORIGIN_REFUSED.
 5. **Body size**: a declared ``Content-Length`` over :data:`~baton.service.limits.MAX_BODY_BYTES`
    is refused at once (413 API_BODY_TOO_LARGE); routes count streamed bodies too.
 
-No CORS header is ever sent, so browsers keep every other site's script out.
+No CORS header is ever sent, so browsers keep every other site's script out. Every answer a
+route gives carries the inspector's security headers (a strict Content-Security-Policy,
+nosniff, no framing, no referrer).
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from baton.errors import (
     ApiUnauthorized,
     BatonError,
 )
+from baton.inspector import SECURITY_HEADERS, load_asset
 from baton.service.limits import MAX_BODY_BYTES
 from baton.service.statuses import error_of
 from baton.service.tokens import COOKIE_NAME, Credentials
@@ -45,8 +50,13 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 #: Paths served without a token: the login page (it says how to get in, and holds nothing).
 PUBLIC_PATHS: Final = frozenset({"/login"})
+#: The inspector's file shown to a browser without a token (and at ``/login``).
+LOGIN_PAGE_ASSET: Final = "login.html"
 #: Methods that change nothing (the Origin rule applies to every other method).
 SAFE_METHODS: Final = frozenset({"GET", "HEAD"})
+#: Paths under this prefix are the API: an unauthenticated request there gets the JSON error,
+#: anywhere else (the inspector's pages) the login page.
+API_PREFIX: Final = "/api/"
 #: The key of the ASGI scope where the guard notes how the request authenticated.
 AUTH_SCOPE_KEY: Final = "baton.auth"
 
@@ -103,6 +113,49 @@ async def send_error(send: Send, exc: BatonError, extra: list[tuple[bytes, bytes
     await send({"type": "http.response.body", "body": data})
 
 
+async def send_login_page(send: Send) -> None:
+    """Answer 401 with the inspector's login page (which holds nothing and says how to get
+    in), with the page's security headers."""
+    asset = load_asset(LOGIN_PAGE_ASSET)
+    body = asset.body if asset is not None else b"a token is required"
+    await send(
+        {
+            "type": "http.response.start",
+            "status": 401,
+            "headers": [
+                (b"content-type", b"text/html; charset=utf-8"),
+                (b"content-length", str(len(body)).encode()),
+                (b"www-authenticate", b'Bearer realm="baton"'),
+                *(
+                    (k.lower().encode(), v.encode())
+                    for k, v in SECURITY_HEADERS.items()
+                    if k.lower() != "cache-control"
+                ),
+                (b"cache-control", b"no-store"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _with_security_headers(send: Send) -> Send:
+    """``send`` adding the inspector's security headers (a strict CSP, nosniff, no framing,
+    no referrer) to every answer that does not set them itself."""
+
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            headers = list(message.get("headers", []))
+            present = {name.lower() for name, _ in headers}
+            for name, value in SECURITY_HEADERS.items():
+                key = name.lower().encode("latin-1")
+                if key not in present:
+                    headers.append((key, value.encode("latin-1")))
+            message = {**message, "headers": headers}
+        await send(message)
+
+    return sending
+
+
 class Guard:
     """The ASGI middleware; see the module docstring for the rules and their order."""
 
@@ -128,6 +181,10 @@ class Guard:
         path = scope["path"]
         how = self._authenticated(headers)
         if how is None and path not in PUBLIC_PATHS:
+            if method in SAFE_METHODS and not path.startswith(API_PREFIX):
+                # A browser opening a page without its token: show it how to sign in.
+                await send_login_page(send)
+                return
             await send_error(
                 send,
                 ApiUnauthorized("a token is required: Authorization: Bearer TOKEN"),
@@ -151,7 +208,7 @@ class Guard:
             )
             return
         scope[AUTH_SCOPE_KEY] = how
-        await self.app(scope, receive, send)
+        await self.app(scope, receive, _with_security_headers(send))
 
     def _authenticated(self, headers: dict[str, str]) -> str | None:
         authorization = headers.get("authorization")

@@ -18,10 +18,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from typing import Final
 
-from baton.errors import InternalError, ServiceError, ServiceStopping
+import orjson
+
+from baton.cli.commands.recover import LAUNCH_KEY
+from baton.errors import BatonError, InternalError, ServiceError, ServiceStopping
 from baton.runtime.runtime import RunRequest, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import Turn
@@ -38,13 +42,33 @@ class RunNotActive(ServiceError):
     code = "RUN_NOT_ACTIVE"
 
 
+#: A run to launch: called with the service's event and turn hooks.
+Runner = Callable[[Callable[[RunEvent], None], Callable[[Turn], None]], Awaitable[object]]
+
+
+@dataclass
+class Launch:
+    """One launched run: its task, its run id once the run exists, its feed then."""
+
+    task: asyncio.Task[object]
+    created: asyncio.Future[str]
+    holder: list[RunFeed] = field(default_factory=list)
+
+    def feed(self) -> RunFeed:
+        """The run's feed (once :attr:`created` is done)."""
+        return self.holder[0]
+
+
 class RunLauncher:
     """The runs of one service."""
 
     def __init__(self, runtime: Runtime, feeds: FeedBoard) -> None:
         self.runtime = runtime
         self.feeds = feeds
+        #: Runs that exist, by id (a task whose run is not created yet is only in pending).
         self.tasks: dict[str, asyncio.Task[object]] = {}
+        #: Every launched task still going (queued session prompts included).
+        self.pending: set[asyncio.Task[object]] = set()
         self.turns: dict[str, Turn] = {}
         #: Provider session id -> the run whose turn uses it (for permission requests).
         self.provider_sessions: dict[str, str] = {}
@@ -59,6 +83,16 @@ class RunLauncher:
     async def start(self, request: RunRequest) -> str:
         """Start ``request``; return its run id once the run exists (cancellation-safe: a
         cancelled caller leaves the run going, as a client that hung up after POSTing)."""
+        launch = self.begin(
+            lambda on_event, on_turn: self.runtime.run(request, on_event=on_event, on_turn=on_turn)
+        )
+        run_id = await self.run_id_of(launch)
+        await self._record_launch(run_id, request, launch.feed())
+        return run_id
+
+    def begin(self, runner: Runner) -> Launch:
+        """Start ``runner`` (a runtime run, or a conversation's prompt) with this service's
+        event and turn hooks; its run id comes later (:meth:`run_id_of`)."""
         if self.stopping:
             raise ServiceStopping("the service is stopping and accepts no new prompt")
         loop = asyncio.get_running_loop()
@@ -75,6 +109,7 @@ class RunLauncher:
                 for waiting in early:
                     holder[0].publish(RunEvent(waiting.type, event.run_id, waiting.data))
                 created.set_result(event.run_id)
+                self.tasks[event.run_id] = task
             holder[0].publish(event)
             if event.type == "result":
                 for listener in list(self.on_result):
@@ -86,11 +121,11 @@ class RunLauncher:
             if self.stopping:
                 turn.interrupt("the service is stopping")
 
-        task: asyncio.Task[object] = asyncio.ensure_future(
-            self.runtime.run(request, on_event=on_event, on_turn=on_turn)
-        )
+        task: asyncio.Task[object] = asyncio.ensure_future(runner(on_event, on_turn))
+        self.pending.add(task)
 
         def finished(_task: asyncio.Task[object]) -> None:
+            self.pending.discard(task)
             if holder:
                 run_id = holder[0].run_id
                 self.tasks.pop(run_id, None)
@@ -100,15 +135,34 @@ class RunLauncher:
                 self.feeds.close(holder[0])
 
         task.add_done_callback(finished)
-        waited: set[asyncio.Future[object]] = {created, task}  # type: ignore[arg-type]
+        return Launch(task, created, holder)
+
+    async def run_id_of(self, launch: Launch) -> str:
+        """The launch's run id once the run exists, or the error that refused it before."""
+        waited: set[asyncio.Future[object]] = {launch.created, launch.task}  # type: ignore[arg-type]
         await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
-        if created.done():
-            run_id = created.result()
-            if not task.done():
-                self.tasks[run_id] = task
-            return run_id
-        task.result()  # the run was refused before it existed: its stable error
+        if launch.created.done():
+            return launch.created.result()
+        launch.task.result()  # the run was refused before it existed: its stable error
         raise InternalError("a run ended without any event")
+
+    async def _record_launch(self, run_id: str, request: RunRequest, feed: RunFeed) -> None:
+        """An ad-hoc agent's command, recorded on its run as `baton run` records it, so
+        attaching later (recovery) can start the same agent again (redacted as the lane
+        redacts; the launch form is the one the ``run_started`` event published)."""
+        store = self.runtime.store
+        if request.agent_command is None or store is None or not feed.frames:
+            return
+        started = orjson.loads(feed.frames[0][1].split(b"data: ", 1)[1])
+        command = started.get("command")
+        if started.get("type") != "run_started" or not isinstance(command, str):
+            return
+        with contextlib.suppress(BatonError):
+            await store.record_observation(
+                "BATON_RESOLUTION",
+                {LAUNCH_KEY: {"command": command, "envKeys": list(request.env_keys)}},
+                run_id=run_id,
+            )
 
     def cancel(self, run_id: str) -> None:
         """Interrupt the run's turn (session/cancel, then the interrupt deadline)."""
@@ -122,17 +176,17 @@ class RunLauncher:
     async def stop(self, grace: float) -> None:
         """The graceful stop (see the module docstring). Idempotent."""
         self.stopping = True
-        if self.tasks:
-            await asyncio.wait(set(self.tasks.values()), timeout=grace)
+        if self.pending:
+            await asyncio.wait(set(self.pending), timeout=grace)
         for turn in list(self.turns.values()):
             turn.interrupt("the service is stopping")
-        if self.tasks:
+        if self.pending:
             await asyncio.wait(
-                set(self.tasks.values()),
+                set(self.pending),
                 timeout=self.runtime.interrupt_timeout + STOP_SETTLE_MARGIN_SECONDS,
             )
-        for task in list(self.tasks.values()):
+        for task in list(self.pending):
             task.cancel()
-        for task in list(self.tasks.values()):
+        for task in list(self.pending):
             with contextlib.suppress(BaseException):
                 await task

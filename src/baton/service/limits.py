@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from baton.store.database import MAX_LIST_ROWS as STORE_LIST_ROWS
+
 #: Largest request body accepted (1 MiB): a prompt and its settings. Protects the service's
 #: memory from a client that streams without end; larger bodies are API_BODY_TOO_LARGE (413).
 MAX_BODY_BYTES: Final = 1024 * 1024
@@ -38,8 +40,9 @@ DEFAULT_PERMISSION_WAIT_SECONDS: Final = 600.0
 #: them (session/cancel, then the interrupt deadline); a second signal cancels at once.
 DEFAULT_SHUTDOWN_GRACE_SECONDS: Final = 10.0
 
-#: Most runs one listing returns (``limit`` above it is clamped).
-MAX_LIST_ROWS: Final = 1000
+#: Most runs one listing returns (``limit`` above it is clamped): the store's own bound, so
+#: `baton runs` through the service lists what it lists in-process.
+MAX_LIST_ROWS: Final = STORE_LIST_ROWS
 #: Most journal records one page returns.
 MAX_JOURNAL_PAGE: Final = 500
 #: Pending permission requests held at once, service-wide; past it a request is answered

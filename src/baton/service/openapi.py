@@ -6,116 +6,51 @@ answer; a test checks it against the application's routes, so the document canno
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Final
 
 from baton._version import __version__
 
-#: (method, path, operationId, summary, success status, error statuses, body schema or None).
-OPERATIONS: Final[tuple[tuple[str, str, str, str, int, tuple[int, ...], str | None], ...]] = (
-    ("get", "/api/v1", "describe", "What this service is", 200, (), None),
-    ("get", "/api/v1/openapi.json", "openapi", "This document", 200, (), None),
-    ("get", "/login", "login", "How to authenticate (public, HTML)", 200, (), None),
-    (
-        "get",
-        "/api/v1/readiness",
-        "readiness",
-        "Readiness of every (or each named) profile",
-        200,
-        (400,),
-        None,
-    ),
-    (
-        "post",
-        "/api/v1/readiness/{profile}/live",
-        "liveReadiness",
-        "A live check of one profile",
-        200,
-        (400, 403),
-        "LiveCheck",
-    ),
-    (
-        "get",
-        "/api/v1/runs",
-        "listRuns",
-        "Runs, newest first (filters: status, sessionId, limit)",
-        200,
-        (400,),
-        None,
-    ),
-    (
-        "post",
-        "/api/v1/runs",
-        "startRun",
-        "Start a run; its id at once",
-        202,
-        (400, 403, 413, 424, 503),
-        "RunRequest",
-    ),
-    (
-        "get",
-        "/api/v1/runs/{run}",
-        "showRun",
-        "One run's record (`baton show --json`)",
-        200,
-        (404, 409),
-        None,
-    ),
-    (
-        "get",
-        "/api/v1/runs/{run}/events",
-        "runEvents",
-        "The run's events as Server-Sent Events (Last-Event-ID resumes)",
-        200,
-        (400, 404, 409),
-        None,
-    ),
-    (
-        "post",
-        "/api/v1/runs/{run}/cancel",
-        "cancelRun",
-        "Interrupt the run's turn",
-        202,
-        (403, 404, 409),
-        None,
-    ),
-    (
-        "get",
-        "/api/v1/permissions",
-        "listPermissions",
-        "Pending permission requests (filter: runId)",
-        200,
-        (),
-        None,
-    ),
-    (
-        "post",
-        "/api/v1/permissions/{permission}",
-        "answerPermission",
-        "Answer one offered optionId, or cancel",
-        200,
-        (400, 403, 404, 409, 422),
-        "PermissionAnswer",
-    ),
-    ("get", "/api/v1/recovery", "listRecovery", "RECOVERY_REQUIRED runs", 200, (400,), None),
-    (
-        "post",
-        "/api/v1/recovery/{run}/mark-failed",
-        "markFailed",
-        "Settle an ambiguous run as FAILED",
-        200,
-        (403, 404, 409),
-        None,
-    ),
-    (
-        "get",
-        "/api/v1/journal/{target}",
-        "journalPage",
-        "A run's or server's redacted journal records, paged",
-        200,
-        (400, 404),
-        None,
-    ),
+
+@dataclass(frozen=True)
+class Operation:
+    """One route: method, path, operationId, summary, success status, error statuses (besides
+    the guard's) and the request body's schema name."""
+
+    method: str
+    path: str
+    id: str
+    summary: str
+    ok: int = 200
+    errors: tuple[int, ...] = ()
+    body: str | None = None
+
+
+_op = Operation
+#: Every route of the API (one line each: the table reads as a table).
+# fmt: off
+OPERATIONS: Final = (
+    _op("get", "/api/v1", "describe", "What this service is"),
+    _op("get", "/api/v1/openapi.json", "openapi", "This document"),
+    _op("get", "/login", "login", "How to authenticate (public, HTML)"),
+    _op("get", "/", "inspector", "The inspector's page (HTML)"),
+    _op("get", "/inspector/{name}", "inspectorAsset", "One of the inspector's files", 200, (404,)),
+    _op("get", "/api/v1/readiness", "readiness", "Readiness of every (or each named) profile", 200, (400,)),
+    _op("post", "/api/v1/readiness/{profile}/live", "liveReadiness", "A live check of one profile", 200, (400, 403), "LiveCheck"),
+    _op("get", "/api/v1/runs", "listRuns", "Runs, newest first (filters: status, sessionId, agent, cwd, limit)", 200, (400,)),
+    _op("post", "/api/v1/runs", "startRun", "Start a run; its id at once", 202, (400, 403, 413, 424, 503), "RunRequest"),
+    _op("get", "/api/v1/runs/{run}", "showRun", "One run's record (`baton show --json`)", 200, (404, 409)),
+    _op("get", "/api/v1/runs/{run}/events", "runEvents", "The run's events as Server-Sent Events (Last-Event-ID resumes)", 200, (400, 404, 409)),
+    _op("post", "/api/v1/runs/{run}/cancel", "cancelRun", "Interrupt the run's turn", 202, (403, 404, 409)),
+    _op("get", "/api/v1/runs/{run}/journal", "runJournal", "A run's redacted journal records, paged", 200, (400, 404)),
+    _op("get", "/api/v1/servers/{server}/journal", "serverJournal", "A server instance's redacted journal records, paged", 200, (400, 404)),
+    _op("get", "/api/v1/permissions", "listPermissions", "Pending permission requests (filter: runId)"),
+    _op("post", "/api/v1/permissions/{permission}/answer", "answerPermission", "Answer one offered optionId, or cancel", 200, (400, 403, 404, 409, 422), "PermissionAnswer"),
+    _op("get", "/api/v1/recovery", "listRecovery", "RECOVERY_REQUIRED runs (or one: runId)", 200, (400, 404)),
+    _op("post", "/api/v1/recovery/{run}/fail", "markFailed", "Settle an ambiguous run as FAILED", 200, (403, 404, 409)),
+    _op("post", "/api/v1/recovery/{run}/attach", "attachToLook", "Attach to the run's session to look (no prompt)", 202, (400, 403, 404, 409, 503)),
 )
+# fmt: on
 
 _STRING: Final = {"type": "string"}
 _SECONDS: Final = {"type": "number", "exclusiveMinimum": 0}
@@ -186,7 +121,16 @@ def openapi_document() -> dict[str, Any]:
     """The document."""
     paths: dict[str, dict[str, Any]] = {}
     error = {"$ref": "#/components/schemas/Error"}
-    for method, path, operation_id, summary, ok, errors, body in OPERATIONS:
+    for op in OPERATIONS:
+        method, path, operation_id, summary, ok, errors, body = (
+            op.method,
+            op.path,
+            op.id,
+            op.summary,
+            op.ok,
+            op.errors,
+            op.body,
+        )
         statuses = errors if path == "/login" else (*errors, *GUARD_STATUSES)
         responses: dict[str, Any] = {str(ok): {"description": "success"}}
         for status in sorted(set(statuses)):

@@ -10,7 +10,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from baton.cli.json_output import SCHEMA_VERSION
-from baton.cli.store_access import RunNotFound, resolve_run
+from baton.cli.store_access import resolve_run
 from baton.errors import RecordNotFound
 from baton.service.bodies import query_int
 from baton.service.context import service_of
@@ -21,27 +21,9 @@ from baton.service.routes_runs import store_of
 DEFAULT_JOURNAL_PAGE: Final = 100
 
 
-async def journal_page(request: Request) -> Response:
-    """``GET /api/v1/journal/{target}?after=SEQ&limit=N``: the records (as `baton journal
-    show --json` prints them, already redacted) with a sequence above ``after``; ``next`` is
-    the ``after`` of the following page, null at the end."""
-    service = service_of(request)
-    store = store_of(service)
-    journal = service.runtime.journal
+def _page(request: Request, server: str, run_id: str | None) -> Response:
+    journal = service_of(request).runtime.journal
     assert journal is not None
-    target = request.path_params["target"]
-    try:
-        run = resolve_run(store, target)
-    except RunNotFound:
-        run = None
-    if run is not None:
-        if run.server_instance_id is None:
-            raise RecordNotFound(f"run {run.id} has not started on a server instance yet")
-        server = run.server_instance_id
-    elif target in journal.servers():
-        server = target
-    else:
-        raise RecordNotFound(f"no run or server instance {target!r}")
     after = query_int(request, "after", 0, low=0, high=2**62)
     limit = query_int(request, "limit", DEFAULT_JOURNAL_PAGE, low=1, high=MAX_JOURNAL_PAGE)
     wanted = (r for r in journal.records(server) if r.sequence > after)
@@ -51,11 +33,36 @@ async def journal_page(request: Request) -> Response:
     return JSONResponse(
         {
             "serverInstanceId": server,
-            "runId": run.id if run is not None else None,
+            "runId": run_id,
             "records": [{**r.to_dict(), "schemaVersion": SCHEMA_VERSION} for r in page],
             "next": page[-1].sequence if more and page else None,
         }
     )
 
 
-ROUTES: Final = [Route("/api/v1/journal/{target}", journal_page, methods=["GET"])]
+async def run_journal(request: Request) -> Response:
+    """``GET /api/v1/runs/{run}/journal?after=SEQ&limit=N``: the records of the run's server
+    instance (as `baton journal show --json` prints them, already redacted) with a sequence
+    above ``after``; ``next`` is the ``after`` of the following page, null at the end."""
+    store = store_of(service_of(request))
+    run = resolve_run(store, request.path_params["run"])
+    if run.server_instance_id is None:
+        raise RecordNotFound(f"run {run.id} has not started on a server instance yet")
+    return _page(request, run.server_instance_id, run.id)
+
+
+async def server_journal(request: Request) -> Response:
+    """``GET /api/v1/servers/{server}/journal?after=SEQ&limit=N``: one server instance's
+    records, paged the same way."""
+    journal = service_of(request).runtime.journal
+    assert journal is not None
+    server = request.path_params["server"]
+    if server not in journal.servers():
+        raise RecordNotFound(f"no journal of server instance {server!r}")
+    return _page(request, server, None)
+
+
+ROUTES: Final = [
+    Route("/api/v1/runs/{run}/journal", run_journal, methods=["GET"]),
+    Route("/api/v1/servers/{server}/journal", server_journal, methods=["GET"]),
+]

@@ -5,22 +5,15 @@ from __future__ import annotations
 from typing import Final
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from baton._version import __version__
 from baton.cli.json_output import SCHEMA_VERSION
 from baton.service.context import service_of
+from baton.service.guard import LOGIN_PAGE_ASSET
 from baton.service.openapi import openapi_document
-
-#: The login page: the one route without a token. It holds nothing and says how to get in.
-LOGIN_PAGE: Final = """<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>Baton</title></head>
-<body><h1>Baton</h1>
-<p>Open the URL <code>baton serve</code> printed (it ends in <code>?token=...</code>), or send
-<code>Authorization: Bearer TOKEN</code>. The token is in <code>serve.json</code> in the data
-directory, readable only by you.</p></body></html>
-"""
+from baton.service.routes_inspector import asset_response
 
 
 async def describe(request: Request) -> Response:
@@ -43,8 +36,9 @@ async def describe(request: Request) -> Response:
 
 
 async def login(_request: Request) -> Response:
-    """``GET /login``: how to authenticate (public)."""
-    return HTMLResponse(LOGIN_PAGE, headers={"cache-control": "no-store"})
+    """``GET /login``: how to authenticate (public): the inspector's login page, which holds
+    nothing and offers to exchange a pasted token for the session cookie."""
+    return asset_response(LOGIN_PAGE_ASSET)
 
 
 async def openapi(_request: Request) -> Response:

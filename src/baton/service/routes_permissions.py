@@ -21,7 +21,7 @@ async def list_permissions(request: Request) -> Response:
 
 
 async def answer_permission(request: Request) -> Response:
-    """``POST /api/v1/permissions/{id}`` with ``{"optionId": ID}`` or ``{"cancel": true}``."""
+    """``POST /api/v1/permissions/{id}/answer`` with ``{"optionId": ID}`` or ``{"cancel": true}``."""
     asker = service_of(request).asker
     body = await json_object(request)
     option_id = optional_str(body, "optionId")
@@ -41,5 +41,5 @@ async def answer_permission(request: Request) -> Response:
 
 ROUTES: Final = [
     Route("/api/v1/permissions", list_permissions, methods=["GET"]),
-    Route("/api/v1/permissions/{permission}", answer_permission, methods=["POST"]),
+    Route("/api/v1/permissions/{permission}/answer", answer_permission, methods=["POST"]),
 ]

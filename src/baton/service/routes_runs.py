@@ -55,7 +55,8 @@ def run_row(store: Store, record: Any) -> dict[str, Any]:
 
 
 async def list_runs(request: Request) -> Response:
-    """``GET /api/v1/runs?status=S&sessionId=ID&limit=N``: runs, newest first."""
+    """``GET /api/v1/runs?status=S&sessionId=ID&agent=P&cwd=DIR&limit=N``: runs, newest
+    first; ``status`` may repeat; ``agent`` is a profile id (``custom`` for ad-hoc commands)."""
     store = store_of(service_of(request))
     status = request.query_params.getlist("status")
     wanted = {s.upper() for s in status}
@@ -63,12 +64,19 @@ async def list_runs(request: Request) -> Response:
     if unknown:
         raise ApiRequestInvalid(f"unknown status {', '.join(sorted(unknown))}")
     limit = query_int(request, "limit", DEFAULT_LIST_ROWS, low=1, high=MAX_LIST_ROWS)
+    agent = request.query_params.get("agent") or None
+    cwd = request.query_params.get("cwd") or None
     records = store.list_runs(
         status=sorted(wanted) or None,  # type: ignore[arg-type]
-        session_id=request.query_params.get("sessionId"),
-        limit=limit,
+        session_id=request.query_params.get("sessionId") or None,
+        limit=MAX_LIST_ROWS if agent or cwd else limit,
     )
-    return JSONResponse({"runs": [run_row(store, r) for r in records]})
+    rows = [run_row(store, r) for r in records]
+    if agent is not None:
+        rows = [row for row in rows if row["agent"] == agent]
+    if cwd is not None:
+        rows = [row for row in rows if row["cwd"] == cwd]
+    return JSONResponse({"runs": rows[:limit]})
 
 
 def run_request(body: dict[str, Any], service: Service) -> RunRequest:

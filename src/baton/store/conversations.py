@@ -9,7 +9,6 @@ dead owner's claim is settled by :meth:`ConversationRecords.reconcile_conversati
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final, cast
 
@@ -26,6 +25,7 @@ from baton.store.conversation_status import INITIAL_SESSION_STATUS, check_sessio
 from baton.store.database import (
     MAX_ID_CHARS,
     MAX_LIST_ROWS,
+    StoreConnection,
     StoreDatabase,
     check_in,
     check_name,
@@ -80,32 +80,33 @@ class ConversationRecords(StoreDatabase):
             command = self._json(value, "agent command")
         now = self._now()
         conversation_id = new_id("cnv")
-        try:
-            with self._tx() as conn:
-                conn.execute(
-                    "INSERT INTO conversations (id, name, profile, agent_command, env_keys, cwd, "
-                    "settings, capabilities, status, owner, created_at, last_used_at, "
-                    "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?)",
-                    (
-                        conversation_id,
-                        name,
-                        check_name(profile, "profile"),
-                        command,
-                        orjson.dumps(keys).decode(),
-                        cwd,
-                        self._json(dict(settings or {}), "session settings"),
-                        INITIAL_SESSION_STATUS,
-                        self.owner,
-                        now,
-                        now,
-                        now,
-                    ),
+        with self._tx() as conn:
+            # Writes are serialized (BEGIN IMMEDIATE on SQLite, the write lock on PostgreSQL),
+            # so this check and the insert below cannot interleave with another writer's.
+            if conn.execute("SELECT 1 FROM conversations WHERE name = ?", (name,)).fetchone():
+                raise SessionNameTaken(
+                    f"a session named {name!r} already exists; pick another name "
+                    "(`baton sessions` lists them)"
                 )
-        except sqlite3.IntegrityError as exc:
-            raise SessionNameTaken(
-                f"a session named {name!r} already exists; pick another name "
-                "(`baton sessions` lists them)"
-            ) from exc
+            conn.execute(
+                "INSERT INTO conversations (id, name, profile, agent_command, env_keys, cwd, "
+                "settings, capabilities, status, owner, created_at, last_used_at, "
+                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?)",
+                (
+                    conversation_id,
+                    name,
+                    check_name(profile, "profile"),
+                    command,
+                    orjson.dumps(keys).decode(),
+                    cwd,
+                    self._json(dict(settings or {}), "session settings"),
+                    INITIAL_SESSION_STATUS,
+                    self.owner,
+                    now,
+                    now,
+                    now,
+                ),
+            )
         return self.get_conversation(name)
 
     def get_conversation(self, name: str) -> Conversation:
@@ -311,7 +312,7 @@ class ConversationRecords(StoreDatabase):
 
     # --- helpers -------------------------------------------------------------------------
 
-    def _status_of(self, conn: sqlite3.Connection, name: str) -> tuple[str, str | None]:
+    def _status_of(self, conn: StoreConnection, name: str) -> tuple[str, str | None]:
         row = conn.execute(
             "SELECT status, owner FROM conversations WHERE name = ?", (name,)
         ).fetchone()
@@ -319,7 +320,7 @@ class ConversationRecords(StoreDatabase):
             raise SessionNotFound(f"no session named {name!r}; `baton sessions` lists them")
         return row[0], row[1]
 
-    def _owned(self, conn: sqlite3.Connection, name: str) -> str:
+    def _owned(self, conn: StoreConnection, name: str) -> str:
         """The id of ``name`` if this process holds its ACTIVE turn, else StoreConflict."""
         row = conn.execute(
             "SELECT id, status, owner FROM conversations WHERE name = ?", (name,)
@@ -330,7 +331,7 @@ class ConversationRecords(StoreDatabase):
             raise StoreConflict(f"session {name} is {row[1]} and not owned by this process")
         return cast(str, row[0])
 
-    def _unsettled(self, conn: sqlite3.Connection, conversation_id: str) -> bool:
+    def _unsettled(self, conn: StoreConnection, conversation_id: str) -> bool:
         statuses = sorted(UNSETTLED_RUN_STATUSES)
         row = conn.execute(
             "SELECT count(*) FROM conversation_runs cr JOIN runs r ON r.id = cr.run_id "

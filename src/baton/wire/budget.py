@@ -7,7 +7,9 @@ clock the caller owns, the event loop's in practice).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from typing import Final, Literal
 
 from baton.errors import BoundName, BudgetExpired, ConfigurationError
 
@@ -18,6 +20,66 @@ MIN_BOUND_SECONDS = 0.05
 #: The fixed limit for a control request (initialize, session/new, set_mode, ...) made outside
 #: a prepared turn. session/prompt never gets it: a healthy turn may run for hours.
 DEFAULT_REQUEST_LIMIT_SECONDS = 30.0
+
+
+#: The idle bound a turn gets when nothing configures one (seconds). The idle bound restarts
+#: on every frame the agent sends, and real long tool runs keep sending: adapters stream
+#: tool_call_update and usage notifications while a build or a test suite runs, and the
+#: qualified adapters never went more than a few minutes silent in a healthy turn. Ten silent
+#: minutes means a hung agent, not a busy one; a turn that really needs longer silence sets
+#: its own bound or turns it off. Without a default a silent agent would hold Baton forever.
+DEFAULT_IDLE_TIMEOUT_SECONDS: Final = 600.0
+
+#: The spelling that turns a bound off where one is configured (`--idle-timeout off`, a config
+#: file's ``idle_timeout = "off"``, ``RunRequest(idle_timeout="off")``).
+BOUND_OFF: Final = "off"
+
+#: A configured bound: positive seconds, ``"off"``, or None when this place configures none.
+BoundSetting = float | Literal["off"] | None
+
+
+class TurnBoundInvalid(ConfigurationError):
+    """A configured turn bound is neither a positive, finite number of seconds nor ``off``."""
+
+    code = "TURN_BOUND_INVALID"
+
+
+def parse_bound_setting(value: object, where: str) -> float | Literal["off"]:
+    """``value`` as a bound setting: a positive, finite number of seconds (an int or a float,
+    not a bool) or the string ``off`` (any case). ``where`` names the setting in the error."""
+    if isinstance(value, str) and value.strip().lower() == BOUND_OFF:
+        return BOUND_OFF
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TurnBoundInvalid(
+            f"{where} must be a positive number of seconds or {BOUND_OFF!r}, got {value!r}"[:200]
+        )
+    seconds = float(value)
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise TurnBoundInvalid(
+            f"{where} must be a positive, finite number of seconds or {BOUND_OFF!r}, got {value!r}"
+        )
+    return seconds
+
+
+@dataclass(frozen=True, slots=True)
+class ResolvedBound:
+    """The bound a turn gets and where it came from (``run``, ``profile``, ``config`` or
+    ``default``); ``seconds`` is None when the bound is off."""
+
+    seconds: float | None
+    source: str
+
+
+def resolve_idle_bound(*settings: tuple[str, BoundSetting]) -> ResolvedBound:
+    """The idle bound of a turn: the first of ``settings`` (``(source, setting)`` pairs, most
+    specific first) that configures one, else :data:`DEFAULT_IDLE_TIMEOUT_SECONDS`. ``off``
+    configured anywhere before a number turns the bound off."""
+    for source, setting in settings:
+        if setting is None:
+            continue
+        value = parse_bound_setting(setting, f"the {source} idle bound")
+        return ResolvedBound(None if value == BOUND_OFF else float(value), source)
+    return ResolvedBound(DEFAULT_IDLE_TIMEOUT_SECONDS, "default")
 
 
 def _clamp(value: float | None) -> float | None:

@@ -253,3 +253,52 @@ def test_unreadable_and_oversized_and_binary(tmp_path: Path) -> None:
     with pytest.raises(ConfigFileError) as caught:
         load_config(binary, env={})
     assert caught.value.sub_code == uc.CONFIG_SYNTAX
+
+
+def test_turn_idle_bounds_globally_per_profile_and_in_a_custom_profile() -> None:
+    config = parse_config(
+        P
+        + "idle_timeout = 1800\n"
+        + '[turns]\nidle_timeout = 900\n[turns.profiles]\ncodex = "off"\nclaude = 120.5\n'
+    )
+    assert config.idle_timeout == 900.0
+    profiles = config.all_profiles()
+    assert profiles["x"].idle_timeout == 1800.0
+    assert profiles["codex"].idle_timeout == "off"
+    assert profiles["claude"].idle_timeout == 120.5
+    assert profiles["gemini"].idle_timeout is None
+    assert BUILTIN_PROFILES["codex"].idle_timeout is None, "the built-in table is not changed"
+
+
+def test_turns_profiles_override_a_custom_profiles_own_bound() -> None:
+    config = parse_config(P + "idle_timeout = 1800\n[turns.profiles]\nx = 60\n")
+    assert config.all_profiles()["x"].idle_timeout == 60.0
+
+
+def test_no_turns_table_leaves_every_bound_to_the_default() -> None:
+    config = parse_config("")
+    assert config.idle_timeout is None and config.profile_idle_timeouts == {}
+
+
+@pytest.mark.parametrize(
+    ("text", "sub_code"),
+    [
+        ("[turns]\nidle_timeout = 0\n", uc.CONFIG_INVALID_VALUE),
+        ("[turns]\nidle_timeout = -5\n", uc.CONFIG_INVALID_VALUE),
+        ("[turns]\nidle_timeout = inf\n", uc.CONFIG_INVALID_VALUE),
+        ("[turns]\nidle_timeout = nan\n", uc.CONFIG_INVALID_VALUE),
+        ('[turns]\nidle_timeout = "never"\n', uc.CONFIG_INVALID_VALUE),
+        ("[turns]\nidle_timeout = true\n", uc.CONFIG_WRONG_TYPE),
+        ("[turns]\nidle_timeout = [600]\n", uc.CONFIG_WRONG_TYPE),
+        ("[turns]\ntimeout = 5\n", uc.CONFIG_UNKNOWN_KEY),
+        ("turns = 3\n", uc.CONFIG_WRONG_TYPE),
+        ("[turns.profiles]\nnobody = 5\n", uc.CONFIG_UNKNOWN_PROFILE),
+        ("[turns.profiles]\nclaude = 0\n", uc.CONFIG_INVALID_VALUE),
+        (P + "idle_timeout = 'soon'\n", uc.CONFIG_INVALID_VALUE),
+        (P + "idle_timeout = false\n", uc.CONFIG_WRONG_TYPE),
+    ],
+)
+def test_invalid_turn_bounds(text: str, sub_code: str) -> None:
+    with pytest.raises(ConfigFileError) as caught:
+        parse_config(text)
+    assert caught.value.sub_code == sub_code

@@ -89,3 +89,31 @@ def test_a_tool_title_or_command_cut_to_its_bound_keeps_no_head_of_a_secret() ->
     view = _tool_call_view(state, lambda text: redact_text(text, secrets))
     assert len(view["title"]) <= 512 and EXACT[:6] not in view["title"]
     assert len(view["command"]) <= 1024 and TOKEN[:8] not in view["command"]
+
+
+def test_a_tool_view_carries_bounded_redacted_diff_texts() -> None:
+    from baton.redaction import redact_text
+    from baton.runtime.turns.turn import (
+        MAX_VIEW_DIFF_FILES,
+        MAX_VIEW_DIFF_TEXT_CHARS,
+        _tool_call_view,
+    )
+
+    secrets = SecretValues([EXACT])
+    at_cap = "x" * MAX_VIEW_DIFF_TEXT_CHARS
+    content = [
+        {"type": "diff", "path": "/w/a", "oldText": None, "newText": f"key {EXACT}\n"},
+        {"type": "diff", "path": "/w/b", "oldText": at_cap, "newText": "y"},
+        {"type": "diff", "path": "/w/c", "oldText": at_cap + "x", "newText": "y"},
+        *({"type": "diff", "path": f"/w/{i}", "newText": "z"} for i in range(MAX_VIEW_DIFF_FILES)),
+    ]
+    state = {"toolCallId": "call_1", "content": content}
+    view = _tool_call_view(state, lambda text: redact_text(text, secrets))
+    changes = view["diff"]["changes"]
+    assert view["diff"]["files"] == len(content)
+    assert len(changes) == MAX_VIEW_DIFF_FILES
+    assert changes[0]["path"] == "/w/a" and changes[0]["oldText"] is None
+    assert EXACT not in changes[0]["newText"] and changes[0]["newText"].startswith("key ")
+    # cap: carried whole; cap + 1: both sides left out, never cut.
+    assert changes[1]["oldText"] == at_cap and not changes[1]["truncated"]
+    assert changes[2] == {"path": "/w/c", "oldText": None, "newText": None, "truncated": True}

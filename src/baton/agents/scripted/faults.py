@@ -1,6 +1,7 @@
 """Fault commands: output no correct ACP agent produces, and requests a client must refuse.
 
-garbage, endless, bigframe, crash, hang, stderr_flood, unknown_id, client_request.
+garbage, endless, bigframe, crash, hang, stderr_flood, unknown_id, foreign_update,
+client_request.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ STDERR_FLOOD_LINE: Final = b"scripted-agent: stderr flood " + b"." * 89 + b"\n"
 
 #: How long ``endless`` waits for the pipe to take more before it checks for stdin EOF again.
 ENDLESS_POLL_SECONDS: Final = 0.05
+
+#: The session id ``foreign_update`` names: never created by this agent.
+FOREIGN_SESSION_ID: Final = "session-never-created"
 
 #: Characters of a client's answer quoted in the ``client_request`` report.
 MAX_REPORT_CHARS: Final = 500
@@ -149,6 +153,26 @@ async def unknown_id(turn: TurnContext, command: Command) -> Flow:
     return Flow.NEXT
 
 
+async def foreign_update(turn: TurnContext, command: Command) -> Flow:
+    """``foreign_update [KIND]``: a session/update for a session id never created (KIND
+    ``text``: an agent_message_chunk; ``tool_call``: a pending tool call)."""
+    kind = command.get_str("KIND")
+    if kind == "text":
+        update = frames.message_chunk("text for a session that does not exist")
+    elif kind == "tool_call":
+        update = {
+            "sessionUpdate": "tool_call",
+            "toolCallId": "foreign-call-1",
+            "title": "a tool call of a session that does not exist",
+            "kind": "read",
+            "status": "pending",
+        }
+    else:
+        raise CommandFailed(f"foreign_update: KIND is text or tool_call, not {kind!r}")
+    turn.out.send(frames.session_update(FOREIGN_SESSION_ID, update))
+    return Flow.NEXT
+
+
 def client_request_params(turn: TurnContext, method: str, args: str) -> Message:
     """The params ``client_request METHOD ARGS`` sends (paths confined to the session cwd)."""
     session_id = turn.session.session_id
@@ -193,5 +217,6 @@ HANDLERS: Final[dict[str, Handler]] = {
     "hang": hang,
     "stderr_flood": stderr_flood,
     "unknown_id": unknown_id,
+    "foreign_update": foreign_update,
     "client_request": client_request,
 }

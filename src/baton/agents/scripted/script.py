@@ -222,6 +222,11 @@ COMMAND_SPECS: Final[tuple[CommandSpec, ...]] = (
         Param("ID", ArgKind.WORD, required=False, default="999999999"),
     ),
     _spec(
+        "foreign_update",
+        "send a session/update (KIND text or tool_call) for a session id never created",
+        Param("KIND", ArgKind.WORD, required=False, default="text"),
+    ),
+    _spec(
         "models_update",
         "grok profile: send _x.ai/models/update offering exactly IDS (space-separated; default: "
         "the catalog without its last model, plus grok-next); '!malformed' sends a broken one",

@@ -95,7 +95,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-def _known(store: Store, journal: Any, run_id: str) -> dict[str, Any]:
+def recovery_view(store: Store, journal: Any, run_id: str) -> dict[str, Any]:
+    """`baton recover RUN --json`'s object: `show`'s view plus the journal tail, the session,
+    the text streamed before the outcome was lost, and whether it is recoverable."""
     view = run_view(store, run_id)
     tail: list[dict[str, Any]] = []
     server = view.get("server_instance_id")
@@ -141,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
     if args.new_prompt is not None and not args.new_prompt.strip():
         raise UsageError("--new-prompt needs the text of the new prompt")
     with open_store(args.data_dir) as (store, journal):
-        known = _known(store, journal, args.run_id)
+        known = recovery_view(store, journal, args.run_id)
         run_id = known["id"]
         if acting and not known["recoverable"]:
             raise RunNotRecoverable(
@@ -214,13 +216,22 @@ def _print_known(known: dict[str, Any], as_json: bool) -> None:
     print("Baton never resubmits the ambiguous prompt on its own.")
 
 
-def _attach(args: argparse.Namespace, known: dict[str, Any]) -> int:
+def attach_request(
+    known: dict[str, Any],
+    *,
+    agent: str | None = None,
+    agent_command: str | None = None,
+    new_prompt: str | None = None,
+) -> RunRequest:
+    """The run that attaches to the session of the run ``known`` describes (its
+    :func:`recovery_view`): to look (no prompt is sent), or with a new prompt. The agent is
+    the one named, else the recorded profile or ad-hoc command."""
     run_id = known["id"]
     session = known.get("session")
     if session is None or not session.get("provider_session_id"):
         raise NoProviderSession(f"run {run_id} never had a provider session to attach")
     profile = (known.get("server_instance") or {}).get("profile")
-    agent, command = args.agent, args.agent_command
+    agent, command = agent, agent_command
     env_keys: tuple[str, ...] = ()
     if command is None and agent is None:
         if profile in (None, CUSTOM_PROFILE_ID):
@@ -234,31 +245,39 @@ def _attach(args: argparse.Namespace, known: dict[str, Any]) -> int:
             env_keys = tuple(str(k) for k in launch.get("envKeys") or ())
         else:
             agent = profile
-    action = "attach" if args.new_prompt is None else "new_prompt"
-    request = RunRequest(
-        prompt=args.new_prompt or f"(baton recover {run_id} --attach: no prompt is sent)",
+    return RunRequest(
+        prompt=new_prompt or f"(baton recover {run_id} --attach: no prompt is sent)",
         agent=agent if command is None else None,
         agent_command=command,
         env_keys=env_keys,
         cwd=session["cwd"],
         attach_session=session["provider_session_id"],
-        inspect_only=args.new_prompt is None,
+        inspect_only=new_prompt is None,
+    )
+
+
+async def note_recovery(store: Store, original: str, recovering: str, action: str) -> None:
+    """Record on both runs that ``recovering`` attached to ``original``'s session."""
+    await store.record_observation(
+        "BATON_RESOLUTION", {RECOVERY_KEY: {"action": action, "runId": recovering}}, run_id=original
+    )
+    await store.record_observation(
+        "BATON_RESOLUTION", {RECOVERY_KEY: {"action": action, "of": original}}, run_id=recovering
+    )
+
+
+def _attach(args: argparse.Namespace, known: dict[str, Any]) -> int:
+    run_id = known["id"]
+    action = "attach" if args.new_prompt is None else "new_prompt"
+    request = attach_request(
+        known, agent=args.agent, agent_command=args.agent_command, new_prompt=args.new_prompt
     )
 
     async def go() -> int:
         async with Runtime(data_dir=args.data_dir) as runtime:
             result = await runtime.run(request)
             assert runtime.store is not None
-            await runtime.store.record_observation(
-                "BATON_RESOLUTION",
-                {RECOVERY_KEY: {"action": action, "runId": result.run_id}},
-                run_id=run_id,
-            )
-            await runtime.store.record_observation(
-                "BATON_RESOLUTION",
-                {RECOVERY_KEY: {"action": action, "of": run_id}},
-                run_id=result.run_id,
-            )
+            await note_recovery(runtime.store, run_id, result.run_id, action)
         if args.json:
             write_json(
                 sys.stdout,

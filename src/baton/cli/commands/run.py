@@ -24,7 +24,7 @@ import math
 import os
 import signal
 import sys
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from baton.cli import exit_codes
 from baton.cli.elicitation_prompt import terminal_elicitor
@@ -40,6 +40,7 @@ from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
+from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
 from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
 
 #: Characters of the prompt read from stdin (`baton run -`), at most.
@@ -50,8 +51,6 @@ MAX_THOUGHT_CHARS: Final = 200
 MAX_PLAN_ENTRIES: Final = 8
 #: Seconds between two looks at the agent's stderr with --verbose.
 STDERR_POLL_SECONDS: Final = 0.1
-#: The spelling that disables a time bound (`--idle-timeout off`).
-BOUND_OFF: Final = "off"
 
 EXAMPLES: Final = """examples:
   baton run --agent claude "Explain this repository"
@@ -153,9 +152,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument(
         "--idle-timeout",
-        type=bound,
+        type=idle_bound,
         metavar="SECONDS|off",
-        help="the turn's idle bound (a positive number of seconds, or off)",
+        help=(
+            "the turn's idle bound: seconds without any message from the agent (a positive "
+            f"number, or off; default: the profile's, the config file's, else "
+            f"{DEFAULT_IDLE_TIMEOUT_SECONDS:g})"
+        ),
     )
     parser.add_argument(
         "--timeout",
@@ -203,6 +206,13 @@ def bound(value: str) -> float | None:
             f"{value!r} is not a positive number of seconds (or {BOUND_OFF})"
         )
     return seconds
+
+
+def idle_bound(value: str) -> float | Literal["off"]:
+    """An idle bound: a positive, finite number of seconds, or ``off`` (kept as ``"off"``:
+    it overrides the profile's, the config file's and the default bound)."""
+    seconds = bound(value)
+    return BOUND_OFF if seconds is None else seconds
 
 
 def _option_values(values: list[str]) -> dict[str, str]:
@@ -520,6 +530,7 @@ def run(args: argparse.Namespace) -> int:
         asker=asker,
         profiles=config.all_profiles(),
         config_overrides=dict(config.executables),
+        idle_timeout=config.idle_timeout,
     )
     session = _RunSession(runtime, request, screen, args, config.all_profiles())
     return asyncio.run(session.go())

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Final
+from typing import Any, Final
+from urllib.parse import urlencode
 
 from baton.cli.json_output import document, write_json
+from baton.cli.service_link import ServiceClient, service_for
 from baton.cli.store_access import open_store, plain, run_context
 from baton.cli.terminal import visible
 from baton.errors import DataDirNotFound
+from baton.store.database import MAX_LIST_ROWS
 from baton.store.models import RUN_STATUSES
 
 #: Characters of the prompt shown per row (`baton show` prints more).
@@ -46,6 +49,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     parser.add_argument("--json", action="store_true", help="one JSON object per run")
     parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
+    parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="read the store in this process even when a `baton serve` runs on the data directory",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -72,22 +80,36 @@ def _cut_left(text: str, width: int) -> str:
     return text if len(text) <= width else "…" + text[-(width - 1) :]
 
 
-def run(args: argparse.Namespace) -> int:
-    """Handle `baton runs`."""
+def _rows_from_service(client: ServiceClient, args: argparse.Namespace) -> list[dict[str, Any]]:
+    query: dict[str, Any] = {"limit": args.limit or MAX_LIST_ROWS}
+    if args.status is not None:
+        query["status"] = args.status
+    rows: list[dict[str, Any]] = client.request("GET", "/api/v1/runs?" + urlencode(query))["runs"]
+    return rows
+
+
+def _rows_in_process(args: argparse.Namespace) -> list[dict[str, Any]]:
     try:
         with open_store(args.data_dir, read_only=True) as (store, _journal):
             runs = store.list_runs(status=args.status)
             if args.limit is not None:
                 runs = runs[: args.limit]
-            rows = [(record, run_context(store, record)) for record in runs]
+            return [document({**plain(record), **run_context(store, record)}) for record in runs]
     except DataDirNotFound as exc:
         # Nothing ran here yet: an empty listing (scripts see no lines), said on stderr, and
         # nothing is created (issue 16).
         print(f"baton: {exc.message}", file=sys.stderr)
-        rows = []
+        return []
+
+
+def run(args: argparse.Namespace) -> int:
+    """Handle `baton runs`: through the data directory's running service when there is one
+    (unless ``--no-server``), else from the store in this process; the same rows either way."""
+    client = service_for(args.data_dir, no_server=args.no_server)
+    rows = _rows_from_service(client, args) if client is not None else _rows_in_process(args)
     if args.json:
-        for record, context in rows:
-            write_json(sys.stdout, document({**plain(record), **context}))
+        for row in rows:
+            write_json(sys.stdout, row)
         return 0
     if not rows:
         print("no runs")
@@ -97,13 +119,13 @@ def run(args: argparse.Namespace) -> int:
         f"{'RUN':<24} {'STATUS':<18} {'STOP':<10} {'AGENT':<8} {'TIME':>7}  "
         f"{'CWD':<{CWD_COLUMN_CHARS}}  PROMPT\n"
     )
-    for record, context in rows:
-        prompt = visible(record.prompt_text.replace("\n", " "), PROMPT_COLUMN_CHARS)
-        cwd = _cut_left(visible(context["cwd"] or "-", None), CWD_COLUMN_CHARS)
+    for row in rows:
+        prompt = visible(row["promptText"].replace("\n", " "), PROMPT_COLUMN_CHARS)
+        cwd = _cut_left(visible(row["cwd"] or "-", None), CWD_COLUMN_CHARS)
         out.write(
-            f"{record.id:<24} {record.status:<18} {record.stop_reason or '-':<10} "
-            f"{visible(context['agent'] or '-', 8):<8} "
-            f"{_duration(context['duration_seconds']):>7}  {cwd:<{CWD_COLUMN_CHARS}}  {prompt}\n"
+            f"{row['id']:<24} {row['status']:<18} {row['stopReason'] or '-':<10} "
+            f"{visible(row['agent'] or '-', 8):<8} "
+            f"{_duration(row['durationSeconds']):>7}  {cwd:<{CWD_COLUMN_CHARS}}  {prompt}\n"
         )
     out.flush()
     return 0

@@ -7,8 +7,10 @@ from __future__ import annotations
 import argparse
 import sys
 from typing import Any, Final
+from urllib.parse import quote
 
-from baton.cli.json_output import document, write_json
+from baton.cli.json_output import document, uncamel, write_json
+from baton.cli.service_link import service_for
 from baton.cli.store_access import open_store, plain, resolve_run, run_context
 from baton.cli.terminal import visible
 from baton.cli.usage_view import usage_text
@@ -40,6 +42,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("run_id", metavar="RUN")
     parser.add_argument("--json", action="store_true", help="the record as one JSON object")
     parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
+    parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="read the store in this process even when a `baton serve` runs on the data directory",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -80,13 +87,19 @@ def run_view(store: Store, run_id: str) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Handle `baton show`."""
-    with open_store(args.data_dir, read_only=True) as (store, _journal):
-        view = run_view(store, args.run_id)
+    """Handle `baton show`: through the data directory's running service when there is one
+    (unless ``--no-server``), else from the store in this process; the same record either
+    way."""
+    client = service_for(args.data_dir, no_server=args.no_server)
+    if client is not None:
+        shown = client.request("GET", f"/api/v1/runs/{quote(args.run_id, safe='')}")
+    else:
+        with open_store(args.data_dir, read_only=True) as (store, _journal):
+            shown = document(run_view(store, args.run_id))
     if args.json:
-        write_json(sys.stdout, document(view))
+        write_json(sys.stdout, shown)
         return 0
-    print_view(view)
+    print_view(uncamel(shown))
     return 0
 
 

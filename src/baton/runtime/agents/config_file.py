@@ -14,6 +14,13 @@ The format is TOML (docs/profiles.md has an example)::
     argv = ["my-agent", "--acp"]
     probe_argv = ["--help"]
     probe_patterns = ['\\bUsage:\\s+my-agent\\b']
+    idle_timeout = 1800        # optional: this agent's turn idle bound
+
+    [turns]
+    idle_timeout = 900         # every turn's idle bound (seconds, or "off"); default 600
+
+    [turns.profiles]           # per profile, built-in or custom (seconds, or "off")
+    codex = "off"
 
 Everything is validated before use; a problem raises :class:`~baton.errors.ConfigFileError`
 with a stable ``sub_code`` (the ``CONFIG_*`` constants below) naming the file and the key.
@@ -22,6 +29,7 @@ Unknown keys are errors, not ignored: a typo must not silently weaken a contract
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import tomllib
@@ -54,6 +62,7 @@ from baton.runtime.agents.profiles import (
     Profile,
     default_override_env,
 )
+from baton.wire.budget import BoundSetting, TurnBoundInvalid, parse_bound_setting
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
 
 #: The variable that names the config file (after the ``--config`` flag, before the default).
@@ -134,7 +143,8 @@ CONFIG_SUB_CODES: Final = (
 
 ConfigSource = Literal["flag", "env", "default"]
 
-_TOP_KEYS: Final = frozenset({"executables", "profiles"})
+_TOP_KEYS: Final = frozenset({"executables", "profiles", "turns"})
+_TURNS_KEYS: Final = frozenset({"idle_timeout", "profiles"})
 _PROFILE_KEYS: Final = frozenset(
     {
         "display_name",
@@ -150,6 +160,7 @@ _PROFILE_KEYS: Final = frozenset(
         "max_frame_bytes",
         "strict",
         "account_unsupported_patterns",
+        "idle_timeout",
     }
 )
 _REQUIRED_PROFILE_KEYS: Final = ("argv", "probe_argv", "probe_patterns")
@@ -163,10 +174,18 @@ class UserConfig:
     source: ConfigSource
     profiles: Mapping[str, Profile] = field(default_factory=dict)
     executables: Mapping[str, str] = field(default_factory=dict)
+    #: ``[turns] idle_timeout``: every turn's idle bound unless a profile or the run sets one.
+    idle_timeout: BoundSetting = None
+    #: ``[turns.profiles]``: idle bounds by profile id (applied by :meth:`all_profiles`).
+    profile_idle_timeouts: Mapping[str, float | Literal["off"]] = field(default_factory=dict)
 
     def all_profiles(self) -> dict[str, Profile]:
-        """Built-in profiles first, then the config file's, by id."""
-        return {**BUILTIN_PROFILES, **self.profiles}
+        """Built-in profiles first, then the config file's, by id, each with the idle bound
+        ``[turns.profiles]`` gives it."""
+        merged = {**BUILTIN_PROFILES, **self.profiles}
+        for profile_id, bound in self.profile_idle_timeouts.items():
+            merged[profile_id] = dataclasses.replace(merged[profile_id], idle_timeout=bound)
+        return merged
 
     def executable_override(self, profile_id: str) -> str | None:
         """The persisted executable override for ``profile_id``, if the file sets one."""
@@ -263,7 +282,51 @@ def parse_config(
         # A NUL byte is kept here on purpose: the resolver refuses it as a rejected candidate,
         # so `baton doctor` shows the refusal next to the profile it breaks.
         executables[profile_id] = value
-    return UserConfig(path=path, source=source, profiles=profiles, executables=executables)
+    idle_timeout, by_profile = _turns(raw.get("turns", {}), f"{where}: turns", known)
+    return UserConfig(
+        path=path,
+        source=source,
+        profiles=profiles,
+        executables=executables,
+        idle_timeout=idle_timeout,
+        profile_idle_timeouts=by_profile,
+    )
+
+
+def _turns(
+    value: object, where: str, known: set[str]
+) -> tuple[BoundSetting, dict[str, float | Literal["off"]]]:
+    """The ``[turns]`` table: the idle bound of every turn and of each profile."""
+    table = _table(value, where)
+    _no_unknown_keys(table, _TURNS_KEYS, where)
+    idle: BoundSetting = None
+    if "idle_timeout" in table:
+        idle = _bound(table["idle_timeout"], f"{where}.idle_timeout")
+    by_profile: dict[str, float | Literal["off"]] = {}
+    for profile_id, setting in _table(table.get("profiles", {}), f"{where}.profiles").items():
+        key_where = f"{where}.profiles.{profile_id}"
+        if profile_id not in known:
+            raise ConfigFileError(
+                CONFIG_UNKNOWN_PROFILE, key_where, f"no profile named {profile_id!r}"
+            )
+        by_profile[profile_id] = _bound(setting, key_where)
+    return idle, by_profile
+
+
+def _bound(value: object, where: str) -> float | Literal["off"]:
+    """A bound setting (positive seconds or "off"), as a config-file error when it is not."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise ConfigFileError(
+            CONFIG_WRONG_TYPE, where, 'must be a number of seconds or the string "off"'
+        )
+    try:
+        return parse_bound_setting(value, where)
+    except TurnBoundInvalid:
+        raise ConfigFileError(
+            CONFIG_INVALID_VALUE,
+            where,
+            'must be a positive, finite number of seconds or the string "off"',
+        ) from None
 
 
 # --- one custom profile --------------------------------------------------------------------
@@ -348,6 +411,9 @@ def _parse_profile(profile_id: str, body: object, where: str) -> Profile:
         f"{where}.account_unsupported_patterns",
         required=False,
     )
+    idle_timeout: BoundSetting = None
+    if "idle_timeout" in table:
+        idle_timeout = _bound(table["idle_timeout"], f"{where}.idle_timeout")
     try:
         return Profile(
             id=profile_id,
@@ -363,6 +429,7 @@ def _parse_profile(profile_id: str, body: object, where: str) -> Profile:
             strict_mode=strict,
             account_unsupported_patterns=account,
             builtin=False,
+            idle_timeout=idle_timeout,
         )
     except ConfigurationError as exc:
         raise ConfigFileError(CONFIG_INVALID_VALUE, where, exc.message) from None

@@ -166,7 +166,7 @@ async def live_check(
             if observed.first_violation is None:
                 observed.first_violation = f"{violation.kind}: {violation.message}"
 
-        conn = Connection(
+        conn: Connection[None] = Connection(
             proc.stdout,
             proc.stdin,
             max_frame_bytes=profile.max_frame_bytes,
@@ -189,7 +189,7 @@ async def live_check(
 async def _exchange(
     profile: Profile,
     base: Readiness,
-    conn: Connection,
+    conn: Connection[None],
     proc: AgentProcess,
     clock: BudgetClock,
     workdir: str,
@@ -398,7 +398,7 @@ def _model_check(session: NewSessionResult) -> ModelCheck:
 def _session_outcome(
     profile: Profile,
     base: Readiness,
-    conn: Connection,
+    conn: Connection[None],
     observed: _Observed,
     redact: _Redact,
 ) -> Readiness:

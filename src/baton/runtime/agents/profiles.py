@@ -29,6 +29,7 @@ from baton.runtime.agents.environment import (
     OPENCODE_ENVIRONMENT,
     EnvironmentContract,
 )
+from baton.wire.budget import BoundSetting, parse_bound_setting
 from baton.wire.extensions import claude as claude_extension
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, validate_frame_cap
 
@@ -129,6 +130,9 @@ class Profile:
     - ``unattended_edit_mode``: the agent's own session mode that lets it edit without asking
       (Claude's ``acceptEdits``), suggested when a policy the profile does not expose is asked
       for; ``None`` when the agent has none.
+    - ``idle_timeout``: this agent's turn idle bound (seconds, or ``"off"``), set in the config
+      file (``[turns.profiles]`` or a custom profile's ``idle_timeout``); ``None`` leaves it to
+      the config file's ``[turns] idle_timeout``, else Baton's default (600 s).
     """
 
     id: str
@@ -149,6 +153,7 @@ class Profile:
     builtin: bool = True
     install_command: str | None = None
     unattended_edit_mode: str | None = None
+    idle_timeout: BoundSetting = None
 
     def __post_init__(self) -> None:
         if PROFILE_ID_PATTERN.fullmatch(self.id) is None:
@@ -176,6 +181,8 @@ class Profile:
                 "environment"
             )
         validate_frame_cap(self.max_frame_bytes)
+        if self.idle_timeout is not None:
+            parse_bound_setting(self.idle_timeout, f"profile {self.id}: idle_timeout")
         unknown_ext = sorted(self.extensions - KNOWN_EXTENSIONS)
         if unknown_ext:
             raise ConfigurationError(f"profile {self.id}: unknown extensions {unknown_ext}")

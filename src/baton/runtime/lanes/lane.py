@@ -18,12 +18,11 @@ import asyncio
 import contextlib
 import functools
 import signal
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 from typing import Any, Final, Protocol
 
-from baton.connection import Connection, InboundRequest, TapFrame
+from baton.connection import Connection, InboundRequest
 from baton.connection.client import AcpClient
 from baton.errors import (
     BatonError,
@@ -32,29 +31,26 @@ from baton.errors import (
     TransportClosed,
 )
 from baton.journal import Journal, JournalRef, JournalTap
-from baton.journal.writer import ServerJournal
 from baton.redaction import SecretValues, redact_text
 from baton.runtime.agents.launch import LaunchSpec
 from baton.runtime.agents.review_lane import SandboxNotApplied, check_sandbox_applied
 from baton.runtime.lanes import extensions
+from baton.runtime.lanes.child import LaneChild, Spawn, spawn_agent_process
+from baton.runtime.lanes.phase import LanePhase, LanePhases
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.correlation import TOOL_CALL_UPDATES, ToolCallTracker
 from baton.runtime.permissions.elicitations import NO_ACTIVE_PROMPT as ELICITATION_NO_ACTIVE_PROMPT
 from baton.runtime.permissions.elicitations import Elicitor, refuse_elicitation
 from baton.runtime.permissions.engine import Resolution, refuse
 from baton.runtime.permissions.records import NO_ACTIVE_PROMPT, STALE_GENERATION, UNKNOWN_SESSION
-from baton.runtime.processes.process import (
-    FAILURE_SIGTERM_GRACE_SECONDS,
-    AgentProcess,
-    ShutdownResult,
-)
+from baton.runtime.processes.process import FAILURE_SIGTERM_GRACE_SECONDS, ShutdownResult
 from baton.store import new_id
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import NO_ELICITATION, InitializeResult
 from baton.wire.elicitation import CREATE_METHOD as ELICITATION_CREATE
 from baton.wire.extensions.cursor import CursorModelCatalog
 from baton.wire.extensions.grok import GrokModelCatalog
-from baton.wire.jsonrpc import Message
+from baton.wire.jsonrpc import Message, Skipped
 from baton.wire.session_state import SessionState
 
 #: Notifications that arrive beside the initialize answer (before a session exists) are kept,
@@ -67,6 +63,15 @@ MAX_LATE_UPDATES_PER_SESSION: Final = 256
 
 #: Replayed history kept from one session/load (apart from live output).
 MAX_REPLAYED_UPDATES: Final = 4096
+
+#: How long a stopped generation's output may take to reach its end after the child was shut
+#: down. Expiry means bytes may still be in flight from a child Baton cannot account for, so
+#: the lane is fenced for good (no replacement until Baton restarts).
+DRAIN_WAIT_SECONDS: Final = 5.0
+
+#: Characters of the child's stderr tail kept in a stopped server's diagnostics (the store row
+#: stays small; the whole bounded tail is in the lane's last exit).
+MAX_DIAGNOSTIC_STDERR_CHARS: Final = 2000
 
 
 class TurnHandler(Protocol):
@@ -142,23 +147,28 @@ class Lane:
         recorder: Recorder,
         request_limit: float,
         on_quarantine: Callable[[Lane, str], Awaitable[None]] | None = None,
+        spawn: Spawn = spawn_agent_process,
     ) -> None:
         self.spec = spec
+        self._spawn = spawn
+        #: The lane's phase, moved only through the table of :mod:`baton.runtime.lanes.phase`.
+        self.phases = LanePhases()
+        self._stopped = asyncio.Event()  # set while no stop sequence is under way
+        self._stopped.set()
         self.journal = journal
         self.recorder = recorder
         self.request_limit = request_limit
         self.secrets = SecretValues(spec.secrets)
         self.generation = 0
         self.server_id: str | None = None
-        self.process: AgentProcess | None = None
-        self._last_process: AgentProcess | None = None
-        self.connection: Connection | None = None
+        self.process: LaneChild | None = None
+        self._last_process: LaneChild | None = None
+        self.connection: Connection[JournalRef] | None = None
         self.client: AcpClient | None = None
         self.initialized: InitializeResult | None = None
         self.sessions: dict[str, LaneSession] = {}
         #: Provider session ids this lane opened earlier that are no longer active.
         self.inactive: set[str] = set()
-        self.fence: str | None = None
         self.fenced_messages = 0
         #: Who answers elicitations on this lane's processes (set by the runtime before the
         #: first start); None: elicitation is not advertised and every request is declined.
@@ -179,6 +189,16 @@ class Lane:
         #: profile-gated extensions that read them once the initialized state is durable).
         self.startup_notifications: list[tuple[Message, object]] = []
         self._early: dict[str, list[tuple[Message, object]]] = {}
+
+    @property
+    def phase(self) -> LanePhase:
+        """The lane's phase (IDLE, STARTING, RUNNING, STOPPING, FENCED)."""
+        return self.phases.phase
+
+    @property
+    def fence(self) -> str | None:
+        """Why the lane is fenced, or None."""
+        return self.phases.fence
 
     @property
     def busy(self) -> bool:
@@ -207,19 +227,30 @@ class Lane:
                 return self.client
             # A replacement waits for the prior client's accepted callbacks to settle.
             await self._settled.wait()
+            if self.phase in (LanePhase.STARTING, LanePhase.RUNNING):
+                # The child went away and its watcher has not stopped it yet: stop it now.
+                await self.quarantine("agent connection closed", self.generation)
+            while self.phase is LanePhase.STOPPING:
+                await self._stopped.wait()
+            if self.fence is not None:
+                raise LaneFenced(self.fence)
             return await self._start(budget)
 
     async def _start(self, budget: BudgetClock | None) -> AcpClient:
+        self.phases.move(LanePhase.STARTING)
         self.generation += 1
         generation = self.generation
         server_id = new_id("srv")
-        journal = await self.journal.open_server(server_id, secrets=self.secrets)
+        try:
+            journal = await self.journal.open_server(server_id, secrets=self.secrets)
+        except BaseException:
+            self.phases.move(LanePhase.IDLE)
+            raise
         self.recorder.server_starting(server_id, self.spec, generation)
         try:
-            process = await AgentProcess.spawn(
-                self.spec.argv, env=self.spec.env, redact=self.redact
-            )
+            process = await self._spawn(self.spec, self.redact)
         except BaseException:
+            self.phases.move(LanePhase.IDLE)
             await journal.close()
             self.recorder.server_state(server_id, "FAILED", "the agent could not be launched")
             raise
@@ -229,11 +260,10 @@ class Lane:
         startup: list[tuple[Message, object]] = []
         initializing = True
 
-        # A plain call per batch of updates (no coroutine in a flood); slow cases return an
-        # awaitable.
+        # A plain call per batch of updates (no coroutine in a flood).
         on_updates = functools.partial(self._route_updates, generation)
 
-        async def on_other(message: Message, ref: object) -> None:
+        def on_other(message: Message, ref: object) -> None:
             if generation != self.generation:
                 self.fenced_messages += 1
                 return
@@ -245,7 +275,7 @@ class Lane:
                 catalog = extensions.grok_update(self.spec, message)
             except ExtensionPayloadInvalid as exc:
                 self.grok_catalog = None
-                await self.quarantine(f"a malformed model catalog update: {exc.code}", generation)
+                self._quarantine_soon(f"a malformed model catalog update: {exc.code}", generation)
                 return
             if catalog is not None:
                 self.grok_catalog = catalog
@@ -266,7 +296,7 @@ class Lane:
             process.stdout,
             process.stdin,
             max_frame_bytes=self.spec.max_frame_bytes,
-            tap=_LaneTap(journal, self, generation),
+            tap=JournalTap(journal, on_skipped=functools.partial(self._on_skipped, generation)),
             request_limit=self.request_limit,
             on_violation=on_violation,
         )
@@ -307,10 +337,14 @@ class Lane:
         except ExtensionPayloadInvalid:
             await self._stop_generation(generation, "FAILED", failure=True)
             raise
+        if generation != self.generation:
+            # Quarantined while starting (a violation during initialize): never handed out.
+            raise TransportClosed("the agent was lost while it was starting")
+        self.phases.move(LanePhase.RUNNING)
         self.client = client
         return client
 
-    def _watch(self, generation: int, connection: Connection) -> None:
+    def _watch(self, generation: int, connection: Connection[JournalRef]) -> None:
         async def watch() -> None:
             reason = await connection.drained()
             if generation != self.generation:
@@ -319,6 +353,13 @@ class Lane:
             await self.quarantine(f"agent connection closed: {reason.code}", generation)
 
         self._spawn_callback(watch())
+
+    def _on_skipped(self, generation: int, _skipped: Skipped) -> None:
+        """A line that is not ACP was journaled: in strict mode the lane is quarantined."""
+        if self.spec.strict_mode:
+            self._spawn_callback(
+                self.quarantine("strict mode: the agent wrote a line that is not ACP", generation)
+            )
 
     def _spawn_callback(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -336,33 +377,38 @@ class Lane:
         return provider_id, self.sessions.get(provider_id)
 
     def _route_updates(
-        self, generation: int, messages: list[Message], refs: Sequence[object], start: int
-    ) -> tuple[int, Awaitable[None]] | None:
-        """The hot path of :meth:`_route_update`, for a batch (see
-        :data:`~baton.connection.core.BatchNotificationHandler`): updates of owned sessions
-        with an active run are handed to their turns in order, consecutive ones of one session
-        together (a tool-call update after the tracker saw it, and before it sees the next);
-        a fenced batch is counted. Anything else stops the batch there with the full routing
-        as the awaitable."""
+        self, generation: int, messages: list[Message], refs: Sequence[object]
+    ) -> None:
+        """The one router of session updates, for a run of them read together (a single update
+        is a run of one); a plain call from the read loop, so it never waits for anything.
+
+        Updates of owned sessions with an active run are handed to their turns in order,
+        consecutive ones of one session together (a tool-call update after the tracker saw it,
+        and before it sees the next). Any other update takes :meth:`_route_one`. A generation
+        that is no longer current (a fenced one) only counts its messages."""
         if generation != self.generation:
-            self.fenced_messages += len(messages) - start
-            return None
+            self.fenced_messages += len(messages)
+            return
         sessions = self.sessions
         owner: LaneSession | None = None
         owner_id: object = None  # the provider id of ``owner`` (checked once per change)
         updates: list[dict[str, Any]] = []
-        for index, message in enumerate(islice(messages, start, None), start):
+        for index, message in enumerate(messages):
             params = message.get("params")
             provider_id = params.get("sessionId") if type(params) is dict else None
             if provider_id != owner_id or owner is None:
-                session = sessions.get(provider_id) if type(provider_id) is str else None
-                if session is None or session.replaying or session.active is None:
-                    if updates:
-                        _hand_over(owner, updates)
-                    return index, self._route_update(generation, message, refs[index])
                 if updates:
                     _hand_over(owner, updates)
                     updates = []
+                session = sessions.get(provider_id) if type(provider_id) is str else None
+                if session is None or session.replaying or session.active is None:
+                    owner, owner_id = None, None
+                    self._route_one(generation, session, provider_id, message, refs[index])
+                    if generation != self.generation:
+                        # The update quarantined the lane: the rest of the run is fenced.
+                        self.fenced_messages += len(messages) - index - 1
+                        return
+                    continue
                 owner, owner_id = session, provider_id
             update = params.get("update")  # type: ignore[union-attr]
             if type(update) is not dict:
@@ -376,16 +422,18 @@ class Lane:
             updates.append(update)
         if updates:
             _hand_over(owner, updates)
-        return None
 
-    async def _route_update(self, generation: int, message: Message, ref: object) -> None:
-        if generation != self.generation:
-            self.fenced_messages += 1
-            return
-        params = message.get("params")
-        # The hot path (one call per streamed delta): the lookups of _session_for, inlined.
-        provider_id = params.get("sessionId") if type(params) is dict else None
-        session = self.sessions.get(provider_id) if type(provider_id) is str else None
+    def _route_one(
+        self,
+        generation: int,
+        session: LaneSession | None,
+        provider_id: object,
+        message: Message,
+        ref: object,
+    ) -> None:
+        """An update that is not for an active run: early (a session being set up), inactive
+        (ignored), foreign (quarantines the lane, invalidating it at once), replayed history,
+        or late (the session's: recorded by a task)."""
         if session is None:
             if type(provider_id) is not str:
                 provider_id = None
@@ -396,10 +444,9 @@ class Lane:
                 if len(early) < MAX_STARTUP_NOTIFICATIONS:
                     early.append((message, ref))
                 return
-            await self.quarantine("an update named a session this lane does not own", generation)
+            self._quarantine_soon("an update named a session this lane does not own", generation)
             return
-        assert isinstance(params, dict)
-        update = params.get("update")
+        update = message["params"].get("update")
         if type(update) is not dict:
             return
         if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
@@ -415,7 +462,7 @@ class Lane:
         session.late_updates.append(update)
         if len(session.late_updates) > MAX_LATE_UPDATES_PER_SESSION:
             del session.late_updates[0]
-        await self.recorder.late_update(session.session_id, update, ref)
+        self._spawn_callback(self.recorder.late_update(session.session_id, update, ref))
 
     async def _route_permission(self, generation: int, request: InboundRequest) -> Any:
         if generation != self.generation:
@@ -500,7 +547,7 @@ class Lane:
     async def deliver_early(self, updates: list[tuple[Message, object]]) -> None:
         """Route updates that arrived before their session was adopted, in arrival order."""
         for message, ref in updates:
-            await self._route_update(self.generation, message, ref)
+            self._route_updates(self.generation, [message], (ref,))
 
     def adopt(self, session: LaneSession) -> list[tuple[Message, object]]:
         """Register an opened session; return updates that arrived before its id was known."""
@@ -517,20 +564,42 @@ class Lane:
 
     async def quarantine(self, reason: str, generation: int | None = None) -> None:
         """Invalidate the generation first, then shut its child down, drain what was accepted,
-        and mark every active run of the lane for recovery. Idempotent per generation."""
+        and mark every active run of the lane for recovery. Idempotent per generation.
+        Never await it from the connection's read loop (it drains that loop): a read-loop
+        handler calls :meth:`_quarantine_soon`."""
+        bad_generation = self._invalidate(reason, generation)
+        if bad_generation is not None:
+            await self._finish_quarantine(bad_generation, reason)
+
+    def _quarantine_soon(self, reason: str, generation: int) -> None:
+        """:meth:`quarantine` for the read loop: the generation is invalidated (and its active
+        runs told) now; the stop sequence runs as a task of its own."""
+        bad_generation = self._invalidate(reason, generation)
+        if bad_generation is not None:
+            self._spawn_callback(self._finish_quarantine(bad_generation, reason))
+
+    def _invalidate(self, reason: str, generation: int | None) -> int | None:
+        """The synchronous first step of a quarantine: the generation it stops (None when
+        there is nothing to stop)."""
         if generation is not None and generation != self.generation:
-            return
+            return None
         if self.connection is None and self.process is None:
-            return
+            return None
         bad_generation = self.generation
         self.generation += 1  # invalidate before anything can await
         self._settled.clear()
         try:
-            active = [s for s in self.sessions.values() if s.active is not None]
             loss = TransportClosed(f"the lane was quarantined: {self.redact(reason)}")
-            for session in active:
+            for session in [s for s in self.sessions.values() if s.active is not None]:
                 assert session.active is not None
                 session.active.on_lost(loss)
+        except BaseException:
+            self._settled.set()
+            raise
+        return bad_generation
+
+    async def _finish_quarantine(self, bad_generation: int, reason: str) -> None:
+        try:
             await self._stop_generation(bad_generation, "LOST", failure=True, reason=reason)
             for provider_id in list(self.sessions):
                 self.release(provider_id)
@@ -542,9 +611,24 @@ class Lane:
     async def _stop_generation(
         self, generation: int, state: str, *, failure: bool = False, reason: str | None = None
     ) -> ShutdownResult | None:
-        process, connection, server_id = self.process, self.connection, self.server_id
-        if process is None and connection is None:
+        if self.process is None and self.connection is None:
             return None  # already stopped: keep the state it was recorded with (LOST stays)
+        self.phases.move(LanePhase.STOPPING)
+        self._stopped.clear()
+        try:
+            return await self._stop_child(generation, state, failure, reason)
+        finally:
+            if self.phase is LanePhase.STOPPING:
+                # Interrupted (cancelled) before the child's end was certain.
+                self.phases.move(LanePhase.FENCED, fence="the agent's stop was interrupted")
+            self._stopped.set()
+
+    async def _stop_child(
+        self, generation: int, state: str, failure: bool, reason: str | None
+    ) -> ShutdownResult | None:
+        """The stop sequence of :meth:`_stop_generation` (the lane is STOPPING): shut the child
+        down, drain its output, then IDLE, or FENCED when the child's end is not certain."""
+        process, connection, server_id = self.process, self.connection, self.server_id
         # Kept for a start failure's diagnostic (see last_exit): the generation is gone by the
         # time the caller reports it.
         self._last_process = process or self._last_process
@@ -564,20 +648,22 @@ class Lane:
         drained = True
         if connection is not None:
             try:
-                await asyncio.wait_for(connection.drained(), timeout=5)
+                await asyncio.wait_for(connection.drained(), timeout=DRAIN_WAIT_SECONDS)
             except TimeoutError:
                 drained = False
             await connection.close()
         if result is not None and result.survived:
-            self.fence = "the agent's process group survived SIGKILL"
+            self.phases.move(LanePhase.FENCED, fence="the agent's process group survived SIGKILL")
         elif not drained:
-            self.fence = "the agent's output could not be drained"
+            self.phases.move(LanePhase.FENCED, fence="the agent's output could not be drained")
+        else:
+            self.phases.move(LanePhase.IDLE)
         if server_id is not None:
             diagnostics = reason
             if process is not None:
                 tail = process.stderr_tail()
                 if tail:
-                    diagnostics = f"{reason or ''}\n{tail[-2000:]}".strip()
+                    diagnostics = f"{reason or ''}\n{tail[-MAX_DIAGNOSTIC_STDERR_CHARS:]}".strip()
             self.recorder.server_state(
                 server_id, state, self.redact(diagnostics) if diagnostics else None
             )
@@ -625,27 +711,3 @@ def _hand_over(session: LaneSession | None, updates: list[dict[str, Any]]) -> No
     """Give a session's active turn its consecutive updates (the lane checked it has one)."""
     assert session is not None and session.active is not None
     session.active.on_updates(updates)
-
-
-class _LaneTap(JournalTap):
-    """The journal tap of one generation; in strict mode a skipped frame quarantines."""
-
-    def __init__(self, journal: ServerJournal, lane: Lane, generation: int) -> None:
-        super().__init__(journal)
-        self._lane = lane
-        self._generation = generation
-
-    def record(self, frame: TapFrame) -> Coroutine[Any, Any, JournalRef]:
-        if frame.skipped is None:
-            return super().record(frame)  # the common frame: no coroutine of its own
-        return self._record_skipped(frame)
-
-    async def _record_skipped(self, frame: TapFrame) -> JournalRef:
-        ref = await super().record(frame)
-        if self._lane.spec.strict_mode:
-            self._lane._spawn_callback(
-                self._lane.quarantine(
-                    "strict mode: the agent wrote a line that is not ACP", self._generation
-                )
-            )
-        return ref

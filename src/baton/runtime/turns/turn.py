@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import sqlite3
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Final
 
 from baton.connection import InboundRequest
@@ -35,6 +34,14 @@ from baton.runtime.permissions.engine import PermissionSettings, Resolution, ref
 from baton.runtime.permissions.records import TURN_CANCELLED
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.live_updates import LiveUpdates
+from baton.runtime.turns.outcome import TurnOutcome
+from baton.runtime.turns.phase import (
+    LOSABLE_PHASES,
+    REFUSING_PHASES,
+    STREAMING_PHASES,
+    TurnPhase,
+    TurnPhases,
+)
 from baton.runtime.turns.streaming import (
     STREAM_OUTPUT_FLUSH_SECONDS,
     TEXT_UPDATES,
@@ -44,6 +51,7 @@ from baton.runtime.turns.streaming import (
     StreamMemory,
 )
 from baton.store import NewItem
+from baton.wire.bounded import bounded, bounded_text
 from baton.wire.budget import BudgetClock
 from baton.wire.extensions import claude as claude_extension
 from baton.wire.session_state import parse_config_options
@@ -63,28 +71,38 @@ MAX_PROVIDER_DIAGNOSTIC_CHARS: Final = 512
 #: The run's text kept in memory for the result (the full text is in the store's items).
 MAX_RESULT_TEXT_CHARS: Final = 64 * 1024
 
+#: Diff items of one tool call whose text a tool-call view carries (``diff.changes``), so an
+#: event or item stays small however many files one call edits.
+MAX_VIEW_DIFF_FILES: Final = 8
+#: Characters of one side (old or new) of a diff a view carries. A longer side is left out
+#: whole (``truncated``), never cut: a cut could leave the head of a credential too short for
+#: any redaction rule. The full content stays in the protected journal.
+MAX_VIEW_DIFF_TEXT_CHARS: Final = 64 * 1024
+
 FAILED_STOP_REASONS: Final = frozenset({"refusal", "max_tokens", "max_turn_requests"})
 
+#: Characters of the agent's unknown stop reason quoted in the run's message.
+MAX_STOP_REASON_QUOTE_CHARS: Final = 80
+
+# What the compact views of agent data keep (every view is also within the projection bounds
+# of baton.wire.bounded): enough to show and to search, never the whole payload (that is in
+# the protected journal).
+#: Characters of a tool call's title.
+MAX_TOOL_TITLE_CHARS: Final = 512
+#: Characters of a tool call's command line.
+MAX_TOOL_COMMAND_CHARS: Final = 1024
+#: Paths of one tool call.
+MAX_TOOL_PATHS: Final = 16
+#: Characters of a diff item's path.
+MAX_TOOL_PATH_CHARS: Final = 1024
+#: Entries of a plan.
+MAX_PLAN_ENTRIES: Final = 64
+#: Command names of an available_commands_update.
+MAX_COMMAND_NAMES: Final = 64
+#: Characters of a mode id, a session title or a command name.
+MAX_NAME_CHARS: Final = 1024
+
 Emit = Callable[[RunEvent], None]
-
-
-@dataclass
-class TurnOutcome:
-    """How a turn ended: the run's final status and why."""
-
-    status: str
-    stop_reason: str | None = None
-    error_code: str | None = None
-    message: str | None = None
-    bound: str | None = None
-    interrupted_by: str | None = None
-    recovery_reason: str | None = None
-    retryable: bool = False
-    tool_calls: int = 0
-    permissions: list[dict[str, Any]] = field(default_factory=list)
-    text: str = ""
-    #: ``{used, size, cost?, turn?}``: what the agent reported, or None (see LiveUpdates).
-    usage: dict[str, Any] | None = None
 
 
 class Turn:
@@ -140,7 +158,9 @@ class Turn:
         )
         self.permission_log: list[dict[str, Any]] = []
         self._pending: set[asyncio.Task[Resolution]] = set()
-        self._cancelling = False
+        #: The turn's state machine (see baton.runtime.turns.phase).
+        self.phases = TurnPhases()
+        # Why the lane generation was lost (set when the turn enters LOST).
         self._lost: BatonError | None = None
         self._lost_event = asyncio.Event()
         self._interrupt_event = asyncio.Event()
@@ -170,17 +190,21 @@ class Turn:
                     {"kind": item.kind, "coalescedEvents": item.coalesced_events},
                 )
             )
-        if len(self._items) >= 1 and not self._finishing:
-            # A memory bound evicted a part mid-turn: write it now.
+        if self._items and self.phases.current in STREAMING_PHASES:
+            # A memory bound evicted a part mid-turn: write it now (at the end, FINISHING
+            # writes every item in one batch).
             self._write_items()
 
-    _finishing = False
+    @property
+    def phase(self) -> TurnPhase:
+        """Where the turn is in its life."""
+        return self.phases.current
 
     def on_updates(self, updates: list[dict[str, Any]]) -> None:
         """Consecutive session/updates of this session while the turn is active (a plain call:
         it never waits, so a streaming turn costs no coroutine per delta). Consecutive text
         deltas of one part go to the buffer together."""
-        if self.lane.generation != self.generation or self._lost is not None:
+        if self.lane.generation != self.generation or self.phases.current not in STREAMING_PHASES:
             return
         add_texts = self.buffer.add_texts
         texts: list[str] = []
@@ -243,7 +267,9 @@ class Turn:
                         self.client.update_session_state(
                             self.session.provider_id, state.with_current_mode(mode_id)
                         )
-                self.emit(RunEvent("mode", self.run_id, {"modeId": mode_id}))
+                self.emit(
+                    RunEvent("mode", self.run_id, {"modeId": bounded_text(mode_id, MAX_NAME_CHARS)})
+                )
             return
         if kind == "config_option_update":
             options, _ignored = parse_config_options(update.get("configOptions"))
@@ -258,9 +284,9 @@ class Turn:
                     "config",
                     self.run_id,
                     {
-                        "configOptions": [
-                            {"id": o.id, "currentValue": o.current_value} for o in options
-                        ]
+                        "configOptions": bounded(
+                            [{"id": o.id, "currentValue": o.current_value} for o in options]
+                        )
                     },
                 )
             )
@@ -268,20 +294,14 @@ class Turn:
         if kind == "session_info_update":
             title = update.get("title")
             if isinstance(title, str):
-                self.emit(RunEvent("session_info", self.run_id, {"title": self.lane.redact(title)}))
+                # Redacted whole, then cut (as every view: see _tool_call_view).
+                shown = bounded_text(self.lane.redact(title), MAX_NAME_CHARS)
+                self.emit(RunEvent("session_info", self.run_id, {"title": shown}))
             return
         if kind == "available_commands_update":
             commands = update.get("availableCommands")
-            names = (
-                [
-                    c.get("name")
-                    for c in commands
-                    if isinstance(c, dict) and isinstance(c.get("name"), str)
-                ]
-                if isinstance(commands, list)
-                else []
-            )
-            self.emit(RunEvent("commands", self.run_id, {"commands": names[:64]}))
+            names = _command_names(commands)
+            self.emit(RunEvent("commands", self.run_id, {"commands": names}))
             return
         # Everything else is journal-only telemetry.
 
@@ -289,7 +309,7 @@ class Turn:
 
     async def on_permission(self, request: InboundRequest) -> Resolution:
         """Decide one permission request, record it durably, then hand the answer back."""
-        if self._cancelling or self._lost is not None:
+        if self.phases.current in REFUSING_PHASES:
             resolution = refuse(
                 request.id,
                 request.params,
@@ -324,19 +344,21 @@ class Turn:
             finally:
                 self._pending.discard(task)
         record = resolution.record.to_json(self.lane.secrets)
-        view = {
-            "toolCallId": record.get("toolCallId"),
-            "toolName": record.get("toolName"),
-            "options": [
-                {"optionId": o.get("optionId"), "name": o.get("name"), "kind": o.get("kind")}
-                for o in record.get("options", [])
-            ],
-            "outcome": "selected" if record.get("choice") is not None else "cancelled",
-            "optionId": record.get("choice"),
-            "chosenBy": record.get("chosenBy"),
-            "reasonCode": record.get("reasonCode"),
-            "reason": self.lane.redact(str(record.get("reason") or "")),
-        }
+        view = bounded(
+            {
+                "toolCallId": record.get("toolCallId"),
+                "toolName": record.get("toolName"),
+                "options": [
+                    {"optionId": o.get("optionId"), "name": o.get("name"), "kind": o.get("kind")}
+                    for o in record.get("options", [])
+                ],
+                "outcome": "selected" if record.get("choice") is not None else "cancelled",
+                "optionId": record.get("choice"),
+                "chosenBy": record.get("chosenBy"),
+                "reasonCode": record.get("reasonCode"),
+                "reason": self.lane.redact(str(record.get("reason") or "")),
+            }
+        )
         # Written (its request's journal record flushed first) before the answer is sent.
         await self.recorder.interaction(
             self.session.session_id, self.run_id, resolution, request.ref, self.lane.secrets
@@ -353,7 +375,7 @@ class Turn:
         outcome = await settle_elicitation(
             request.params,
             self.lane.elicitor,
-            cancelling=self._cancelling or self._lost is not None,
+            cancelling=self.phases.current in REFUSING_PHASES,
         )
         self.live.elicitation(redact_json(outcome.record, self.lane.secrets))
         return outcome.answer
@@ -372,12 +394,21 @@ class Turn:
             self.session.active = None
 
     def on_lost(self, reason: BatonError) -> None:
-        """The lane lost (or quarantined) this turn's generation."""
-        if self._lost is None:
-            self._lost = reason
-            self._lost_event.set()
+        """The lane lost (or quarantined) this turn's generation. Once the turn's outcome is
+        settled (FINISHING, FINISHED) a loss changes nothing about it."""
+        self._enter_lost(reason)
         for task in list(self._pending):
             task.cancel()
+
+    def _is_lost(self) -> bool:
+        """Whether the lane lost this turn's generation (read after an await: it can change)."""
+        return self.phases.current is TurnPhase.LOST
+
+    def _enter_lost(self, reason: BatonError | None) -> None:
+        if self.phases.current in LOSABLE_PHASES:
+            self.phases.enter(TurnPhase.LOST)
+            self._lost = reason
+            self._lost_event.set()
 
     def interrupt(self, reason: str = "user") -> None:
         """Ask the turn to stop (Ctrl-C, a caller's cancel)."""
@@ -396,10 +427,15 @@ class Turn:
         outcome: TurnOutcome
         ticker = asyncio.ensure_future(self._tick())
         try:
-            outcome = await self._submit_and_wait(prompt, profile_mapped)
+            if self._is_lost():
+                outcome = self._lost_before_submission()
+            else:
+                self.phases.enter(TurnPhase.SUBMITTING)
+                outcome = await self._submit_and_wait(prompt, profile_mapped)
         finally:
             ticker.cancel()
             self.session.active = None
+        self.phases.enter(TurnPhase.FINISHING)
         self._finish_items(outcome)
         outcome.tool_calls = len(self.tool_calls)
         outcome.permissions = self.permission_log
@@ -413,7 +449,17 @@ class Turn:
             outcome.error_code = "PROVIDER_USAGE_GATE"
             outcome.message = gate
             outcome.retryable = True
+        self.phases.enter(TurnPhase.FINISHED)
         return outcome
+
+    def _lost_before_submission(self) -> TurnOutcome:
+        """The lane was lost before the prompt was sent: nothing reached the agent."""
+        code = self._lost.code if self._lost is not None else "RUNTIME_LOST"
+        return TurnOutcome(
+            "FAILED",
+            error_code=code,
+            message=f"the agent was lost before the prompt was sent ({code})",
+        )
 
     async def _submit_and_wait(
         self, prompt: Sequence[dict[str, Any]], profile_mapped: bool
@@ -441,6 +487,9 @@ class Turn:
                 error_code="PROMPT_SUBMISSION_UNRECORDED",
                 recovery_reason=f"the submitted prompt could not be recorded: {type(exc).__name__}",
             )
+        if self._is_lost():
+            return await self._lost_outcome(self._lost)
+        self.phases.enter(TurnPhase.STREAMING)
         waiter: asyncio.Future[Any] = asyncio.ensure_future(
             connection.await_response(request_id, budget=self.clock)
         )
@@ -457,9 +506,11 @@ class Turn:
                     return await self._lost_outcome(exc)
                 except AgentRequestError as exc:
                     return self._agent_error(exc)
-            if lost.done():
+            if self._is_lost():
                 return await self._lost_outcome(self._lost)
-            return await self._interrupt(request_id, bound=None)
+            # The user's interrupt: the prompt's own wait is handed over, so an answer that
+            # arrives while session/cancel is being sent is read once, by one waiter.
+            return await self._interrupt(request_id, bound=None, first=waiter)
         finally:
             for task in (waiter, lost, interrupted):
                 if not task.done():
@@ -486,7 +537,10 @@ class Turn:
             "FAILED",
             stop_reason=reason,
             error_code="STOP_UNKNOWN",
-            message=f"the agent stopped with an unknown reason: {self.lane.redact(reason)[:80]}",
+            message=(
+                "the agent stopped with an unknown reason: "
+                f"{self.lane.redact(reason)[:MAX_STOP_REASON_QUOTE_CHARS]}"
+            ),
         )
 
     def _agent_error(self, exc: AgentRequestError) -> TurnOutcome:
@@ -502,6 +556,7 @@ class Turn:
         )
 
     async def _lost_outcome(self, reason: BatonError | None) -> TurnOutcome:
+        self._enter_lost(reason)
         code = reason.code if reason is not None else "RUNTIME_LOST"
         await self.lane.quarantine(f"the agent was lost mid-turn: {code}", self.generation)
         return TurnOutcome(
@@ -513,19 +568,36 @@ class Turn:
             ),
         )
 
-    async def _interrupt(self, request_id: int, bound: BudgetExpired | None) -> TurnOutcome:
-        self._cancelling = True
+    async def _interrupt(
+        self,
+        request_id: int,
+        bound: BudgetExpired | None,
+        first: asyncio.Future[Any] | None = None,
+    ) -> TurnOutcome:
+        """Send session/cancel and wait for the prompt's answer within the interrupt deadline.
+
+        ``first``: the prompt's wait that was running when the user interrupted. It is stopped
+        before a new wait starts (the connection hands an answer to one waiter only); when the
+        answer reached it first, that answer is the turn's outcome and nothing is cancelled.
+        """
+        self.phases.enter(TurnPhase.CANCELLING)
         by = bound.bound if bound is not None else (self._interrupt_reason or "user")
         await self.recorder.run_status(self.run_id, "INTERRUPTING")
         connection = self.client.connection
-        try:
-            await self.client.cancel(self.session.provider_id)
-        except BatonError:
-            return await self._lost_outcome(connection.close_reason)
-        for task in list(self._pending):
-            task.cancel()
-        waiter: asyncio.Future[Any] = asyncio.ensure_future(
-            connection.await_response(request_id, timeout=self.interrupt_timeout)
+        answered = await _stop_waiting(first)
+        if answered is None:
+            try:
+                await self.client.cancel(self.session.provider_id)
+            except BatonError:
+                return await self._lost_outcome(connection.close_reason)
+            for task in list(self._pending):
+                task.cancel()
+        waiter: asyncio.Future[Any] = (
+            answered
+            if answered is not None
+            else asyncio.ensure_future(
+                connection.await_response(request_id, timeout=self.interrupt_timeout)
+            )
         )
         lost: asyncio.Future[Any] = asyncio.ensure_future(self._lost_event.wait())
         try:
@@ -550,7 +622,7 @@ class Turn:
                     return await self._lost_outcome(exc)
                 except AgentRequestError as exc:
                     return self._agent_error(exc)
-                if outcome.status == "INTERRUPTED":
+                if outcome.status == "INTERRUPTED" and answered is None:
                     outcome.interrupted_by = by
                     outcome.bound = bound.bound if bound is not None else None
                     if bound is not None:
@@ -568,7 +640,6 @@ class Turn:
     # --- items -----------------------------------------------------------------------------
 
     def _finish_items(self, outcome: TurnOutcome) -> None:
-        self._finishing = True
         self.buffer.close()
         for tool_state in self.tool_calls.values():
             self._items.append(Item("tool_call", self._tool_view(tool_state)))
@@ -613,6 +684,22 @@ class Turn:
         )
 
 
+async def _stop_waiting(first: asyncio.Future[Any] | None) -> asyncio.Future[Any] | None:
+    """Stop the prompt's running wait ``first``; return it when it has the answer (a result
+    or the agent's error) instead, so the answer is read where it landed.
+
+    Cancelling a wait leaves the request pending on the connection, so a new wait still gets
+    an answer that comes later."""
+    if first is None:
+        return None
+    if not first.done():
+        first.cancel()
+        await asyncio.wait({first})
+    if first.cancelled() or isinstance(first.exception(), BudgetExpired):
+        return None
+    return first
+
+
 def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
     """The compact, bounded, redacted view of a tool call for events and items (no raw input
     or output: those stay in the protected journal)."""
@@ -622,33 +709,82 @@ def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict
         "kind": state.get("kind"),
         # Redacted whole, then cut: cutting first could leave the head of a credential
         # too short for any rule to recognise.
-        "title": redact(title)[:512] if isinstance(title, str) else None,
+        "title": redact(title)[:MAX_TOOL_TITLE_CHARS] if isinstance(title, str) else None,
         "status": state.get("status"),
-        "paths": [redact(p) for p in tool_paths(state)[:16]],
+        "paths": [redact(p) for p in tool_paths(state)[:MAX_TOOL_PATHS]],
     }
     name = tool_name(state)
     if name is not None:
         view["name"] = redact(name)
     command = tool_command(state)
     if command is not None:
-        view["command"] = redact(command)[:1024]
+        view["command"] = redact(command)[:MAX_TOOL_COMMAND_CHARS]
+    content = state.get("content")
     diffs = [
-        c for c in (state.get("content") or []) if isinstance(c, dict) and c.get("type") == "diff"
+        c
+        for c in (content if isinstance(content, list) else [])
+        if isinstance(c, dict) and c.get("type") == "diff"
     ]
     if diffs:
         added = removed = 0
         for diff in diffs:
-            old = (diff.get("oldText") or "").splitlines()
-            new = (diff.get("newText") or "").splitlines()
+            old = _lines(diff.get("oldText"))
+            new = _lines(diff.get("newText"))
             added += max(len(new) - len(old), 0) if old else len(new)
             removed += max(len(old) - len(new), 0)
-        view["diff"] = {"files": len(diffs), "added": added, "removed": removed}
-    return view
+        # The diff's texts are the inspector's, bounded by their own rule (a side over
+        # MAX_VIEW_DIFF_TEXT_CHARS is left out whole, never cut); everything else of the view
+        # is a bounded projection.
+        bounded_view: dict[str, Any] = bounded(view)
+        bounded_view["diff"] = {
+            "files": len(diffs),
+            "added": added,
+            "removed": removed,
+            "changes": [_diff_change(d, redact) for d in diffs[:MAX_VIEW_DIFF_FILES]],
+        }
+        return bounded_view
+    view_only: dict[str, Any] = bounded(view)
+    return view_only
+
+
+def _command_names(commands: object) -> list[str]:
+    """The first :data:`MAX_COMMAND_NAMES` command names of an available_commands_update."""
+    names: list[str] = []
+    for command in commands if isinstance(commands, list) else []:
+        if len(names) >= MAX_COMMAND_NAMES:
+            break
+        if isinstance(command, dict) and isinstance(command.get("name"), str):
+            names.append(bounded_text(command["name"], MAX_NAME_CHARS))
+    return names
+
+
+def _lines(text: object) -> list[str]:
+    """The lines of a diff side (nothing when the agent sent no text there)."""
+    return text.splitlines() if isinstance(text, str) else []
+
+
+def _diff_change(diff: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+    """One diff item's path and texts, redacted, for the inspector's rendered diff; a side
+    over :data:`MAX_VIEW_DIFF_TEXT_CHARS` (or not a string) is left out and marked."""
+    path = diff.get("path")
+    old, new = diff.get("oldText"), diff.get("newText")
+    sides = [side for side in (old, new) if side is not None]
+    fits = all(isinstance(s, str) and len(s) <= MAX_VIEW_DIFF_TEXT_CHARS for s in sides)
+    return {
+        "path": redact(path)[:MAX_TOOL_PATH_CHARS] if isinstance(path, str) else None,
+        "oldText": redact(old) if fits and isinstance(old, str) else None,
+        "newText": redact(new) if fits and isinstance(new, str) else None,
+        "truncated": not fits,
+    }
 
 
 def _plan_view(entries: list[Any]) -> list[dict[str, Any]]:
-    return [
-        {k: e.get(k) for k in ("content", "status", "priority")}
-        for e in entries[:64]
-        if isinstance(e, dict)
-    ]
+    """The plan's entries as events and items show them, bounded."""
+    view: list[dict[str, Any]] = bounded(
+        [
+            {k: e.get(k) for k in ("content", "status", "priority")}
+            for e in entries[:MAX_PLAN_ENTRIES]
+            if isinstance(e, dict)
+        ]
+    )
+    return view

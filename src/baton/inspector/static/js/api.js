@@ -11,19 +11,19 @@ export const REQUEST_TIMEOUT_MS = 30_000;
 const BASE = "/api/v1";
 const enc = encodeURIComponent;
 
-// Every route the page uses, in one place.
+// Every route the page uses, in one place (docs/api.md).
 export const ROUTES = {
   readiness: () => `${BASE}/readiness`,
   liveCheck: (profile) => `${BASE}/readiness/${enc(profile)}/live`,
   sessions: () => `${BASE}/sessions`,
   session: (id) => `${BASE}/sessions/${enc(id)}`,
   prompt: (id) => `${BASE}/sessions/${enc(id)}/prompt`,
-  cancel: (id) => `${BASE}/sessions/${enc(id)}/cancel`,
-  close: (id) => `${BASE}/sessions/${enc(id)}/close`,
+  cancelSession: (id) => `${BASE}/sessions/${enc(id)}/cancel`,
   controls: (id) => `${BASE}/sessions/${enc(id)}/controls`,
   runs: () => `${BASE}/runs`,
   run: (id) => `${BASE}/runs/${enc(id)}`,
   runEvents: (id) => `${BASE}/runs/${enc(id)}/events`,
+  cancelRun: (id) => `${BASE}/runs/${enc(id)}/cancel`,
   permissions: () => `${BASE}/permissions`,
   answer: (id) => `${BASE}/permissions/${enc(id)}/answer`,
   recovery: () => `${BASE}/recovery`,

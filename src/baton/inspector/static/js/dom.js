@@ -10,7 +10,8 @@ const INERT_ATTRIBUTES = new Set([
   "class", "id", "role", "title", "type", "name", "value", "for", "href", "colspan",
   "aria-label", "aria-live", "aria-expanded", "aria-controls", "aria-current", "aria-describedby",
   "aria-pressed", "aria-busy", "data-kind", "data-id", "data-state", "data-testid", "tabindex",
-  "placeholder", "autocomplete", "min", "max", "step", "maxlength", "rows", "open",
+  "placeholder", "autocomplete", "min", "max", "step", "maxlength", "rows", "open", "scope",
+  "data-revision",
 ]);
 
 // A link may only point inside the page (hash routes) or at the service's own paths.

@@ -1,4 +1,5 @@
-// The inspector's router: one page per hash route, each rendered into <main id="view">.
+// The inspector's router: one page per hash route, each rendered into a fresh container in
+// <main id="view">.
 // Leaving a page calls the cleanup it returned (closing its live streams and timers).
 
 import { h, replaceChildren } from "./dom.js";
@@ -41,8 +42,11 @@ function route() {
   }
   const [pattern, page] = found;
   const params = path.match(pattern).slice(1);
-  replaceChildren(view, h("p", { "aria-busy": "true" }, "Loading…"));
-  cleanup = page(view, params);
+  // Each visit renders into a fresh container: a page's late answer (a slow readiness check
+  // after the user moved on) lands in a detached node instead of over the next page.
+  const container = h("div", { class: "page" }, h("p", { "aria-busy": "true" }, "Loading…"));
+  replaceChildren(view, container);
+  cleanup = page(container, params);
   view.focus({ preventScroll: true });
 }
 

@@ -28,12 +28,22 @@ const NOTICES = {
   commands: (e) => `commands: ${(e.commands ?? []).join(", ")}`,
   warning: (e) => `${e.code ?? "WARNING"}: ${e.message ?? ""}`,
   notice: (e) => `${e.code ? `${e.code}: ` : ""}${e.message ?? ""}`,
-  dropped: (e) => `the live stream fell behind and was resumed${e.missed ? ` (${e.missed} events re-read)` : ""}`,
+  dropped: (e) => `the live stream fell behind and was dropped by the service; resuming after the last event seen (${e.reason ?? ""})`,
+  permission_request: (e) => `permission requested for ${e.toolCall?.title ?? e.toolCallId ?? "a tool call"}: waiting for an answer`,
+  permission_closed: (e) => `permission request ${e.id ?? ""} closed`,
 };
+
+// Run statuses whose turn is over: a stream of such a run ends after its record.
+export const ENDED_STATUSES = new Set(["COMPLETED", "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST"]);
 
 /** Folds run events into rows. Rows are plain objects; `version` bumps on every change. */
 export class TranscriptModel {
   constructor() {
+    this.reset();
+  }
+
+  /** Forget every row (a replay from the store starts over). */
+  reset() {
     this.rows = [];
     this.events = 0;
     this.usage = null;
@@ -102,10 +112,41 @@ export class TranscriptModel {
     } else if (type === "result") {
       this.result = event;
       this._add({ kind: "result", result: event });
+    } else if (type === "replay") {
+      this.loadRecord(event.run ?? {});
     } else {
       const say = NOTICES[type];
       this._add({ kind: "notice", type: String(type), text: say ? say(event) : `${type}` });
       this.counts.notice++;
+    }
+  }
+
+  /**
+   * Start over from the store's record of a run (`baton show --json`; the stream's `replay`
+   * event): its items, its permission decisions, and its outcome when the turn is over.
+   */
+  loadRecord(run) {
+    this.reset();
+    const items = Array.isArray(run.items) ? [...run.items] : [];
+    items.sort((a, b) => (a.seq ?? 0) - (b.seq ?? 0));
+    for (const item of items) {
+      const content = item.content && typeof item.content === "object" ? item.content : { text: String(item.content ?? "") };
+      this.push({ ...content, type: item.kind, coalescedEvents: item.coalescedEvents });
+    }
+    for (const i of Array.isArray(run.interactions) ? run.interactions : []) {
+      const options = (i.offeredOptions ?? []).filter((o) => o.offered !== false);
+      this.push({
+        type: "permission", toolCallId: i.toolCall?.toolCallId, options, optionId: i.choice,
+        outcome: i.choice ? "selected" : String(i.state ?? "").toLowerCase(), chosenBy: i.chosenBy, reason: i.reason,
+      });
+    }
+    if (ENDED_STATUSES.has(run.status)) {
+      this.push({
+        type: "result", status: run.status, stopReason: run.stopReason, errorCode: run.errorCode, message: run.diagnostic,
+        skippedFrames: run.skippedFrames, violations: run.violations,
+        durationMs: typeof run.durationSeconds === "number" ? run.durationSeconds * 1000 : undefined,
+        toolCalls: this.counts.tool_call, permissions: this.counts.permission, fromStore: true,
+      });
     }
   }
 
@@ -152,8 +193,34 @@ function renderDiff(diff) {
   return h("div", { class: "diff-summary" }, h("p", {}, "diff: ", summary), blocks);
 }
 
+/**
+ * A tool call in the run-event view's shape (`paths`, `diff.changes`), from either that view
+ * or the agent's own ACP shape (`locations`, `content` diff items) that permission requests
+ * carry.
+ */
+export function toolView(tool) {
+  if (!tool || typeof tool !== "object") return {};
+  const view = { ...tool };
+  if (!Array.isArray(view.paths)) {
+    view.paths = (Array.isArray(tool.locations) ? tool.locations : []).map((l) => l?.path).filter((p) => typeof p === "string");
+  }
+  if (!view.diff && Array.isArray(tool.content)) {
+    const changes = tool.content.filter((c) => c && c.type === "diff")
+      .map((c) => ({ path: c.path, oldText: c.oldText ?? null, newText: c.newText ?? null, truncated: false }));
+    if (changes.length) {
+      let added = 0;
+      let removed = 0;
+      for (const c of changes) for (const [op] of lineDiff(c.oldText, c.newText)) { if (op === "+") added++; else if (op === "-") removed++; }
+      view.diff = { files: changes.length, added, removed, changes };
+    }
+  }
+  if (!view.command && typeof tool.rawInput?.command === "string") view.command = tool.rawInput.command;
+  return view;
+}
+
 /** The DOM of one tool call (also used by the permission cards). */
-export function renderTool(tool) {
+export function renderTool(raw) {
+  const tool = toolView(raw);
   const paths = Array.isArray(tool.paths) ? tool.paths : [];
   return h("div", { class: "tool" },
     h("p", { class: "tool-head" },
@@ -183,7 +250,8 @@ function renderResult(r) {
     h("p", { class: "muted" },
       `tool calls ${r.toolCalls ?? 0}, permissions ${r.permissions ?? 0}, skipped frames ${r.skippedFrames ?? 0}, violations ${r.violations ?? 0}`,
       r.bound ? `, budget elapsed: ${r.bound}` : ""),
-    r.nextStep ? h("p", {}, "next: ", String(r.nextStep)) : null);
+    r.nextStep ? h("p", {}, "next: ", String(r.nextStep)) : null,
+    r.fromStore ? h("p", { class: "muted" }, "(as recorded in the store)") : null);
 }
 
 /** The DOM of one row. */
@@ -257,10 +325,23 @@ export class TranscriptView {
     this.rebuild();
   }
 
+  /** Show the model from scratch (after a replay reset it), following its end. */
+  reload() {
+    this.follow = true;
+    this.page = this.lastPage();
+    this.model.takeChanged();
+    this.rebuild();
+  }
+
   /** Fold events in and schedule one render. */
   push(events) {
-    for (const event of events) this.model.push(event);
-    this.schedule();
+    let replayed = false;
+    for (const event of events) {
+      this.model.push(event);
+      if (event.type === "replay") replayed = true;
+    }
+    if (replayed) this.reload();
+    else this.schedule();
   }
 
   schedule() {

@@ -16,7 +16,7 @@ const REMEMBERED_KINDS = new Set(["allow_always", "reject_always"]);
 
 /** The card of one pending request; `onDone` is told when it was answered. */
 export function permissionCard(request, onDone = () => {}) {
-  const id = request.requestId ?? request.id;
+  const id = request.id;
   const status = h("div", { class: "answer-status", "aria-live": "assertive" });
   const tool = request.toolCall ?? request.tool ?? null;
   const options = request.options ?? request.offeredOptions ?? [];
@@ -43,12 +43,13 @@ export function permissionCard(request, onDone = () => {}) {
       onclick: () => answer({ optionId: option.optionId }, `“${option.name}”`),
     }, String(option.name), ` (${option.kind})`, remembered ? " ★ provider-owned" : ""));
   }
-  buttons.push(h("button", { type: "button", onclick: () => answer({ outcome: "cancelled" }, "cancel") }, "Cancel the request"));
+  buttons.push(h("button", { type: "button", onclick: () => answer({ cancel: true }, "cancel") }, "Cancel the request"));
   return h("section", { class: "card permission-card", "data-testid": `permission-${id}`, "aria-label": `permission request ${id}` },
     h("h2", {}, "Permission request ", badge(request.state ?? "pending", "pending")),
-    h("p", { class: "muted" }, `run ${request.runId ?? "?"}, session ${request.sessionId ?? "?"}`,
+    h("p", { class: "muted" }, `run ${request.runId ?? "?"}, provider session ${request.providerSessionId ?? "?"}, asked ${request.askedAt ?? "?"}`,
       request.runId ? [" · ", h("a", { href: `#/runs/${encodeURIComponent(request.runId)}` }, "open the run")] : null),
     tool ? renderTool(tool) : h("p", {}, "No tool call was correlated with this request."),
+    request.reason ? h("p", { class: "muted" }, "Why Baton asks: ", String(request.reason)) : null,
     options.some((o) => REMEMBERED_KINDS.has(o.kind))
       ? h("p", { class: "muted" }, "★ marks an option the provider remembers; Baton never does.") : null,
     h("div", { class: "option-buttons", role: "group", "aria-label": "options" }, buttons),
@@ -61,20 +62,20 @@ export function pendingInto(box, runId) {
   return every(PERMISSIONS_POLL_MS, async () => {
     let requests;
     try {
-      requests = listOf(await get(ROUTES.permissions(), runId ? { runId } : undefined), "permissions", "pending", "items");
+      requests = listOf(await get(ROUTES.permissions(), runId ? { runId } : undefined), "permissions");
     } catch (error) {
       replaceChildren(box, errorBox(error));
       cards.clear();
       return;
     }
-    const live = new Set(requests.map((r) => String(r.requestId ?? r.id)));
+    const live = new Set(requests.map((r) => String(r.id)));
     for (const [id, card] of cards) {
       // A card whose request ended stays until the page is left if it shows a refusal or an
       // answer; otherwise it goes.
       if (!live.has(id) && !card.querySelector(".answer-status").textContent) { card.remove(); cards.delete(id); }
     }
     for (const request of requests) {
-      const id = String(request.requestId ?? request.id);
+      const id = String(request.id);
       if (!cards.has(id)) { const card = permissionCard(request); cards.set(id, card); box.appendChild(card); }
     }
     box.querySelector(".none")?.remove();

@@ -2,24 +2,29 @@
 // resumed with Last-Event-ID by the browser's EventSource, its pending permission cards).
 
 import { h, replaceChildren, badge, facts, duration } from "../dom.js";
-import { get, ROUTES } from "../api.js";
-import { TranscriptModel, TranscriptView } from "../transcript.js";
+import { get, post, ROUTES } from "../api.js";
+import { ENDED_STATUSES, TranscriptModel, TranscriptView } from "../transcript.js";
 import { errorBox, field, listOf, table } from "./common.js";
 import { pendingInto } from "./permissions.js";
 
 // Run statuses the filter offers (docs/journal.md, run-status table).
-const STATUSES = ["", "QUEUED", "RUNNING", "COMPLETED", "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED"];
+const STATUSES = ["", "QUEUED", "STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING", "COMPLETED",
+  "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST"];
+
+// Policies a run may ask for (docs/permissions.md).
+const POLICIES = ["", "ask", "auto-edits", "full"];
 
 // Event types the service sends as named SSE events (docs/events.md) plus its own markers.
 const EVENT_TYPES = ["run_started", "session", "controls", "text", "thought", "user_text", "tool_call",
   "plan", "usage", "mode", "config", "session_info", "commands", "permission", "item", "warning",
-  "result", "dropped", "notice", "compaction", "elicitation"];
+  "result", "dropped", "notice", "replay", "permission_request", "permission_closed",
+  "compaction", "elicitation"];
 
 /** A run's status badge; RECOVERY_REQUIRED links to the recovery view. */
 export function runStatus(run) {
   const status = String(run.status ?? "?");
   if (status === "RECOVERY_REQUIRED") {
-    return h("a", { href: `#/recovery/${encodeURIComponent(run.runId ?? run.id)}`, "aria-label": "recovery required: open the recovery view" }, badge(status));
+    return h("a", { href: `#/recovery/${encodeURIComponent(run.id ?? run.runId)}`, "aria-label": "recovery required: open the recovery view" }, badge(status));
   }
   return badge(status);
 }
@@ -33,34 +38,68 @@ function usageText(run) {
 /** The runs table. */
 export function runsTable(runs) {
   return table([
-    ["run", (r) => h("a", { href: `#/runs/${encodeURIComponent(r.runId ?? r.id)}` }, h("code", {}, String(r.runId ?? r.id).slice(0, 12)))],
+    ["run", (r) => h("a", { href: `#/runs/${encodeURIComponent(r.id ?? r.runId)}` }, h("code", {}, String(r.id ?? r.runId)))],
     ["status", runStatus],
     ["agent", (r) => String(r.agent ?? "")],
     ["session", (r) => r.sessionId ? h("a", { href: `#/sessions/${encodeURIComponent(r.sessionId)}` }, h("code", {}, String(r.sessionId).slice(0, 12))) : ""],
     ["cwd", (r) => h("code", {}, String(r.cwd ?? ""))],
-    ["started", (r) => String(r.createdAt ?? r.startedAt ?? "")],
+    ["prompt", (r) => String(r.promptText ?? "").slice(0, 80)],
+    ["started", (r) => String(r.startedAt ?? r.createdAt ?? "")],
     ["duration", (r) => r.durationSeconds !== undefined && r.durationSeconds !== null ? duration(r.durationSeconds * 1000) : ""],
     ["usage", usageText],
   ], runs, "No runs match.");
+}
+
+/** The form that starts a run through `POST /api/v1/runs`; the page opens the new run. */
+function newRunForm() {
+  const agent = h("input", { name: "agent", placeholder: "profile, e.g. claude", autocomplete: "off" });
+  const command = h("input", { name: "agentCommand", placeholder: "or an agent command (needs --allow-agent-command)", autocomplete: "off" });
+  const cwd = h("input", { name: "cwd", placeholder: "absolute path", autocomplete: "off" });
+  const policy = h("select", { name: "policy" }, POLICIES.map((p) => h("option", { value: p }, p || "the service's")));
+  const prompt = h("textarea", { name: "prompt", rows: "3" });
+  const status = h("div", { "aria-live": "polite", "data-testid": "new-run-status" });
+  const submit = async (e) => {
+    e.preventDefault();
+    const body = { prompt: prompt.value };
+    if (agent.value.trim()) body.agent = agent.value.trim();
+    if (command.value.trim()) body.agentCommand = command.value.trim();
+    if (cwd.value.trim()) body.cwd = cwd.value.trim();
+    if (policy.value) body.policy = policy.value;
+    try {
+      const answer = await post(ROUTES.runs(), body);
+      location.hash = `#/runs/${encodeURIComponent(answer.runId)}`;
+    } catch (error) {
+      replaceChildren(status, errorBox(error));
+    }
+  };
+  return h("details", { class: "card" }, h("summary", {}, "Start a run"),
+    h("form", { class: "filters", "aria-label": "start a run", onsubmit: submit },
+      field("Agent profile", agent), field("Agent command", command), field("Working directory", cwd),
+      field("Policy", policy), field("Prompt", prompt), h("button", { type: "submit" }, "Start")),
+    status);
 }
 
 export function runsPage(view) {
   const status = h("select", { name: "status" }, STATUSES.map((s) => h("option", { value: s }, s || "any")));
   const agent = h("input", { name: "agent", placeholder: "any", autocomplete: "off" });
   const cwd = h("input", { name: "cwd", placeholder: "any", autocomplete: "off" });
+  const session = h("input", { name: "sessionId", placeholder: "any", autocomplete: "off" });
   const box = h("div", { "aria-live": "polite" });
   const load = async () => {
     try {
-      const data = await get(ROUTES.runs(), { status: status.value, agent: agent.value.trim(), cwd: cwd.value.trim() });
-      replaceChildren(box, runsTable(listOf(data, "runs", "items")));
+      const data = await get(ROUTES.runs(), {
+        status: status.value, sessionId: session.value.trim(), agent: agent.value.trim(), cwd: cwd.value.trim(),
+      });
+      const runs = listOf(data, "runs");
+      replaceChildren(box, runsTable(runs));
     } catch (error) {
       replaceChildren(box, errorBox(error));
     }
   };
   const form = h("form", { class: "filters", "aria-label": "filters", onsubmit: (e) => { e.preventDefault(); load(); } },
-    field("Status", status), field("Agent", agent), field("Working directory", cwd),
+    field("Status", status), field("Agent", agent), field("Working directory", cwd), field("Session", session),
     h("button", { type: "submit" }, "Filter"));
-  replaceChildren(view, h("h1", {}, "Runs"), form, box);
+  replaceChildren(view, h("h1", {}, "Runs"), newRunForm(), h("h2", {}, "Runs"), form, box);
   load();
 }
 
@@ -84,7 +123,7 @@ export function followRun(runId, transcript, onState) {
     try { event = JSON.parse(message.data); } catch { return; }
     if (!event.type) event.type = message.type === "message" ? "notice" : message.type;
     transcript.push([event]);
-    if (event.type === "result") {
+    if (event.type === "result" || (event.type === "replay" && ENDED_STATUSES.has(event.run?.status))) {
       finished = true;
       source.close();
       onState("finished");
@@ -105,7 +144,16 @@ export function runPage(view, [runId]) {
   const permissions = h("div", { class: "permissions", "aria-label": "pending permission requests" });
   const connection = h("p", { class: "connection", "aria-live": "polite", "data-testid": "connection" }, "connecting…");
   const transcriptBox = h("section", { "aria-label": "transcript" });
-  replaceChildren(view, h("h1", {}, "Run ", h("code", {}, runId)), summary,
+  const cancelStatus = h("div", { "aria-live": "polite" });
+  const cancel = h("button", { type: "button", onclick: async () => {
+    try {
+      await post(ROUTES.cancelRun(runId));
+      cancelStatus.textContent = "Cancel sent: the turn is being interrupted.";
+    } catch (error) {
+      replaceChildren(cancelStatus, errorBox(error));
+    }
+  } }, "Cancel this run");
+  replaceChildren(view, h("h1", {}, "Run ", h("code", {}, runId)), summary, h("p", {}, cancel), cancelStatus,
     h("h2", {}, "Waiting for you"), permissions,
     h("h2", {}, "Transcript"), connection, transcriptBox);
   const transcript = new TranscriptView(transcriptBox, new TranscriptModel());
@@ -119,8 +167,11 @@ export function runPage(view, [runId]) {
         ["cwd", run.cwd ? h("code", {}, String(run.cwd)) : null],
         ["duration", run.durationSeconds !== undefined && run.durationSeconds !== null ? duration(run.durationSeconds * 1000) : null],
         ["permission outcomes", run.permissionOutcomes ? Object.entries(run.permissionOutcomes).map(([k, v]) => `${k} ${v}`).join(", ") : null],
-        ["skipped frames", run.skippedFrames],
-        ["violations", run.violations],
+        ["policy", run.policy],
+        ["prompt", run.promptText ? h("pre", {}, String(run.promptText)) : null],
+        ["error", run.errorCode ? [h("code", {}, String(run.errorCode)), " ", String(run.diagnostic ?? "")] : null],
+        ["skipped frames", String(run.skippedFrames ?? 0)],
+        ["violations", String(run.violations ?? 0)],
         ["journal", h("a", { href: `#/journal/run/${encodeURIComponent(runId)}` }, "the run's journal records")],
       ]));
     } catch (error) {
@@ -135,7 +186,7 @@ export function runPage(view, [runId]) {
       closed: "the stream closed", finished: "finished",
     }[state] ?? state;
     connection.dataset.state = state;
-    if (state === "finished") { showSummary(); stopPermissions(); }
+    if (state === "finished") { showSummary(); stopPermissions(); cancel.disabled = true; }
   });
   return () => { close(); stopPermissions(); };
 }

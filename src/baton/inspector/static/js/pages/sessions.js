@@ -143,7 +143,7 @@ export function sessionPage(view, [sessionId]) {
   };
   const cancel = async () => {
     try {
-      await post(ROUTES.cancel(sessionId));
+      await post(ROUTES.cancelSession(sessionId));
       cancelStatus.textContent = "Cancel sent to the active turn.";
       refresh();
     } catch (error) {

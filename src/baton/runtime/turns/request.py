@@ -1,0 +1,58 @@
+"""What a caller asks the runtime to run: one prompt, its agent, settings and bounds.
+
+``RunRequest`` is the library's input (re-exported by ``baton.runtime.runtime`` and
+``baton``); it lives here, below the front, so a turn's context can carry it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from baton.runtime.permissions.policies import ExecutionSettings, PolicyName
+from baton.wire.budget import BoundSetting
+
+
+@dataclass(frozen=True, slots=True)
+class RunRequest:
+    """One prompt to run. Exactly one of ``agent`` (a profile) and ``agent_command``."""
+
+    prompt: str
+    agent: str | None = None
+    agent_command: str | Sequence[str] | None = None
+    env_keys: Sequence[str] = ()
+    cwd: str | None = None
+    #: The permission policy: ``"ask"``, ``"auto-edits"`` or ``"full"``.
+    policy: PolicyName = "ask"
+    allow_unattended: bool = False
+    mode: str | None = None
+    model: str | None = None
+    effort: str | None = None
+    config: Mapping[str, str] = field(default_factory=dict)
+    tools_file: str | None = None
+    #: The turn's idle bound: seconds, ``"off"``, or None for the profile's, the config
+    #: file's, else the default (``baton.wire.budget.DEFAULT_IDLE_TIMEOUT_SECONDS``, 600 s).
+    idle_timeout: BoundSetting = None
+    #: The turn's absolute bound in seconds (None: none).
+    timeout: float | None = None
+    attachments: Sequence[str] = ()
+    execution: ExecutionSettings = field(default_factory=ExecutionSettings)
+    #: The process lane: ``default``, or ``review`` (grok's read-only sandboxed process).
+    lane: str = "default"
+    #: Attach this provider session (resume, else load) instead of creating one.
+    attach_session: str | None = None
+    #: With ``attach_session``: attach to look, send no prompt (`baton recover --attach`).
+    inspect_only: bool = False
+    #: Keep the provider session attached after the run (its controls can then be read and
+    #: changed with :meth:`Runtime.controls` and :meth:`Runtime.apply_control`).
+    keep_session: bool = False
+    #: Additional workspace roots (``--add-dir``): existing directories outside ``cwd``, sent
+    #: as ``additionalDirectories`` (needs ``sessionCapabilities.additionalDirectories``) and
+    #: treated by the local permission policy as inside the worktree.
+    additional_directories: Sequence[str] = ()
+    #: Unstable ACP: a system prompt replacing the agent's default instructions (``override``;
+    #: needs ``sessionCapabilities.systemPrompt.mode.override``). Excludes the next field.
+    system_prompt: str | None = None
+    #: Unstable ACP: a system prompt added to the agent's own (``append``; needs
+    #: ``sessionCapabilities.systemPrompt``).
+    append_system_prompt: str | None = None

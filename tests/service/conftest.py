@@ -1,0 +1,114 @@
+"""An in-process service: a runtime over a temporary data directory, its application, and an
+httpx client speaking to it through ASGITransport (no socket)."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+
+from baton.runtime.runtime import Runtime
+from baton.service.app import build_app
+from baton.service.context import Service, ServiceSettings
+from baton.service.feeds import QueueBounds
+from baton.service.guard import HostRule
+from baton.service.server import build_service
+from baton.service.tokens import Credentials
+
+AGENT = f"{sys.executable} -m baton.agents.scripted"
+PORT = 18000
+BASE = f"http://127.0.0.1:{PORT}"
+TOKEN = "t" * 43
+AUTH = {"Authorization": f"Bearer {TOKEN}"}
+
+
+@dataclass
+class Api:
+    """The client, the service behind it and the test's working directory."""
+
+    client: httpx.AsyncClient
+    service: Service
+    credentials: Credentials
+    cwd: Path
+
+    async def start(self, prompt: str, **fields: Any) -> str:
+        body = {"prompt": prompt, "agentCommand": AGENT, "cwd": str(self.cwd), **fields}
+        answer = await self.client.post("/api/v1/runs", json=body, headers=AUTH)
+        assert answer.status_code == 202, answer.text
+        run_id: str = answer.json()["runId"]
+        return run_id
+
+    async def events(self, run_id: str, last: str | None = None) -> list[dict[str, Any]]:
+        headers = dict(AUTH)
+        if last is not None:
+            headers["Last-Event-ID"] = last
+        answer = await self.client.get(f"/api/v1/runs/{run_id}/events", headers=headers)
+        assert answer.status_code == 200, answer.text
+        return parse_sse(answer.text)
+
+    async def finish(self, run_id: str) -> dict[str, Any]:
+        """Wait for the run's task, then its record."""
+        task = self.service.launcher.tasks.get(run_id)
+        if task is not None:
+            await asyncio.wait({task}, timeout=60)
+        answer = await self.client.get(f"/api/v1/runs/{run_id}", headers=AUTH)
+        assert answer.status_code == 200, answer.text
+        view: dict[str, Any] = answer.json()
+        return view
+
+
+def parse_sse(text: str) -> list[dict[str, Any]]:
+    """Every event of an SSE body as ``{"id", "event", "data"}``."""
+    found: list[dict[str, Any]] = []
+    for block in text.split("\n\n"):
+        fields: dict[str, Any] = {"id": None, "event": "message", "data": None}
+        for line in block.splitlines():
+            if line.startswith(":") or not line:
+                continue
+            name, _, value = line.partition(": ")
+            fields[name] = value
+        if fields["data"] is not None:
+            fields["data"] = orjson.loads(fields["data"])
+            found.append(fields)
+    return found
+
+
+async def make_api(
+    tmp_path: Path,
+    *,
+    settings: ServiceSettings | None = None,
+    permission_wait: float = 60.0,
+    bounds: QueueBounds | None = None,
+) -> tuple[Api, Runtime]:
+    runtime = Runtime(data_dir=tmp_path / "data", environ={"PATH": "/usr/bin:/bin"})
+    service = build_service(
+        runtime,
+        settings or ServiceSettings(allow_agent_command=True),
+        permission_wait=permission_wait,
+        bounds=bounds or QueueBounds(),
+    )
+    await runtime.open()
+    credentials = Credentials(TOKEN)
+    app = build_app(service, credentials=credentials, hosts=HostRule("127.0.0.1", PORT))
+    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE)
+    cwd = tmp_path / "work"
+    cwd.mkdir(exist_ok=True)
+    return Api(client, service, credentials, cwd), runtime
+
+
+@pytest.fixture
+async def api(tmp_path: Path) -> AsyncIterator[Api]:
+    made, runtime = await make_api(tmp_path)
+    try:
+        yield made
+    finally:
+        await made.service.launcher.stop(0.1)
+        await made.client.aclose()
+        await runtime.close()
