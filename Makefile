@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv dev demo test lint typecheck pytest bench qualify dist dist-check test-browser clean
+.PHONY: venv dev demo test test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -64,6 +64,12 @@ test-browser: $(VENV)/.browser
 		$(AS_ROOT) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(AS_ROOT) apt-get install -y -q chromium chromium-driver; fi
 	BATON_CHROMIUM="$(CHROMIUM)" $(BIN)/pytest -q -p no:cacheprovider tests/browser
+# Many hosts (issue 22, docs/fleet.md): the fleet suite and the run store's tests on
+# PostgreSQL. Installs Debian's postgresql when missing (as root; CI), starts a throwaway
+# cluster in a temporary directory (as the `postgres` user when run as root), runs the tests,
+# then stops and removes the cluster (scripts/pg_cluster.sh, scripts/test_fleet.sh).
+test-fleet: $(VENV)/.dev
+	bash scripts/test_fleet.sh "$(BIN)"
 
 $(VENV)/.bench: $(VENV)/.dev
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'
@@ -86,6 +92,19 @@ qualify: $(VENV)/.dev
 	BATON_QUALIFY_CACHE="$(BATON_QUALIFY_CACHE)" $(BIN)/python tests/qualification/qualify_installs.py
 	BATON_QUALIFY=1 BATON_QUALIFY_CACHE="$(BATON_QUALIFY_CACHE)" BATON_QUALIFY_REPORT=docs/qualification.md \
 		$(BIN)/pytest tests/qualification -q -p no:cacheprovider
+
+# Interop with the official SDKs' experimental ACP v2 agents (tests/v2_sdks; docs/protocol.md,
+# Versions). Installs the Python SDK (agent-client-protocol 1.0.0rc3, its own venv) and the
+# TypeScript SDK (@agentclientprotocol/sdk 2.4.0, npm, run with Node) into BATON_V2_SDKS_CACHE,
+# reused by reruns, then runs the tests. Not part of `make test`, which needs no network.
+BATON_V2_SDKS_CACHE ?= $(HOME)/.cache/baton-v2-sdks
+
+test-v2-sdks: $(VENV)/.dev
+	@command -v node >/dev/null && command -v npm >/dev/null || \
+		{ echo "test-v2-sdks: node and npm are needed for the TypeScript SDK" >&2; exit 1; }
+	BATON_V2_SDKS_CACHE="$(BATON_V2_SDKS_CACHE)" $(BIN)/python tests/v2_sdks/sdk_installs.py
+	BATON_V2_SDKS=1 BATON_V2_SDKS_CACHE="$(BATON_V2_SDKS_CACHE)" \
+		$(BIN)/pytest tests/v2_sdks -q -p no:cacheprovider
 
 # Packaging (docs/decisions.md, "Packaging"). `make dist` builds the sdist and the wheel into
 # dist/ with the standard build frontend (from the sdist, so the wheel holds only what the sdist

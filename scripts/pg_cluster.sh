@@ -3,6 +3,8 @@
 #
 #   scripts/pg_cluster.sh start DIR   # initdb + start in DIR (created, must not exist);
 #                                     # prints the admin URL on stdout
+#   scripts/pg_cluster.sh restart DIR # stop and start it again on the same port (tests of
+#                                     # workers surviving a database restart)
 #   scripts/pg_cluster.sh stop DIR    # stop the cluster and remove DIR
 #
 # PostgreSQL comes from Debian's packages, installed here when missing (CI runs as root on a
@@ -64,6 +66,16 @@ start() {
     echo "postgresql://postgres@127.0.0.1:$port/postgres"
 }
 
+restart() {
+    local dir=$1 bin port
+    bin=$(pg_bindir)
+    port=$(cat "$dir/port")
+    as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 60 -m fast stop >/dev/null
+    as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
+        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c max_connections=200" \
+        >/dev/null
+}
+
 stop() {
     local dir=$1
     [ -d "$dir/data" ] || { rm -rf "$dir"; return; }
@@ -75,6 +87,7 @@ stop() {
 
 case "${1:-}" in
 start) start "$2" ;;
+restart) restart "$2" ;;
 stop) stop "$2" ;;
-*) echo "usage: $0 start|stop DIR" >&2; exit 2 ;;
+*) echo "usage: $0 start|restart|stop DIR" >&2; exit 2 ;;
 esac

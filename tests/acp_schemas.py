@@ -29,6 +29,13 @@ STABLE_SCHEMAS: Final = {
 #: The SDK 2.4.0 unstable schema (a superset of its stable one).
 UNSTABLE_SCHEMA: Final = SCHEMA_DIR / "sdk-2.4.0" / "schema.unstable.json"
 
+#: The SDK 2.4.0 ACP v2 draft schema (stable part): everything Baton sends a v2 agent, and
+#: everything the scripted agent sends in v2, validates against it.
+V2_SCHEMA: Final = SCHEMA_DIR / "sdk-2.4.0" / "v2" / "schema.json"
+
+#: The release key of the v2 draft schema.
+V2: Final = "v2"
+
 #: The newest stable release, for inbound shapes only it defines (notices, compaction).
 CURRENT: Final = "sdk-2.4.0"
 
@@ -37,11 +44,14 @@ _VALIDATORS: dict[tuple[str, str], jsonschema.Draft202012Validator] = {}
 
 
 def _path(release: str) -> Path:
+    if release == V2:
+        return V2_SCHEMA
     return UNSTABLE_SCHEMA if release == "unstable" else STABLE_SCHEMAS[release]
 
 
 def document(release: str) -> dict[str, Any]:
-    """The parsed schema of ``release`` (a key of :data:`STABLE_SCHEMAS`, or ``unstable``)."""
+    """The parsed schema of ``release`` (a key of :data:`STABLE_SCHEMAS`, ``unstable`` or
+    ``v2``)."""
     doc = _DOCUMENTS.get(release)
     if doc is None:
         doc = _DOCUMENTS[release] = json.loads(_path(release).read_text())
@@ -74,3 +84,8 @@ def validate_stable(definition: str, instance: Any) -> None:
             checked = True
     if not checked:
         raise KeyError(f"no pinned stable schema defines {definition!r}")
+
+
+def validate_v2(definition: str, instance: Any) -> None:
+    """Validate ``instance`` against ``definition`` of the pinned v2 draft schema."""
+    validate_in(V2, definition, instance)

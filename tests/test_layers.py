@@ -45,6 +45,11 @@ RANKS: Final[dict[str, float]] = {
     # Provider-session setup of a run: uses the turn room's settings, controls and context.
     "baton.runtime.sessions": 4.5,
     "baton.runtime": 4.9,  # the Runtime front (runtime/runtime.py) over every room
+    # Conversations (named persistent sessions) use the Runtime's public API, so they sit on
+    # top of the front, below the surfaces that call them.
+    "baton.runtime.conversations": 4.95,
+    # Many hosts: the queue (submit, workers, settling lost workers) over the Runtime.
+    "baton.fleet": 4.95,
     # Layer 5: surfaces.
     "baton.cli": 5,
     "baton.agents": 5,

@@ -3,9 +3,10 @@
 The public library surface, re-exported here (imported lazily, so ``import baton`` stays cheap
 for the bundled agent, the wire layer and `baton --version`)::
 
-    from baton import Runtime, RunRequest, RunResult, RunEvent, TurnBudget, Policy
+    from baton import Runtime, RunRequest, RunResult, RunOutcome, RunEvent, TurnBudget, Policy
     from baton import Asker, AskPrompt, AskAnswer, NoUserAsker      # answering permissions
     from baton import BatonError, ConfigurationError, AgentNotInstalled, SCRIPTED_AGENT
+    from baton import Conversations, Session, NewConversation, PromptOptions  # named sessions
 """
 
 from __future__ import annotations
@@ -20,16 +21,25 @@ if TYPE_CHECKING:
 
     from baton.errors import BatonError, ConfigurationError
     from baton.runtime.agents.launch import SCRIPTED_AGENT
+    from baton.runtime.conversations import (
+        Conversations,
+        NewConversation,
+        PromptOptions,
+        Session,
+        SessionSetupFailed,
+    )
     from baton.runtime.permissions.ask import AskAnswer, Asker, AskPrompt, NoUserAsker
     from baton.runtime.permissions.policies import PolicyName as Policy
     from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
     from baton.runtime.turns.events import RunEvent
+    from baton.runtime.turns.outcome import RunOutcome
     from baton.wire.budget import TurnBudget
 
 _EXPORTS = {
     "Runtime": "baton.runtime.runtime",
     "RunRequest": "baton.runtime.runtime",
     "RunResult": "baton.runtime.runtime",
+    "RunOutcome": "baton.runtime.turns.outcome",
     "RunEvent": "baton.runtime.turns.events",
     "TurnBudget": "baton.wire.budget",
     "BatonError": "baton.errors",
@@ -41,6 +51,11 @@ _EXPORTS = {
     "NoUserAsker": "baton.runtime.permissions.ask",
     "PolicyName": "baton.runtime.permissions.policies",
     "SCRIPTED_AGENT": "baton.runtime.agents.launch",
+    "Conversations": "baton.runtime.conversations",
+    "Session": "baton.runtime.conversations",
+    "NewConversation": "baton.runtime.conversations",
+    "PromptOptions": "baton.runtime.conversations",
+    "SessionSetupFailed": "baton.runtime.conversations",
 }
 
 #: Public names that are another module's name under a shorter spelling.
@@ -54,12 +69,18 @@ __all__ = [
     "Asker",
     "BatonError",
     "ConfigurationError",
+    "Conversations",
+    "NewConversation",
     "NoUserAsker",
     "Policy",
+    "PromptOptions",
     "RunEvent",
+    "RunOutcome",
     "RunRequest",
     "RunResult",
     "Runtime",
+    "Session",
+    "SessionSetupFailed",
     "TurnBudget",
     "__version__",
 ]

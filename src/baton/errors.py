@@ -411,7 +411,8 @@ class SessionNotFound(RecordNotFound):
 
 class SessionNameInvalid(UsageError):
     """A conversation name breaks the name rules (1-64 characters: letters, digits, ``.``,
-    ``_`` and ``-``, starting with a letter or digit), or is already taken."""
+    ``_`` and ``-``, starting with a letter or digit); SESSION_NAME_TAKEN, a subclass, when
+    another conversation has it."""
 
     code = "SESSION_NAME_INVALID"
 

@@ -20,7 +20,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from acp_schemas import CURRENT, validate_in
+from acp_schemas import CURRENT, validate_in, validate_v2
 from baton.connection import Connection, InboundRequest
 from baton.connection.tap import Mark
 
@@ -54,15 +54,37 @@ _RESPONSE_DEFS = {
 }
 
 
-def validate(definition: str, instance: Any) -> None:
-    """Validate ``instance`` against ``$defs/definition`` of the current pinned schema."""
-    validate_in(CURRENT, definition, instance)
+#: The same tables for an agent speaking the v2 draft (tests/fixtures/schema/sdk-2.4.0/v2).
+_V2_NOTIFICATION_DEFS = {"session/update": "UpdateSessionNotification"}
+_V2_REQUEST_DEFS = {"session/request_permission": "RequestPermissionRequest"}
+_V2_RESPONSE_DEFS = {
+    "initialize": "InitializeResponse",
+    "auth/login": "LoginAuthResponse",
+    "auth/logout": "LogoutAuthResponse",
+    "session/new": "NewSessionResponse",
+    "session/resume": "ResumeSessionResponse",
+    "session/list": "ListSessionsResponse",
+    "session/set_config_option": "SetSessionConfigOptionResponse",
+    "session/close": "CloseSessionResponse",
+    "session/prompt": "PromptResponse",
+}
+
+
+def validate(definition: str, instance: Any, version: int = 1) -> None:
+    """Validate ``instance`` against ``$defs/definition`` of the current pinned stable schema
+    (ACP ``version`` 1: the scripted agent speaks today's updates, which release 1.21.0 does not
+    define), or of the pinned v2 draft schema (``version`` 2)."""
+    if version == 2:
+        validate_v2(definition, instance)
+    else:
+        validate_in(CURRENT, definition, instance)
 
 
 class SchemaTap:
-    """Records every frame and validates the agent's frames against the schema."""
+    """Records every frame and validates the agent's frames against the schema of ``version``."""
 
-    def __init__(self) -> None:
+    def __init__(self, version: int = 1) -> None:
+        self.version = version
         self.inbound: list[dict[str, Any]] = []
         self.sent_methods: dict[Any, str] = {}
         self.errors: list[str] = []
@@ -93,16 +115,20 @@ class SchemaTap:
         definition: str | None = None
         instance: Any = None
         if isinstance(method, str):
-            table = _REQUEST_DEFS if "id" in message else _NOTIFICATION_DEFS
+            if self.version == 2:
+                table = _V2_REQUEST_DEFS if "id" in message else _V2_NOTIFICATION_DEFS
+            else:
+                table = _REQUEST_DEFS if "id" in message else _NOTIFICATION_DEFS
             definition, instance = table.get(method), message.get("params")
             if method == "session/update" and not self._sample(instance):
                 return
         elif "result" in message:
-            definition = _RESPONSE_DEFS.get(self.sent_methods.get(message.get("id"), ""))
+            responses = _V2_RESPONSE_DEFS if self.version == 2 else _RESPONSE_DEFS
+            definition = responses.get(self.sent_methods.get(message.get("id"), ""))
             instance = message["result"]
         if definition is not None:
             try:
-                validate(definition, instance)
+                validate(definition, instance, self.version)
             except jsonschema.ValidationError as exc:
                 self.errors.append(f"{definition}: {exc.message}")
 
@@ -286,6 +312,7 @@ async def spawn(tmp_path: Path) -> AsyncIterator[Spawn]:
         drain_stderr: bool = True,
         schema_checks: bool = True,
         entry: tuple[str, ...] = ("-m", "baton.agents.scripted"),
+        schema_version: int = 1,
     ) -> Agent:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -297,7 +324,7 @@ async def spawn(tmp_path: Path) -> AsyncIterator[Spawn]:
             cwd=tmp_path,
         )
         assert process.stdout is not None and process.stdin is not None
-        tap = SchemaTap()
+        tap = SchemaTap(schema_version)
         conn = Connection(process.stdout, process.stdin, max_frame_bytes=max_frame_bytes, tap=tap)
         agent = Agent(process, conn, tap, tmp_path)
         agent.schema_checks = schema_checks

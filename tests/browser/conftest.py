@@ -55,6 +55,16 @@ PAGE_TIMEOUT_MS: Final = 30_000
 
 HARNESS: Final = Path(__file__).parent / "harness"
 
+#: Where the page screenshots the README shows are written (`make test-browser` refreshes them).
+SCREENSHOTS: Final = Path(__file__).resolve().parents[2] / "docs" / "inspector"
+
+
+def shot_path(name: str) -> Path:
+    """The path of the screenshot ``name`` (its directory made)."""
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return SCREENSHOTS / f"{name}.png"
+
+
 # Assertions wait as long as page actions may: a loaded CI machine streams slower.
 expect.set_options(timeout=PAGE_TIMEOUT_MS)
 
@@ -112,11 +122,99 @@ def page(context: BrowserContext) -> tuple[Page, PageWatch]:
     return pg, watch(pg)
 
 
+@dataclass
+class SessionDouble:
+    """A stand-in for the service's session routes (docs/api.md) for the controls tests: one
+    session ``s1`` with a SELECT and a BOOLEAN control and the catalog's revision, the
+    revision rule (409 CONTROL_REVISION_STALE) and every body the page posted."""
+
+    status: str = "IDLE"
+    revision: int = 1
+    mode: str = "default"
+    fast: bool = False
+    posted: list[dict[str, Any]] = field(default_factory=list)
+
+    def change_elsewhere(self) -> None:
+        """Another client changed a control: a new catalog revision."""
+        self.fast = not self.fast
+        self.revision += 1
+
+    def controls(self) -> dict[str, Any]:
+        choices = [
+            {"value": "default", "label": "Default <b>mode</b>"},
+            {"value": "plan", "label": "Plan"},
+        ]
+        return {
+            "revision": f"r{self.revision}",
+            "omitted": 1,
+            "controls": [
+                {"id": "mode", "label": "Mode", "group": "mode", "type": "SELECT",
+                 "value": self.mode, "choices": choices, "mutable": True},
+                {"id": "fast", "label": "Fast", "group": "model", "type": "BOOLEAN",
+                 "value": self.fast, "choices": [], "mutable": True},
+            ],
+        }  # fmt: skip
+
+    def answer(self, method: str, path: str, body: Any) -> tuple[int, Any]:
+        if path == "/api/v1/openapi.json":
+            return 200, {"paths": {"/api/v1/sessions": {}}}
+        if path == "/api/v1/sessions/s1":
+            record = {"name": "s1", "status": self.status, "profile": "scripted", "cwd": "/w",
+                      "settings": {}}  # fmt: skip
+            runs = [{"id": "run-1", "status": "COMPLETED", "promptText": "hello"}]
+            return 200, {"session": record, "runs": runs, "queue": [], "attachedHere": True}
+        if path == "/api/v1/sessions/s1/prompt" and method == "POST":
+            self.posted.append(body)
+            # A session whose turn runs queues the prompt: its position, and no run yet.
+            if self.status == "ACTIVE":
+                return 202, {"promptId": "p-2", "state": "queued", "position": 2, "runId": None}
+            return 202, {"promptId": "p-2", "state": "running", "position": 0, "runId": "run-2"}
+        if path == "/api/v1/sessions/s1/controls" and method == "GET":
+            return 200, self.controls()
+        if path == "/api/v1/sessions/s1/controls" and method == "POST":
+            self.posted.append(body)
+            if body.get("revision") != f"r{self.revision}":
+                error = {"code": "CONTROL_REVISION_STALE", "message": "stale", "fault": "caller"}
+                return 409, {"error": error}
+            if body.get("controlId") == "mode":
+                self.mode = body["value"]
+            else:
+                self.fast = body["value"]
+            self.revision += 1
+            return 200, self.controls()
+        return 404, {"error": {"code": "API_NOT_FOUND", "message": path, "fault": "caller"}}
+
+
+#: The session double the static server answers /api/ with (reset by the fixture).
+SESSIONS = SessionDouble()
+
+
 class _StaticHandler(BaseHTTPRequestHandler):
     """Serves the inspector's shipped files the way the service does (same names, same
-    security headers) plus the test harness pages under /harness/."""
+    security headers), the test harness pages under /harness/, and the session double."""
+
+    def _send(self, status: int, body: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(body)))
+        for key, value in SECURITY_HEADERS.items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(body)
+
+    def _api(self, method: str) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = json.loads(self.rfile.read(length)) if length else None
+        status, answer = SESSIONS.answer(method, self.path.split("?", 1)[0], body)
+        self._send(status, json.dumps(answer).encode(), "application/json")
+
+    def do_POST(self) -> None:
+        self._api("POST")
 
     def do_GET(self) -> None:
+        if self.path.startswith("/api/"):
+            self._api("GET")
+            return
         path = self.path.split("?", 1)[0]
         body: bytes | None = None
         content_type = "text/plain"
@@ -140,16 +238,18 @@ class _StaticHandler(BaseHTTPRequestHandler):
         if body is None:
             self.send_error(404)
             return
-        self.send_response(200)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(body)))
-        for key, value in SECURITY_HEADERS.items():
-            self.send_header(key, value)
-        self.end_headers()
-        self.wfile.write(body)
+        self._send(200, body, content_type)
 
     def log_message(self, format: str, *args: Any) -> None:
         return
+
+
+@pytest.fixture
+def sessions_double() -> SessionDouble:
+    """The session double, fresh for this test."""
+    global SESSIONS
+    SESSIONS = SessionDouble()
+    return SESSIONS
 
 
 @pytest.fixture(scope="session")
@@ -265,9 +365,9 @@ AGENT_COMMAND: Final = "baton agent scripted"
 ENDED: Final = frozenset({"COMPLETED", "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST"})
 
 
-def start_service(root: Path) -> tuple[Served, subprocess.Popen[str]]:
+def start_service(root: Path, *extra: str) -> tuple[Served, subprocess.Popen[str]]:
     """Start `baton serve --policy ask` for ``root/data`` on a free loopback port, with the
-    scripted profile in its config; the service and its process."""
+    scripted profile in its config and ``extra`` arguments; the service and its process."""
     config = root / "config.toml"
     config.write_text(SCRIPTED_CONFIG, encoding="utf-8")
     cwd = root / "work"
@@ -281,7 +381,7 @@ def start_service(root: Path) -> tuple[Served, subprocess.Popen[str]]:
     }
     argv = [str(bin_dir / "baton"), "serve", "--port", "0", "--data-dir", str(root / "data")]
     process = subprocess.Popen(
-        [*argv, "--policy", "ask", "--permission-wait", "120", "--allow-agent-command"],
+        [*argv, "--policy", "ask", "--permission-wait", "120", "--allow-agent-command", *extra],
         env=env,
         cwd=root,
         stdin=subprocess.DEVNULL,

@@ -3,14 +3,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from playwright.sync_api import BrowserContext, Page, expect
 
-from .conftest import PageWatch, Served, watch
-
-#: Where the page screenshots the README shows are written (`make test-browser` refreshes them).
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "inspector"
+from .conftest import AGENT_COMMAND, PageWatch, Served, shot_path, watch
 
 #: The deltas of the streaming test (the issue's 5,000).
 DELTAS = 5_000
@@ -20,8 +16,7 @@ HOSTILE = "<img src=x onerror=alert(1)><script>alert(2)</script>"
 
 
 def shot(page: Page, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=False)
+    page.screenshot(path=str(shot_path(name)), full_page=False)
 
 
 def transcript_text(page: Page) -> str:
@@ -56,6 +51,7 @@ def test_sign_in_with_the_one_time_token(context: BrowserContext, served: Served
     expect(page.get_by_role("heading", name="Agents")).to_be_visible()
     card = page.get_by_test_id("agent-scripted")
     expect(card.locator("h2 .badge")).to_have_text("DISCOVERED")
+    shot(page, "agents")
     # Markup in a profile's name stays text.
     expect(card.locator("h2")).to_contain_text("<img src=x onerror=alert('profile')>")
     card.get_by_role("button", name="Live check scripted").click()
@@ -65,7 +61,6 @@ def test_sign_in_with_the_one_time_token(context: BrowserContext, served: Served
     # The sign-in methods the agent advertised are shown, never run (no button).
     expect(fresh.locator(".auth-methods")).to_contain_text("sign-in")
     assert fresh.locator(".auth-methods button").count() == 0
-    shot(page, "agents")
     assert_inert(page, seen)
 
 
@@ -203,4 +198,35 @@ def test_runs_list_filters_and_journal(page: tuple[Page, PageWatch], served: Ser
     expect(pg.get_by_test_id("journal-verification")).to_contain_text("OK", ignore_case=True)
     expect(pg.locator(".journal-record").first).to_be_visible()
     shot(pg, "journal")
+    assert not seen.page_errors and not seen.console_errors
+
+
+def test_sessions_are_listed_with_their_runs(page: tuple[Page, PageWatch], served: Served) -> None:
+    pg, seen = page
+    run_id = served.start("echo in a session", policy="auto-edits", allowUnattended=True)
+    record = served.wait_run(run_id)
+    session_id = record["sessionId"]
+    served.sign_in(pg, "#/sessions")
+    link = pg.locator(f"a[href='#/sessions/{session_id}']")
+    expect(link).to_be_visible()
+    row = pg.locator("tr", has=link)
+    expect(row).to_contain_text(str(served.cwd))
+    link.click()
+    expect(pg.get_by_role("heading", name=f"Session {session_id}")).to_be_visible()
+    expect(pg.locator("table")).to_contain_text(run_id)
+    assert not seen.page_errors and not seen.console_errors
+
+
+def test_a_run_started_from_the_page(page: tuple[Page, PageWatch], served: Served) -> None:
+    pg, seen = page
+    served.sign_in(pg, "#/runs")
+    pg.get_by_text("Start a run").click()
+    form = pg.get_by_role("form", name="start a run")
+    form.get_by_label("Agent command").fill(AGENT_COMMAND)
+    form.get_by_label("Working directory").fill(str(served.cwd))
+    form.get_by_label("Prompt").fill("echo started from the page")
+    form.get_by_role("button", name="Start").click()
+    expect(pg.get_by_test_id("connection")).to_have_attribute("data-state", "finished")
+    assert "#/runs/run-" in pg.url
+    expect(pg.locator("li[data-kind='text'] .text")).to_have_text(["started from the page"])
     assert not seen.page_errors and not seen.console_errors

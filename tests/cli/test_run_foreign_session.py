@@ -49,4 +49,6 @@ def test_an_update_for_a_never_created_session_ends_the_run_and_the_process(
     assert result["type"] == "result", done.stdout
     assert result["status"] == "RECOVERY_REQUIRED", result
     assert done.returncode == result["exitCode"] != 0
+    # The diagnosis names the cause (issue 15, class 4), not only "the agent was lost".
+    assert "a session this lane does not own" in result["message"], result
     assert "Traceback" not in done.stderr

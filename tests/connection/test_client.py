@@ -223,16 +223,21 @@ async def make() -> AsyncIterator[Callable[..., Any]]:
 
 
 async def test_initialize_sends_exactly_what_baton_implements(make: Any) -> None:
+    # Issue 21: the offer is 2 (the highest implemented), carrying both versions' fields so a
+    # v1 agent (this one answers 1) reads it as v1.
     h = await make(CLAUDE)
     assert h.agent.last("initialize") == {
-        "protocolVersion": 1,
+        "protocolVersion": 2,
         "clientCapabilities": {
             "fs": {"readTextFile": False, "writeTextFile": False},
             "terminal": False,
             "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
         },
         "clientInfo": {"name": "baton", "version": __version__},
+        "info": {"name": "baton", "version": __version__},
+        "capabilities": {},
     }
+    assert h.client.codec.version == 1
     assert h.client.initialized is not None
     assert h.client.capabilities.unmodeled == ("sessionCapabilities.fork",)
     before = h.written()
@@ -242,10 +247,17 @@ async def test_initialize_sends_exactly_what_baton_implements(make: Any) -> None
 
 
 async def test_an_incompatible_version_fails_naming_both(make: Any) -> None:
-    h = await make(handlers={"initialize": lambda p: {"protocolVersion": 2}}, initialize=False)
+    h = await make(handlers={"initialize": lambda p: {"protocolVersion": 3}}, initialize=False)
     with pytest.raises(IncompatibleProtocolVersion) as caught:
         await h.client.initialize()
-    assert (caught.value.offered, caught.value.answered) == (1, 2)
+    assert (caught.value.offered, caught.value.answered) == (2, 3)
+    assert h.client.initialized is None
+
+
+async def test_an_answer_of_2_without_info_is_malformed(make: Any) -> None:
+    h = await make(handlers={"initialize": lambda p: {"protocolVersion": 2}}, initialize=False)
+    with pytest.raises(MalformedResult):
+        await h.client.initialize()
     assert h.client.initialized is None
 
 

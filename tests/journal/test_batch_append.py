@@ -4,7 +4,7 @@ appends, or refuses having recorded nothing.
 Covers :func:`values_by_shape` (against its per-message definition), the batch entries of
 :meth:`RecordHead.line_parts`, :class:`InboundRefs`, :meth:`ServerJournal.append_inbound_batch_nowait`
 (every refusal, and the success path against a journal fed the same messages one at a time) and
-:meth:`JournalTap.record_batch_nowait`.
+:meth:`JournalTap.record_inbound`.
 """
 
 from __future__ import annotations

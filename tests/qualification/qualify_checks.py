@@ -209,3 +209,47 @@ INITIALIZE: Final = {
 def is_uuid(value: object) -> bool:
     """True for a UUID string."""
     return isinstance(value, str) and UUID.match(value) is not None
+
+
+#: A word only the first turn's prompt holds: the second turn's model request must carry it
+#: (the agent kept the conversation, across two `baton` processes).
+CONVERSATION_TOKEN: Final = "PAPAYA-7319"
+
+
+def conversation_across_processes(baton: Baton, mock: Any, pin: Pin) -> None:
+    """Issue 17: `session new`, two turns of it from two `baton run --session` processes (the
+    second attaches by resume or load and its model request holds the first prompt), then
+    `session close` from another process (closed locally: it never starts the agent)."""
+    rig = baton.rig
+    where = ("--data-dir", str(rig.data))
+    created = baton.command(
+        "session", "new", "qual", "--agent", rig.profile, "--cwd", str(rig.work), *where, "--json"
+    )
+    assert created.returncode == 0, created.describe()
+    [record] = created.events()
+    assert record["status"] == "IDLE" and record["providerSessionId"], record
+    turns = []
+    for prompt in (
+        f"Remember the word {CONVERSATION_TOKEN}. [[text:Noted.]]",
+        "Which word was it? [[text:It was the word you gave me.]]",
+    ):
+        turn = baton.command("run", "--session", "qual", *where, "--format", "json", prompt)
+        result = completed(turn)
+        assert result["session"] == "qual", turn.describe()
+        turns.append(turn)
+    [session] = turns[1].of_type("session")
+    assert session["attachedBy"] in ("session/resume", "session/load"), turns[1].describe()
+    # The first turn ran in another process than `session new`: the adapters keep a session
+    # only once prompted, so it opened a fresh one (docs/sessions.md); the second resumes it.
+    first_id = turns[0].result()["providerSessionId"]
+    assert session["providerSessionId"] == first_id, turns[1].describe()
+    scripted = [r for r in mock.posts() if r.reply.startswith("script")]
+    assert len(scripted) >= 2, [r.reply for r in mock.posts()]
+    assert CONVERSATION_TOKEN in json.dumps(scripted[-1].body), "the second turn lost the first"
+    history = baton.command("session", "history", "qual", *where, "--json")
+    assert history.returncode == 0, history.describe()
+    assert [t["status"] for t in history.events()] == ["COMPLETED", "COMPLETED"]
+    closed = baton.command("session", "close", "qual", *where, "--json")
+    assert closed.returncode == 0, closed.describe()
+    assert closed.events()[0]["status"] == "CLOSED", closed.describe()
+    aftermath(baton, pin)

@@ -270,7 +270,9 @@ def fast_agent_profile(
 ) -> str:
     """A config-file profile for fast-agent (it has no built-in one): ``fast-agent acp`` with
     the given internal model and an explicit ``--home`` (``--no-home`` breaks session/new). Its
-    override variable is the default, :func:`override_env_for` the id."""
+    override variable is the default, :func:`override_env_for` the id. It pins ACP version 1:
+    fast-agent 0.10.48 echoes whatever ``protocolVersion`` it is offered, so under ``auto`` it
+    answers 2 in the v1 layout (no ``info``), which is AGENT_MALFORMED_RESULT."""
     argv = ["fast-agent", "--no-update-check", "acp", "--model", model, "--home", str(home)]
     return (
         f"[profiles.{profile_id}]\n"
@@ -283,6 +285,8 @@ def fast_agent_profile(
         'probe_argv = ["--no-update-check", "acp", "--help"]\n'
         "probe_patterns = ['Usage:\\s+fast-agent\\s+acp\\b', 'ACP\\s+stdio\\s+server']\n"
         'policies = ["ask"]\n'
+        "# fast-agent echoes the offered protocolVersion (2 under auto) but speaks v1.\n"
+        'protocol = "1"\n'
     )
 
 

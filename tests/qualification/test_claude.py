@@ -13,6 +13,7 @@ from qualify_checks import (
     cancel_with_sigint,
     cancelled_by_default,
     completed,
+    conversation_across_processes,
     ignores_stdin_eof,
     interactions,
     server_states,
@@ -208,3 +209,9 @@ async def test_quirk_out_of_step_after_cancel(make_rig: Any) -> None:
     ], answers
     assert server_states(rig) == ["EXITED"], "the lane was quarantined or lost"
     aftermath(baton, CLAUDE)
+
+
+@pytest.mark.qualify(PROFILE, "conversation: two turns across two baton processes, then close")
+def test_conversation_across_processes(make_rig: Any) -> None:
+    _rig, baton, mock = make_rig(PROFILE)
+    conversation_across_processes(baton, mock, CLAUDE)

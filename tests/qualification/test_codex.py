@@ -11,6 +11,7 @@ from qualify_checks import (
     cancel_with_sigint,
     cancelled_by_default,
     completed,
+    conversation_across_processes,
     ignores_stdin_eof,
     interactions,
     interrupted,
@@ -195,3 +196,9 @@ def test_quirk_no_exit_on_stdin_eof(make_rig: Any) -> None:
     )
     assert server_states(rig) == ["EXITED"]
     aftermath(baton, CODEX)
+
+
+@pytest.mark.qualify(PROFILE, "conversation: two turns across two baton processes, then close")
+def test_conversation_across_processes(make_rig: Any) -> None:
+    _rig, baton, mock = make_rig(PROFILE)
+    conversation_across_processes(baton, mock, CODEX)

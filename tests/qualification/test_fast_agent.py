@@ -44,6 +44,21 @@ def test_text_turn(make_rig: Any) -> None:
     aftermath(baton, FAST_AGENT)
 
 
+@pytest.mark.qualify(
+    PROFILE,
+    "--protocol auto: echoes 2 in the v1 layout (AGENT_MALFORMED_RESULT; the profile pins 1)",
+)
+def test_protocol_auto_is_malformed(make_rig: Any) -> None:
+    # Why the profile pins protocol "1": offered 2, fast-agent answers protocolVersion 2 without
+    # v2's required info object. The run overrides the pin and must fail with the stable code.
+    _rig, baton, _mock = make_rig(PROFILE)
+    outcome = baton.run("Hello under auto.", "--protocol", "auto")
+    result = outcome.result()
+    assert result["errorCode"] == "AGENT_MALFORMED_RESULT", outcome.describe()
+    assert outcome.returncode != 0
+    aftermath(baton, FAST_AGENT)
+
+
 #: Seconds between the session event and SIGINT: the prompt is sent right after the session
 #: opens, and the slow model holds the turn for 3 s, so SIGINT lands while it is outstanding.
 SIGINT_DELAY_SECONDS = 1.0

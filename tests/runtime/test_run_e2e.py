@@ -15,12 +15,31 @@ from baton.journal import Journal
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import Turn
+from baton.wire.version import ProtocolChoice
 
 AGENT = [sys.executable, "-m", "baton.agents.scripted"]
 
+#: The scripted agent's flags per ACP version: every turn test runs against both (issue 21).
+#: Baton offers 2 (auto); the v1 agent answers 1, the v2 agent speaks the v2 draft.
+PROTOCOL_FLAGS = {"v1": (), "v2": ("--protocol", "2")}
+
+#: The flags of the version the current test runs with (set by the ``protocol`` fixture).
+_protocol_flags: tuple[str, ...] = ()
+
+
+@pytest.fixture(params=sorted(PROTOCOL_FLAGS), autouse=True)
+def protocol(request: pytest.FixtureRequest) -> str:
+    """Run each test once per ACP version; tests marked ``v1_only`` skip v2."""
+    global _protocol_flags
+    name = str(request.param)
+    if name != "v1" and request.node.get_closest_marker("v1_only") is not None:
+        pytest.skip("v1 only: " + str(request.node.get_closest_marker("v1_only").args[0]))
+    _protocol_flags = PROTOCOL_FLAGS[name]
+    return name
+
 
 def agent(*flags: str) -> list[str]:
-    return [*AGENT, *flags]
+    return [*AGENT, *_protocol_flags, *flags]
 
 
 @pytest.fixture
@@ -70,6 +89,47 @@ async def test_a_text_turn_completes_and_streams(runtime: Runtime, tmp_path: Pat
     assert runtime.store is not None
     record = runtime.store.get_run(result.run_id)
     assert record.status == "COMPLETED" and record.prompt_ref is not None
+
+
+async def test_the_turn_speaks_the_parametrized_version(
+    runtime: Runtime, tmp_path: Path, protocol: str
+) -> None:
+    result, events = await run(runtime, "echo hi", tmp_path)
+    assert result.status == "COMPLETED" and result.stop_reason == "end_turn"
+    states = [e.data["state"] for e in events if e.type == "state"]
+    # v2 ends the turn with an idle state after running; v1 has no session states.
+    assert states == (["running", "idle"] if protocol == "v2" else [])
+    lane = next(iter(runtime.lanes.values()))
+    assert lane.client is not None and lane.client.codec.version == int(protocol[1])
+
+
+@pytest.mark.v1_only("the agent under test echoes the offered version in the v1 layout")
+async def test_an_agent_echoing_2_in_the_v1_layout_is_malformed_unless_pinned_to_1(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    # fast-agent's behaviour (why its qualification profile pins protocol "1").
+    result, _ = await run(runtime, "echo hi", tmp_path, flags=("--protocol-version", "echo"))
+    assert (result.status, result.error_code) == ("FAILED", "AGENT_MALFORMED_RESULT")
+    assert result.message is not None and "info" in result.message
+    pinned, _ = await run(
+        runtime,
+        "echo hi",
+        tmp_path,
+        flags=("--protocol-version", "echo"),
+        protocol=ProtocolChoice(1),
+    )
+    assert pinned.status == "COMPLETED"
+
+
+async def test_a_failed_turn_is_an_agent_error_in_both_versions(
+    runtime: Runtime, tmp_path: Path, protocol: str
+) -> None:
+    # models_update needs the grok profile: the scripted agent fails the turn it started (v1:
+    # a JSON-RPC error answer; v2: idle with the error stop reason after the acknowledgement).
+    result, _ = await run(runtime, "echo first; models_update", tmp_path)
+    assert result.status == "FAILED" and result.error_code == "AGENT_ERROR"
+    assert result.message is not None and "-32602" in result.message
+    assert result.stop_reason == (None if protocol == "v1" else "error")
 
 
 async def test_auto_edits_writes_an_in_worktree_file(runtime: Runtime, tmp_path: Path) -> None:
@@ -143,6 +203,19 @@ async def test_stop_reasons(
 ) -> None:
     result, _ = await run(runtime, f"stop {reason}", tmp_path)
     assert (result.status, result.stop_reason, result.exit_code) == (status, reason, code)
+
+
+async def test_a_turn_that_ends_without_a_stop_reason(
+    runtime: Runtime, tmp_path: Path, protocol: str
+) -> None:
+    # v2: `stop none` goes idle without a stop reason (STOP_UNREPORTED); v1 must answer one,
+    # so there "none" is an unknown reason.
+    result, _ = await run(runtime, "echo hi; stop none", tmp_path)
+    assert result.status == "FAILED" and result.exit_code == 1
+    if protocol == "v2":
+        assert (result.error_code, result.stop_reason) == ("STOP_UNREPORTED", None)
+    else:
+        assert (result.error_code, result.stop_reason) == ("STOP_UNKNOWN", "none")
 
 
 async def test_an_empty_end_turn_is_a_valid_completion(runtime: Runtime, tmp_path: Path) -> None:
@@ -293,7 +366,7 @@ async def test_authentication_required_is_exit_4(runtime: Runtime, tmp_path: Pat
 
 
 async def test_settings_are_applied_with_the_adapters_spelling(
-    runtime: Runtime, tmp_path: Path
+    runtime: Runtime, tmp_path: Path, protocol: str
 ) -> None:
     result, _ = await run(
         runtime,
@@ -314,7 +387,11 @@ async def test_settings_are_applied_with_the_adapters_spelling(
     assert values["effort"] == "max"
     assert values["model"] == "scripted-large[1m]"
     assert values["thinking"] is True
-    assert resolved["modes"]["currentModeId"] == "plan"
+    if protocol == "v1":
+        assert resolved["modes"]["currentModeId"] == "plan"
+    else:
+        # v2 has no modes object (nor session/set_mode): the mode is its config option.
+        assert resolved["modes"] is None and values["mode"] == "plan"
 
 
 async def test_an_effort_the_session_did_not_advertise_fails_listing_the_choices(
@@ -634,3 +711,121 @@ async def test_deeply_nested_agent_data_is_bounded_and_the_turn_completes(
         stored = {item.kind: item.content for item in rt.store.list_items(result.run_id)}
     assert {"plan", "usage", "tool_call"} <= set(stored)
     assert TRUNCATED_MARKER in str(stored["plan"])
+
+
+# --- cancellation safety of Runtime.run, Runtime.events and Runtime.apply_control -----------
+
+
+async def test_cancelling_run_mid_turn_is_recovery_required_and_the_lane_stays_usable(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    streaming = asyncio.Event()
+    events: list[RunEvent] = []
+
+    def on_event(event: RunEvent) -> None:
+        events.append(event)
+        if event.type == "text":
+            streaming.set()
+
+    request = RunRequest(prompt="wait_for_cancel 50", agent_command=AGENT, cwd=str(tmp_path))
+    task = asyncio.ensure_future(runtime.run(request, on_event=on_event))
+    await streaming.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert runtime.store is not None
+    record = runtime.store.get_run(events[0].run_id)
+    assert (record.status, record.error_code) == ("RECOVERY_REQUIRED", "CALLER_CANCELLED")
+    assert "cancelled the run with the prompt outstanding" in (record.recovery_reason or "")
+    assert "text" in [item.kind for item in runtime.store.list_items(record.id)]
+    again, _ = await run(runtime, "echo again", tmp_path)
+    assert (again.status, again.text) == ("COMPLETED", "again")
+
+
+async def test_cancelling_run_during_setup_interrupts_it_and_sends_no_prompt(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    started = asyncio.Event()
+    events: list[RunEvent] = []
+
+    def on_event(event: RunEvent) -> None:
+        events.append(event)
+        if event.type == "run_started":
+            started.set()
+
+    slow_start = ["/bin/sh", "-c", f"sleep 30; exec {sys.executable} -m baton.agents.scripted"]
+    request = RunRequest(prompt="echo hi", agent_command=slow_start, cwd=str(tmp_path))
+    task = asyncio.ensure_future(runtime.run(request, on_event=on_event))
+    await started.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert runtime.store is not None
+    record = runtime.store.get_run(events[0].run_id)
+    assert (record.status, record.error_code) == ("INTERRUPTED", "CALLER_CANCELLED")
+    assert record.prompt_ref is None
+
+
+async def test_closing_the_event_iterator_early_cancels_the_run(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    request = RunRequest(prompt="wait_for_cancel 50", agent_command=AGENT, cwd=str(tmp_path))
+    iterator = runtime.events(request)
+    run_id = ""
+    async for event in iterator:
+        run_id = event.run_id
+        if event.type == "text":
+            break
+    await iterator.aclose()  # type: ignore[attr-defined]
+    assert runtime.store is not None
+    assert runtime.store.get_run(run_id).status == "RECOVERY_REQUIRED"
+
+
+#: An agent whose session has two modes and that never answers session/set_mode.
+_STUCK_MODE_AGENT = r"""
+import json, sys
+modes = {"currentModeId": "a", "availableModes": [{"id": "a", "name": "A"},
+                                                   {"id": "b", "name": "B"}]}
+for raw in sys.stdin:
+    msg = json.loads(raw)
+    if "id" not in msg:
+        continue
+    method = msg["method"]
+    if method == "session/set_mode":
+        continue
+    result = {}
+    if method == "initialize":
+        result = {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []}
+    elif method == "session/new":
+        result = {"sessionId": "s-1", "modes": modes}
+    elif method == "session/prompt":
+        result = {"stopReason": "end_turn"}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}) + "\n")
+    sys.stdout.flush()
+"""
+
+
+async def test_cancelling_apply_control_in_flight_quarantines_the_lane(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    script = tmp_path / "stuck_mode_agent.py"
+    script.write_text(_STUCK_MODE_AGENT)
+    request = RunRequest(
+        prompt="go",
+        agent_command=[sys.executable, str(script)],
+        cwd=str(tmp_path),
+        keep_session=True,
+    )
+    result = await runtime.run(request)
+    assert result.status == "COMPLETED" and result.session_id is not None
+    (lane,) = runtime.lanes.values()
+    generation = lane.generation
+    controls = runtime.controls(result.session_id)
+    change = asyncio.ensure_future(
+        runtime.apply_control(result.session_id, "mode", "b", controls.revision)
+    )
+    await asyncio.sleep(0.2)  # the change is sent (or not yet: the outcome is the same)
+    change.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await change
+    assert lane.generation != generation, "the generation with the unknown change is gone"

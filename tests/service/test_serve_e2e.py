@@ -346,3 +346,121 @@ def test_runs_and_show_read_the_same_through_the_service_and_in_process(
         second,
         first,
     ]
+
+
+def test_run_session_through_the_service_prints_the_in_process_events(
+    served: Served, tmp_path: Path
+) -> None:
+    agent = f"{AGENT} --state-dir {tmp_path / 'state'}"
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+
+    def baton(*args: str) -> list[dict[str, Any]]:
+        done = subprocess.run(
+            [sys.executable, "-m", "baton.cli.main", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=str(served.cwd),
+        )
+        assert done.returncode == 0, done.stderr
+        return [orjson.loads(line) for line in done.stdout.splitlines()]
+
+    with served.client() as client:
+        made = client.post(
+            "/api/v1/sessions",
+            json={"name": "remote", "agentCommand": agent, "cwd": str(served.cwd)},
+        )
+        assert made.status_code == 201, made.text
+    baton("session", "new", "local", "--agent-command", agent, "--json")
+    prompt = "echo hello; plan a|b; usage 7 100; echo bye"
+    remote = baton("run", "--session", "remote", "--json", prompt)
+    local = baton("run", "--session", "local", "--json", "--no-server", prompt)
+    volatile = {"runId", "sessionId", "providerSessionId", "durationMs", "revision", "nextStep"}
+    volatile |= {"session"}  # the two sessions' names, checked below
+
+    def shape(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        kept = []
+        for event in events:
+            data = {k: v for k, v in event.items() if k not in volatile}
+            if event["type"] == "session":
+                data = {"type": "session"}  # attached here vs resumed: the ids differ
+            if event["type"] == "run_started":
+                data.pop("command", None)
+            kept.append(data)
+        return kept
+
+    assert shape(remote) == shape(local)
+    assert remote[-1]["session"] == "remote" and remote[-1]["text"] == "hellobye"
+    with served.client() as client:
+        history = client.get("/api/v1/sessions/remote/history").json()["turns"]
+    assert [t["runId"] for t in history] == [remote[-1]["runId"]]  # the service ran it
+
+
+def test_a_stale_control_revision_is_refused(served: Served) -> None:
+    with served.client() as client:
+        made = client.post(
+            "/api/v1/sessions", json={"name": "ctl", "agentCommand": AGENT, "cwd": str(served.cwd)}
+        )
+        assert made.status_code == 201, made.text
+        controls = client.get("/api/v1/sessions/ctl/controls").json()
+        control = next(c for c in controls["controls"] if c["mutable"] and c["type"] == "SELECT")
+        other = next(ch["value"] for ch in control["choices"] if ch["value"] != control["value"])
+        body = {"controlId": control["id"], "value": other, "revision": controls["revision"]}
+        assert client.post("/api/v1/sessions/ctl/controls", json=body).status_code == 200
+        stale = client.post("/api/v1/sessions/ctl/controls", json=body)  # the old revision
+        assert stale.status_code == 409
+        assert stale.json()["error"]["code"] == "CONTROL_REVISION_STALE"
+
+
+def test_twenty_concurrent_sessions_share_one_lane(served: Served) -> None:
+    names = [f"s{i}" for i in range(20)]
+
+    def create_and_prompt(name: str) -> str:
+        with served.client() as client:
+            made = client.post(
+                "/api/v1/sessions",
+                json={"name": name, "agentCommand": AGENT, "cwd": str(served.cwd)},
+            )
+            assert made.status_code == 201, made.text
+            answer = client.post(
+                f"/api/v1/sessions/{name}/prompt", json={"prompt": f"echo {name}; slow 0.2"}
+            )
+            assert answer.status_code == 202, answer.text
+            run_id: str = answer.json()["runId"]
+            return run_id
+
+    with ThreadPoolExecutor(20) as pool:
+        run_ids = list(pool.map(create_and_prompt, names))
+        streams = list(pool.map(served.events, run_ids))
+    assert all(events[-1]["data"]["status"] == "COMPLETED" for events in streams)
+    texts = ["".join(e["data"]["text"] for e in s if e["event"] == "text") for s in streams]
+    assert texts == names
+    servers = {served.show(run_id)["serverInstanceId"] for run_id in run_ids}
+    assert len(servers) == 1  # one agent process carried all twenty sessions
+
+
+def test_session_new_and_close_go_through_the_service(served: Served, tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+
+    def baton(*args: str) -> dict[str, Any]:
+        done = subprocess.run(
+            [sys.executable, "-m", "baton.cli.main", *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=str(served.cwd),
+        )
+        assert done.returncode == 0, done.stderr
+        answer: dict[str, Any] = orjson.loads(done.stdout)
+        return answer
+
+    made = baton("session", "new", "warm", "--agent-command", AGENT, "--json")
+    assert made["name"] == "warm" and made["status"] == "IDLE" and made["turns"] == 0
+    with served.client() as client:
+        shown = client.get("/api/v1/sessions/warm").json()
+    assert shown["attachedHere"] is True  # its provider session lives in the service
+    closed = baton("session", "close", "warm", "--json")
+    assert closed["status"] == "CLOSED"
+    assert "session/close" in closed["note"]  # closed where it was attached

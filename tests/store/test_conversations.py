@@ -3,9 +3,8 @@ runs in order, reconciliation of a dead owner and of a settled recovery, names u
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from itertools import product
-from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,11 +40,9 @@ def never_alive(_owner: str | None) -> bool:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Iterator[Store]:
-    data = tmp_path / "data"
-    data.mkdir(mode=0o700)
-    with Store.open(data) as opened:
-        yield opened
+def store(store_target: Any) -> Store:
+    """The store on each backend (PostgreSQL when BATON_TEST_POSTGRES_URL names a server)."""
+    return store_target.open()  # type: ignore[no-any-return]
 
 
 def idle(store: Store, name: str = "work", provider: str = "prov-1") -> None:
@@ -106,26 +103,23 @@ def test_names_are_unique_and_unknown_names_are_not_found(store: Store) -> None:
 
 
 def test_one_claim_wins_and_only_the_owner_attaches_and_ends_the_turn(
-    store: Store, tmp_path: Path
+    store: Store, store_target: Any
 ) -> None:
     idle(store)
-    other = Store.open(tmp_path / "data")
-    other.owner = DEAD  # another process's view of the same file
-    try:
-        claimed = store.claim_conversation("work")
-        assert claimed.status == "ACTIVE"
-        with pytest.raises(StoreConflict):
-            other.claim_conversation("work")
-        run = store.create_run("hello")
-        with pytest.raises(StoreConflict):
-            other.attach_conversation_run("work", run.id)
-        store.attach_conversation_run("work", run.id)
-        assert store.get_conversation("work").active_run_id == run.id
-        with pytest.raises(StoreConflict):
-            other.finish_conversation_turn("work", "IDLE")
-        assert store.finish_conversation_turn("work", "IDLE").status == "IDLE"
-    finally:
-        other.close()
+    other = store_target.open()
+    other.owner = DEAD  # another process's view of the same store
+    claimed = store.claim_conversation("work")
+    assert claimed.status == "ACTIVE"
+    with pytest.raises(StoreConflict):
+        other.claim_conversation("work")
+    run = store.create_run("hello")
+    with pytest.raises(StoreConflict):
+        other.attach_conversation_run("work", run.id)
+    store.attach_conversation_run("work", run.id)
+    assert store.get_conversation("work").active_run_id == run.id
+    with pytest.raises(StoreConflict):
+        other.finish_conversation_turn("work", "IDLE")
+    assert store.finish_conversation_turn("work", "IDLE").status == "IDLE"
 
 
 def test_runs_are_kept_in_order_and_history_can_take_the_last_n(store: Store) -> None:
@@ -225,3 +219,19 @@ def test_listing_is_most_recent_first_and_filters(store: Store) -> None:
     store.close_conversation("b")
     assert [c.name for c in store.list_conversations(status="CLOSED")] == ["b"]
     assert [c.name for c in store.list_conversations(cwd="/elsewhere")] == []
+
+
+async def test_prompted_means_a_prompt_may_have_reached_the_provider(store: Store) -> None:
+    idle(store)
+    assert not store.conversation_prompted("work")
+    store.claim_conversation("work")
+    setup_failure = store.create_run("never sent", status="STARTING")
+    store.attach_conversation_run("work", setup_failure.id)
+    await store.update_run_status(setup_failure.id, "FAILED")
+    store.finish_conversation_turn("work", "IDLE")
+    assert not store.conversation_prompted("work")
+    store.claim_conversation("work")
+    sent = store.create_run("sent", status="STARTING")
+    store.attach_conversation_run("work", sent.id)
+    await store.update_run_status(sent.id, "RUNNING")
+    assert store.conversation_prompted("work")

@@ -21,6 +21,11 @@ TABLES = {
     "readiness",
     "conversations",
     "conversation_runs",
+    # Version 4 (issue 22): the queue's records.
+    "fleet_submissions",
+    "fleet_workers",
+    "fleet_sessions",
+    "run_events",
 }
 
 

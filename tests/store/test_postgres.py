@@ -154,20 +154,34 @@ async def test_compare_and_set_between_two_hosts(postgres_database: str) -> None
             )
 
 
-def test_a_lost_connection_is_store_unavailable_then_reconnects(postgres_database: str) -> None:
+def test_a_lost_connection_is_reconnected_outside_a_transaction(
+    postgres_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import psycopg
 
-    with Store(postgres_database) as store:
-        run = store.create_run("p")
+    from baton.store import postgres
+
+    def terminate_others() -> None:
         with psycopg.connect(postgres_database, autocommit=True) as admin:
             admin.execute(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                 "WHERE datname = current_database() AND pid <> pg_backend_pid()"
             )
+
+    with Store(postgres_database) as store:
+        run = store.create_run("p")
+        terminate_others()
+        # A read (nothing of it can have taken effect) reconnects and runs again.
+        assert store.get_run(run.id).prompt_text == "p"
+        terminate_others()
+        assert store.create_run("q").prompt_text == "q"  # so does the start of a write
+        # A server that stays away fails the call once the window is over.
+        monkeypatch.setattr(postgres, "RECONNECT_WINDOW_SECONDS", 0.0)
+        monkeypatch.setattr(store._conn, "url", "postgresql://nobody@127.0.0.1:1/none")
+        terminate_others()
         with pytest.raises(StoreUnavailable) as info:
             store.get_run(run.id)
         assert info.value.code == "STORE_UNAVAILABLE"
-        assert store.get_run(run.id).prompt_text == "p"  # the next call reconnects
 
 
 def test_an_unreachable_server_is_store_unavailable() -> None:

@@ -32,6 +32,8 @@ INTERRUPTED: Final = EXIT_CODES[RunOutcome.INTERRUPTED]
 #: `--fail-on-denied`: the turn completed, but a permission the agent asked for was denied
 #: or cancelled (nobody allowed it).
 PERMISSION_NOT_GRANTED: Final = 7
+#: `run --session`: the session has a turn running (`--no-wait`, or the wait bound elapsed).
+SESSION_BUSY: Final = 8
 #: Standard output's reader went away (EPIPE, e.g. `| head`): 128 + SIGPIPE, as a shell
 #: reports a process killed by SIGPIPE.
 PIPE_CLOSED: Final = 141
@@ -46,6 +48,7 @@ MEANINGS: Final = (
     (NOT_INSTALLED, "agent not installed or incompatible"),
     (RECOVERY_REQUIRED, "recovery required (ambiguous outcome)"),
     (PERMISSION_NOT_GRANTED, "with --fail-on-denied: a permission was denied or cancelled"),
+    (SESSION_BUSY, "the session has a turn running (--no-wait, or the wait bound elapsed)"),
     (INTERRUPTED, "interrupted or cancelled"),
     (PIPE_CLOSED, "standard output was closed by its reader (e.g. | head)"),
 )

@@ -23,6 +23,11 @@ VERBS: dict[str, tuple[str, str]] = {
     "run": ("baton.cli.commands.run", "run one prompt against an agent"),
     "runs": ("baton.cli.commands.runs", "list runs"),
     "show": ("baton.cli.commands.show", "show one run"),
+    "session": (
+        "baton.cli.commands.session",
+        "create, show and close named sessions (conversations)",
+    ),
+    "sessions": ("baton.cli.commands.sessions", "list named sessions"),
     "recover": ("baton.cli.commands.recover", "inspect and settle a RECOVERY_REQUIRED run"),
     "doctor": (
         "baton.cli.commands.doctor",
@@ -34,6 +39,9 @@ VERBS: dict[str, tuple[str, str]] = {
         "baton.cli.commands.inspect",
         "open the inspector (the web page of baton serve), starting the service if needed",
     ),
+    "submit": ("baton.cli.commands.submit", "queue a turn for the fleet's workers"),
+    "worker": ("baton.cli.commands.worker", "run the fleet's queued turns on this host"),
+    "workers": ("baton.cli.commands.workers", "list the fleet's workers"),
     "agent": ("baton.cli.commands.agent", "run a bundled ACP agent on stdin/stdout"),
     "logout": ("baton.cli.commands.logout", "sign out of an agent (ACP logout, where advertised)"),
     "completion": (

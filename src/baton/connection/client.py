@@ -42,9 +42,8 @@ from baton.wire.capabilities import (
     AgentCapabilities,
     ElicitationOffer,
     InitializeResult,
-    initialize_params,
-    parse_initialize_result,
 )
+from baton.wire.codec import V1_CODEC, WireCodec, initialize_params, negotiate
 from baton.wire.content import check_prompt
 from baton.wire.mcp import ToolDeclarations, check_mcp_servers
 from baton.wire.session_state import (
@@ -62,7 +61,7 @@ from baton.wire.session_state import (
     require_mode,
 )
 from baton.wire.system_prompt import SystemPrompt
-from baton.wire.version import offered_version
+from baton.wire.version import AUTO_CHOICE, PROTOCOL_V2, ProtocolChoice
 
 #: What ``mcp_servers`` may be: the parsed declarations file, or ACP ``McpServer`` entries.
 McpServers = ToolDeclarations | Sequence[Mapping[str, Any]] | None
@@ -97,12 +96,17 @@ class AcpClient:
         client_version: str = __version__,
         initialize_transform: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
         elicitation: ElicitationOffer = NO_ELICITATION,
+        protocol: ProtocolChoice = AUTO_CHOICE,
     ) -> None:
         self.connection = connection
         self.client_version = client_version
         #: The elicitation modes advertised in ``initialize``: only when someone can answer
         #: (the caller must then serve ``elicitation/create`` on the connection).
         self.elicitation = elicitation
+        #: What ``initialize`` offers and accepts (``--protocol``, the profile's field).
+        self.protocol = protocol
+        #: The negotiated version's codec (v1 until ``initialize`` succeeded).
+        self.codec: WireCodec = V1_CODEC
         #: A profile-gated change to the initialize params (Cursor's model picker flag).
         self.initialize_transform = initialize_transform
         #: The accepted ``initialize`` answer, once :meth:`initialize` succeeded.
@@ -169,7 +173,7 @@ class AcpClient:
     def _initialize_params(self) -> dict[str, Any]:
         if self.initialized is not None:
             raise ClientStateError("the agent is already initialized")
-        params = initialize_params(offered_version(), self.client_version, self.elicitation)
+        params = initialize_params(self.protocol, self.client_version, self.elicitation)
         if self.initialize_transform is not None:
             params = self.initialize_transform(params)
         return params
@@ -189,14 +193,16 @@ class AcpClient:
         return self._initialized(result)
 
     def _initialized(self, result: object) -> InitializeResult:
-        parsed = parse_initialize_result(result)
+        codec, parsed = negotiate(result, self.protocol)
+        self.codec = codec
         self.initialize_result = result
         self.initialized = parsed
         return parsed
 
     async def authenticate(self, method_id: str) -> None:
-        """Call ``authenticate`` for a method the user named explicitly; only for a method the
-        agent advertised and never for a ``terminal`` one (decisions.md item 10)."""
+        """Call ``authenticate`` (v2: ``auth/login``) for a method the user named explicitly;
+        only for a method the agent advertised and never for a ``terminal`` one (decisions.md
+        item 10)."""
         initialized = self.initialized
         if initialized is None:
             raise ClientStateError("the agent is not initialized yet (call initialize first)")
@@ -209,7 +215,7 @@ class AcpClient:
                 f"auth method {method_id!r} is a terminal method: run the agent's command in a "
                 "terminal to sign in; Baton never calls authenticate for it"
             )
-        await self.connection.request("authenticate", {"methodId": method_id})
+        await self.connection.request(self.codec.login_method, {"methodId": method_id})
 
     # --- session setup ---------------------------------------------------------------------
 
@@ -230,6 +236,7 @@ class AcpClient:
         else:
             servers = [dict(server) for server in mcp_servers]
         check_mcp_servers(servers, capabilities, what)
+        servers = self.codec.mcp_servers(servers)
         params: dict[str, Any] = {"cwd": _absolute(cwd, "cwd"), "mcpServers": servers}
         if additional_directories:
             capabilities.require(
@@ -288,7 +295,22 @@ class AcpClient:
         system_prompt: SystemPrompt | None = None,
     ) -> SessionState:
         """``session/load``; needs ``loadSession``. The agent replays the history as
-        ``session/update`` notifications before it answers; nothing here prompts."""
+        ``session/update`` notifications before it answers; nothing here prompts. In v2, which
+        has no session/load, this is ``session/resume`` with ``replayFrom`` start (needs
+        ``session``)."""
+        if self.codec.version == PROTOCOL_V2:
+            self.capabilities.require(
+                "sessionCapabilities.resume", "session/resume with replayFrom"
+            )
+            return await self._attach(
+                "session/resume",
+                session_id,
+                cwd,
+                mcp_servers,
+                additional_directories,
+                system_prompt,
+                replay=True,
+            )
         self.capabilities.require("loadSession", "session/load")
         return await self._attach(
             "session/load", session_id, cwd, mcp_servers, additional_directories, system_prompt
@@ -317,11 +339,15 @@ class AcpClient:
         mcp_servers: McpServers,
         additional_directories: Sequence[str],
         system_prompt: SystemPrompt | None,
+        *,
+        replay: bool = False,
     ) -> SessionState:
         if not isinstance(session_id, str):
             raise InvalidArgument("a session id must be a string")
         params = self._setup_params(method, cwd, mcp_servers, additional_directories, system_prompt)
         params["sessionId"] = session_id
+        if replay:
+            params.update(self.codec.replay_params())
         answer = await self.connection.call(method, params)
         state = parse_attached_session_result(answer.result, method)
         self._sessions[session_id] = state
@@ -404,7 +430,9 @@ class AcpClient:
     # --- session controls ------------------------------------------------------------------
 
     async def set_mode(self, session_id: str, mode_id: str) -> None:
-        """``session/set_mode`` to a mode the session advertised (exact id)."""
+        """``session/set_mode`` to a mode the session advertised (exact id); v2 has no modes
+        (they are config options there)."""
+        self._refuse_removed("session/set_mode")
         state = self.session_state(session_id)
         require_mode(state, mode_id)
         answer = await self.connection.call(
@@ -421,10 +449,9 @@ class AcpClient:
         ``configOptions`` confirm ``value``; the held state follows a complete answer."""
         state = self.session_state(session_id)
         option = require_config_value(state, config_id, value)
-        params: dict[str, Any] = {"sessionId": session_id, "configId": config_id}
-        if option.type == BOOLEAN:
-            params["type"] = BOOLEAN
-        params["value"] = value
+        params = self.codec.set_config_params(
+            session_id, config_id, value, boolean=option.type == BOOLEAN
+        )
         answer = await self.connection.call("session/set_config_option", params)
         self._state_refs[session_id] = answer.ref
         confirmation = parse_set_config_option_response(answer.result, config_id, value)
@@ -442,6 +469,7 @@ class AcpClient:
                 "session/set_model is legacy and not in the stable schema; it needs "
                 "allow_legacy_set_model=True (a profile opt-in). Use the model config option"
             )
+        self._refuse_removed("session/set_model")
         state = self.session_state(session_id)
         if state.models is None:
             raise CapabilityNotAdvertised("models (legacy session models)", "session/set_model")
@@ -452,6 +480,10 @@ class AcpClient:
         )
         self._sessions[session_id] = state.with_current_model(model_id)
         self._state_refs[session_id] = answer.ref
+
+    def _refuse_removed(self, method: str) -> None:
+        if self.codec.removed(method):
+            raise CapabilityNotAdvertised(f"{method} (not in ACP v{self.codec.version})", method)
 
     # --- turns -----------------------------------------------------------------------------
 

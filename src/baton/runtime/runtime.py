@@ -17,7 +17,7 @@ import dataclasses
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +36,7 @@ from baton.runtime.agents.profiles import BUILTIN_PROFILES, Profile
 from baton.runtime.agents.review_lane import DEFAULT_LANE, check_review_root
 from baton.runtime.agents.tools_file import load_tool_declarations
 from baton.runtime.lanes.lane import Lane, LaneSession
+from baton.runtime.lanes.loss import LaneLost, Quarantined
 from baton.runtime.lanes.reconcile import reconcile
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker, NoUserAsker
@@ -61,9 +62,14 @@ from baton.runtime.turns.outcome import EXIT_CODES, RunOutcome, TurnOutcome
 from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.system_prompts import requested_system_prompt
-from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
+from baton.runtime.turns.turn import (
+    CALLER_CANCELLED,
+    INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
+    Turn,
+)
 from baton.runtime.turns.workspace_roots import resolve_additional_directories
 from baton.store import Store, prepare_data_dir, resolve_data_dir
+from baton.store.location import resolve_store
 from baton.wire.budget import (
     DEFAULT_REQUEST_LIMIT_SECONDS,
     BoundSetting,
@@ -147,6 +153,7 @@ class Runtime:
         self,
         *,
         data_dir: str | os.PathLike[str] | None = None,
+        store: str | None = None,
         environ: Mapping[str, str] | None = None,
         asker: Asker | None = None,
         profiles: Mapping[str, Profile] | None = None,
@@ -160,6 +167,10 @@ class Runtime:
         self.data_dir = resolve_data_dir(
             str(data_dir) if data_dir is not None else None, self.environ
         )
+        #: The run store: a ``postgresql://`` URL (``store``, else ``BATON_STORE``) shared by
+        #: hosts, else the data directory's SQLite file. The journal stays in the data
+        #: directory either way (docs/fleet.md).
+        self.store_location = resolve_store(store, self.environ)
         self.asker: Asker = asker or NoUserAsker()
         #: Who answers the agents' elicitations (a person at a TTY, an API): only then is
         #: elicitation advertised; None declines every request (recorded).
@@ -193,7 +204,12 @@ class Runtime:
             return
         self.data_dir_notice = prepare_data_dir(self.data_dir).notice
         journal = Journal.in_data_dir(self.data_dir)
-        store = Store.open(self.data_dir, flush=journal.flush_refs)
+        url = self.store_location.url
+        store = (
+            Store.open(self.data_dir, flush=journal.flush_refs)
+            if url is None
+            else Store(url, flush=journal.flush_refs)
+        )
         # Retention keeps every record the store cites (issue 15: a flood must not prune the
         # running turn's own prompt).
         journal.set_pinned_floor(store.pinned_sequence_floor)
@@ -249,12 +265,15 @@ class Runtime:
         if request.lane != DEFAULT_LANE and request.agent_command is not None:
             raise ConfigurationError("the review lane needs a profile with a read-only sandbox")
         if request.agent_command is not None:
-            return from_command(
+            spec = from_command(
                 request.agent_command,
                 self.environ,
                 env_keys=request.env_keys,
                 allow_unattended=request.allow_unattended,
             )
+            if request.protocol is not None:
+                spec = replace(spec, protocol=request.protocol)
+            return spec
         assert request.agent is not None
         profile = self.profiles.get(request.agent)
         if profile is None:
@@ -271,6 +290,8 @@ class Runtime:
                 f"no usable {profile.id} executable ({reasons}); run `baton doctor {profile.id}`"
             )
         spec = from_profile(profile, result.selected, self.environ, lane=request.lane)
+        if request.protocol is not None:
+            spec = replace(spec, protocol=request.protocol)
         self._fingerprints[spec.identity] = result.fingerprint
         return spec
 
@@ -311,6 +332,12 @@ class Runtime:
             await old.shutdown()
             del self.lanes[identity]
         lane = self.lanes.get(spec.identity)
+        if lane is not None and lane.spec.protocol != spec.protocol and not lane.busy:
+            # Another ACP version pin (--protocol): an idle lane is replaced, since its
+            # version was negotiated once, at initialize. A busy one keeps running.
+            await lane.shutdown()
+            del self.lanes[spec.identity]
+            lane = None
         if lane is None:
             assert self.journal is not None and self.recorder is not None
             lane = Lane(
@@ -326,10 +353,12 @@ class Runtime:
         return lane
 
     async def _quarantined(self, lane: Lane, reason: str) -> None:
-        assert self.store is not None
+        """After a quarantine: every turn of the lane is lost. The lane already told its active
+        turns the typed cause (the first loss a turn hears is the one it keeps); a turn not
+        active yet hears the quarantine's reason."""
         for turn in list(self._turns):
             if turn.lane is lane:
-                turn.on_lost(TransportClosed(reason))
+                turn.on_lost(LaneLost(Quarantined(reason)))
 
     # --- running ---------------------------------------------------------------------------
 
@@ -345,7 +374,15 @@ class Runtime:
         Every event is redacted before it leaves the runtime, with the same rules and exact
         secrets as the run store (its lane's, once the lane is known): callers (the CLI's
         ``--format json`` and text output, library users) never see what the store would not
-        keep."""
+        keep.
+
+        Cancellation: safe at any point, and it propagates. Cancelled during setup (nothing was
+        prompted), the run is recorded INTERRUPTED (``CALLER_CANCELLED``). Cancelled while
+        the prompt is outstanding, no session/cancel is sent (``on_turn`` gives the turn,
+        whose ``interrupt()`` is the clean stop): the prompt may still run, so the run is
+        recorded RECOVERY_REQUIRED (``CALLER_CANCELLED``), what streamed so far is written,
+        and the session is released; the lane stays usable. Those writes are shielded from a
+        second cancellation. Before the run is created nothing is written."""
         await self.open()
         assert self.store is not None and self.recorder is not None
         sink = on_event or (lambda _event: None)
@@ -386,12 +423,15 @@ class Runtime:
         lane.secrets.add(tools.secret_values())
         lane_secrets.append(lane.secrets)
         prompt_text = lane.redact(request.prompt)
-        run_id = self.recorder.create_run(
-            prompt_text,
-            policy=policy,
-            unattended=request.allow_unattended and ad_hoc,
-            profile=spec.profile_id,
-        )
+        if request.queued_run_id is not None:
+            run_id = await self.recorder.take_queued_run(request.queued_run_id)
+        else:
+            run_id = self.recorder.create_run(
+                prompt_text,
+                policy=policy,
+                unattended=request.allow_unattended and ad_hoc,
+                profile=spec.profile_id,
+            )
         loop = asyncio.get_running_loop()
         idle = resolve_idle_bound(
             ("run", request.idle_timeout),
@@ -447,7 +487,20 @@ class Runtime:
         self, ctx: RunContext, window: SetupWindow
     ) -> tuple[TurnOutcome, LaneSession | None]:
         """Set the session up, then run the turn on it; the outcome and the session to name."""
-        opened = await open_session(ctx, window)
+        try:
+            opened = await open_session(ctx, window)
+        except asyncio.CancelledError:
+            # Nothing was prompted: the run is interrupted by its caller, never ambiguous.
+            cancelled = TurnOutcome(
+                "INTERRUPTED",
+                error_code=CALLER_CANCELLED,
+                message="the caller cancelled the run during setup; no prompt was sent",
+                interrupted_by="caller",
+            )
+            task = asyncio.ensure_future(record_setup_failure(ctx, cancelled))
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+            raise
         if isinstance(opened, SetupEnded):
             if not opened.recorded:
                 await record_setup_failure(ctx, opened.outcome)
@@ -484,7 +537,7 @@ class Runtime:
         return project_controls(
             session.provider_id,
             state,
-            grok_models=lane.grok_catalog,
+            grok_models=lane.extensions.models,
             secrets=lane.secrets,
             session_id=session_id,
         )
@@ -498,6 +551,11 @@ class Runtime:
         recovery-required, for a stale revision, an unknown or immutable control, a wrong type
         or a choice the provider did not advertise. An answer that does not confirm the change
         makes it ambiguous: the lane is quarantined and SessionMutationAmbiguous raised.
+
+        Cancellation: cancelling while the change is in flight leaves its outcome unknown, so
+        it is treated like an unconfirmed answer: the lane is quarantined (shielded from a
+        second cancellation) and the cancellation propagates. Cancelled before anything is
+        sent, nothing changes.
         """
         lane, session = self._kept(session_id)
         refuse_while(
@@ -517,24 +575,32 @@ class Runtime:
                 mutation,
                 client.session_state(session.provider_id),
                 result,
-                grok_models=lane.grok_catalog,
+                grok_models=lane.extensions.models,
             )
+        except asyncio.CancelledError:
+            task = asyncio.ensure_future(
+                lane.quarantine("a control change was cancelled with its outcome unknown")
+            )
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+            raise
         except (SessionMutationAmbiguous, BudgetExpired, TransportClosed) as exc:
             await lane.quarantine(f"a control change has an unknown outcome: {exc.code}")
             if isinstance(exc, SessionMutationAmbiguous):
                 raise
             raise SessionMutationAmbiguous(f"{mutation.method}: {exc.code}") from exc
         client.update_session_state(session.provider_id, confirmed.state)
-        if confirmed.grok_models is not None:
-            lane.grok_catalog = confirmed.grok_models
-        session.state = confirmed.state
+        lane.extensions.confirmed_models(confirmed.grok_models)
         await self.recorder.session_resolved(
             session_id, None, confirmed.state, client.state_ref(session.provider_id)
         )
         return self.controls(session_id)
 
     async def events(self, request: RunRequest) -> AsyncIterator[RunEvent]:
-        """Run ``request`` and yield its events as they happen; the last is ``result``."""
+        """Run ``request`` and yield its events as they happen; the last is ``result``.
+
+        Cancellation: cancelling the consumer (or closing the generator early) cancels the
+        run and waits for it to settle, with :meth:`run`'s cancellation semantics."""
         queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
         task = asyncio.ensure_future(self.run(request, on_event=queue.put_nowait))
         task.add_done_callback(lambda _t: queue.put_nowait(None))

@@ -24,6 +24,7 @@ from baton.service import (
     routes_readiness,
     routes_recovery,
     routes_runs,
+    routes_sessions,
 )
 from baton.service.context import Service
 from baton.service.guard import ASGIApp, Guard, HostRule
@@ -70,6 +71,7 @@ def routes() -> list[Any]:
         *routes_permissions.ROUTES,
         *routes_recovery.ROUTES,
         *routes_journal.ROUTES,
+        *routes_sessions.ROUTES,
         *routes_inspector.ROUTES,
     ]
 

@@ -174,8 +174,14 @@ class RunLauncher:
         turn.interrupt("cancelled through the API")
 
     async def stop(self, grace: float) -> None:
-        """The graceful stop (see the module docstring). Idempotent."""
+        """The graceful stop (see the module docstring); prompts queued behind a session's
+        running turn are dropped (cancelled before anything was sent for them). Idempotent."""
         self.stopping = True
+        # Prompts still waiting in a session's queue never start: nothing was sent for them.
+        started = set(self.tasks.values())
+        for task in list(self.pending):
+            if task not in started:
+                task.cancel()
         if self.pending:
             await asyncio.wait(set(self.pending), timeout=grace)
         for turn in list(self.turns.values()):

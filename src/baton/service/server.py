@@ -31,6 +31,7 @@ import uvicorn
 from baton.cli.service_link import RUNTIME_FILENAME, RuntimeInfo
 from baton.durable.timestamps import format_timestamp
 from baton.errors import ServeAddressRefused
+from baton.runtime.agents.config_file import load_config
 from baton.runtime.runtime import Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.service.app import build_app
@@ -153,7 +154,13 @@ async def _serve_locked(
     lock: ServiceLock,
     data_dir: Path,
 ) -> int:
-    runtime = Runtime(data_dir=data_dir, environ=env)
+    user = load_config(None, env)  # the user's profiles and executable overrides, as the CLI
+    runtime = Runtime(
+        data_dir=data_dir,
+        environ=env,
+        profiles=user.all_profiles(),
+        config_overrides=dict(user.executables),
+    )
     service = build_service(
         runtime,
         options.settings,

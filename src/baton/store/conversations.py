@@ -169,6 +169,19 @@ class ConversationRecords(StoreDatabase):
         ).fetchall()
         return [_run(row) for row in reversed(rows)]
 
+    def conversation_prompted(self, name: str) -> bool:
+        """True when a prompt may have reached the conversation's provider session: one of its
+        runs cites a sent prompt, or got past setup (any status but QUEUED, STARTING or
+        FAILED). In doubt, true."""
+        conversation = self.get_conversation(name)
+        row = self._conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM conversation_runs cr JOIN runs r ON r.id = cr.run_id "
+            "WHERE cr.conversation_id = ? AND (r.prompt_ref IS NOT NULL "
+            "OR r.status NOT IN ('QUEUED', 'STARTING', 'FAILED')))",
+            (conversation.id,),
+        ).fetchone()
+        return bool(row[0])
+
     # --- turns ---------------------------------------------------------------------------
 
     def claim_conversation(self, name: str) -> Conversation:
@@ -263,6 +276,18 @@ class ConversationRecords(StoreDatabase):
             if status == "ACTIVE":
                 raise SessionBusy(f"session {name} has a turn running; it cannot be removed now")
             conn.execute("DELETE FROM conversations WHERE name = ?", (name,))
+
+    def delete_conversation_claimed(self, name: str) -> None:
+        """Delete a conversation whose creation failed: only while this process holds it
+        ACTIVE with no provider session (StoreConflict otherwise)."""
+        with self._tx() as conn:
+            conversation_id = self._owned(conn, name)
+            row = conn.execute(
+                "SELECT provider_session_id FROM conversations WHERE id = ?", (conversation_id,)
+            ).fetchone()
+            if row[0] is not None:
+                raise StoreConflict(f"session {name} has a provider session; it was created")
+            conn.execute("DELETE FROM conversations WHERE id = ?", (conversation_id,))
 
     def reconcile_conversation(
         self, name: str, owner_alive: Callable[[str | None], bool]

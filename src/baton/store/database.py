@@ -287,6 +287,9 @@ class StoreDatabase:
         self._secrets = secrets
         self._clock = clock
         self._conn: StoreConnection
+        #: The backend's integrity error (a duplicate key, a foreign key): a caller's bug or a
+        #: race a table module turns into its own error.
+        self.integrity_errors: tuple[type[Exception], ...] = (sqlite3.IntegrityError,)
         if isinstance(path, str) and is_postgres_url(path):
             self._open_postgres(path)
             return
@@ -331,6 +334,7 @@ class StoreDatabase:
         self.path = None
         self.dialect = "postgresql"
         pg = PostgresConnection(url, read_only=self.read_only)
+        self.integrity_errors = (sqlite3.IntegrityError, *pg.integrity_errors)
         self.location = pg.display
         try:
             if self.read_only:

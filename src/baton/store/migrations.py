@@ -202,7 +202,61 @@ V3: Final[Migration] = (
     """,
 )
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3)
+_WORKER_STATES = ("RUNNING", "STOPPED", "LOST")
+
+#: Version 4 (issue 22, many hosts): what the queue adds to a shared store. A submission per
+#: queued run (its queue, idempotency key, the request to run, the worker that took it), the
+#: workers with their heartbeat, named sessions pinned to the worker that holds them, and the
+#: events of a queued run for a submitter waiting elsewhere (``baton submit --wait``).
+V4: Final[Migration] = (
+    """
+    CREATE TABLE fleet_submissions (
+        run_id          TEXT PRIMARY KEY REFERENCES runs (id),
+        queue           TEXT NOT NULL,
+        idempotency_key TEXT UNIQUE,
+        session_name    TEXT,
+        request         TEXT NOT NULL,
+        job_id          INTEGER,
+        worker          TEXT,
+        submitted_at    TEXT NOT NULL,
+        taken_at        TEXT
+    ) STRICT
+    """,
+    "CREATE INDEX fleet_submissions_worker ON fleet_submissions (worker)",
+    f"""
+    CREATE TABLE fleet_workers (
+        name         TEXT PRIMARY KEY,
+        host         TEXT NOT NULL,
+        owner        TEXT NOT NULL,
+        queues       TEXT NOT NULL,
+        concurrency  INTEGER NOT NULL CHECK (concurrency >= 1),
+        state        TEXT NOT NULL {_in("state", _WORKER_STATES)},
+        started_at   TEXT NOT NULL,
+        heartbeat_at TEXT NOT NULL,
+        stopped_at   TEXT
+    ) STRICT
+    """,
+    """
+    CREATE TABLE fleet_sessions (
+        name                TEXT PRIMARY KEY,
+        worker              TEXT NOT NULL,
+        queue               TEXT NOT NULL,
+        provider_session_id TEXT,
+        created_at          TEXT NOT NULL,
+        updated_at          TEXT NOT NULL
+    ) STRICT
+    """,
+    """
+    CREATE TABLE run_events (
+        run_id TEXT NOT NULL REFERENCES runs (id),
+        seq    INTEGER NOT NULL,
+        event  TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq)
+    ) STRICT
+    """,
+)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -1,13 +1,18 @@
 """Which Baton process owns a record, and whether that process is still alive.
 
-An owner is ``"<pid>:<start-ticks>"``: the pid alone is not enough, since pids are reused; the
-start time (field 22 of ``/proc/<pid>/stat``, in clock ticks since boot) tells a live owner
-from a new process that got the same pid. Without ``/proc`` the pid's existence is used.
+An owner is ``"<pid>:<start-ticks>@<host>"``: the pid alone is not enough, since pids are
+reused; the start time (field 22 of ``/proc/<pid>/stat``, in clock ticks since boot) tells a
+live owner from a new process that got the same pid. Without ``/proc`` the pid's existence is
+used. The host (``BATON_HOST``, else the machine's host name) matters once a store is shared
+by hosts (a PostgreSQL store, docs/fleet.md): a process on another host cannot be looked up
+here, so it counts as alive; the fleet's worker heartbeats decide about it instead. An owner
+recorded without a host (before issue 22) is a process of this host.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 from functools import cache
 from typing import Final
 
@@ -27,26 +32,46 @@ def _start_ticks(pid: int) -> str | None:
     return fields[_START_FIELD].decode() if len(fields) > _START_FIELD else None
 
 
+#: The variable naming this host in the records it owns (default: the machine's host name).
+HOST_ENV: Final = "BATON_HOST"
+
+
+@cache
+def current_host() -> str:
+    """The name this host's records carry."""
+    return os.environ.get(HOST_ENV) or socket.gethostname() or "localhost"
+
+
 @cache
 def current_owner() -> str:
     """This process's owner string."""
     pid = os.getpid()
-    return f"{pid}:{_start_ticks(pid) or '?'}"
+    return f"{pid}:{_start_ticks(pid) or '?'}@{current_host()}"
+
+
+def owner_host(owner: str | None) -> str | None:
+    """The host an owner string names (None for an owner recorded without one)."""
+    if not owner or "@" not in owner:
+        return None
+    return owner.rpartition("@")[2]
 
 
 def owner_alive(owner: str | None) -> bool:
     """True when the process named by ``owner`` still runs (False for no owner)."""
     if not owner:
         return False
-    pid_text, _, ticks = owner.partition(":")
+    if owner == current_owner():
+        return True
+    host = owner_host(owner)
+    if host is not None and host != current_host():
+        return True  # another host's process: its worker heartbeat decides, not a pid here
+    pid_text, _, ticks = owner.partition("@")[0].partition(":")
     try:
         pid = int(pid_text)
     except ValueError:
         return False
     if pid <= 0:
         return False
-    if owner == current_owner():
-        return True
     start = _start_ticks(pid)
     if start is not None:
         return ticks in ("?", start)

@@ -23,9 +23,10 @@ is one short round trip over a local network.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from baton.errors import (
     StorageError,
@@ -46,6 +47,8 @@ try:
 except ImportError:  # pragma: no cover - exercised only without the fleet extra
     psycopg = None  # type: ignore[assignment]
 
+_T = TypeVar("_T")
+
 #: The advisory lock every write transaction holds (the ASCII of "baton-st"): writers are
 #: serialized as SQLite's one write lock serializes them, which is what makes a
 #: read-check-write compare-and-set safe on both backends.
@@ -56,6 +59,12 @@ CONNECT_TIMEOUT_SECONDS: Final = 10
 #: (milliseconds), like SQLite's busy timeout: a stuck writer elsewhere fails this call
 #: instead of hanging the event loop.
 STATEMENT_TIMEOUT_MS: Final = 30_000
+#: How long a call outside a transaction keeps trying to reconnect to a server that went away
+#: (a restart, a failover) before it fails as STORE_UNAVAILABLE (seconds), and the pause
+#: between two tries. Only a read or the start of a write is retried this way: nothing of it
+#: can have taken effect. The wait blocks the caller's thread (the store is synchronous).
+RECONNECT_WINDOW_SECONDS: Final = 5.0
+RECONNECT_PAUSE_SECONDS: Final = 0.5
 #: The table holding the schema version (SQLite keeps it in ``PRAGMA user_version``).
 VERSION_TABLE: Final = "baton_schema_version"
 
@@ -78,6 +87,8 @@ class PostgresConnection:
         self.read_only = read_only
         self._tx_open = False
         self._conn = self._connect()
+        #: psycopg's integrity error, raised as it is (see StoreDatabase.integrity_errors).
+        self.integrity_errors: tuple[type[Exception], ...] = (psycopg.IntegrityError,)
 
     def _connect(self) -> psycopg.Connection[Any]:
         options = f"-c statement_timeout={STATEMENT_TIMEOUT_MS}"
@@ -112,11 +123,29 @@ class PostgresConnection:
             self._conn = self._connect()
         return self._conn
 
+    def _retrying(self, action: Callable[[psycopg.Connection[Any]], _T]) -> _T:
+        """Run ``action`` on a live connection outside a transaction; when the server went
+        away (the action failed before anything could take effect), reconnect and run it
+        again, for up to RECONNECT_WINDOW_SECONDS."""
+        deadline = time.monotonic() + RECONNECT_WINDOW_SECONDS
+        while True:
+            try:
+                with self.errors():
+                    return action(self._live())
+            except StoreUnavailable:
+                if self._tx_open or time.monotonic() >= deadline:
+                    raise
+                if not (self._conn.closed or self._conn.broken):
+                    raise  # the server answered (a timeout): not a lost connection
+                time.sleep(RECONNECT_PAUSE_SECONDS)
+
     @property
     def in_transaction(self) -> bool:
-        """True inside an open transaction on a connection that still works."""
+        """True inside an open transaction on a connection that still works (a connection
+        lost inside one ends it: the server rolled it back)."""
         conn = self._conn
         if conn.closed or conn.broken:
+            self._tx_open = False
             return False
         return conn.info.transaction_status != TransactionStatus.IDLE
 
@@ -125,12 +154,15 @@ class PostgresConnection:
         if sql in ("BEGIN", "BEGIN IMMEDIATE"):
             self.begin_write()
             return self._conn.cursor()
+        query, params = postgres_query(sql), tuple(parameters)
+        if not self._tx_open:
+            return self._retrying(lambda conn: conn.execute(query, params, prepare=False))
         with self.errors():
-            conn = self._live()
-            cursor = conn.execute(postgres_query(sql), tuple(parameters), prepare=False)
-            if sql in ("COMMIT", "ROLLBACK"):
-                self._tx_open = False
-            return cursor
+            try:
+                return self._live().execute(query, params, prepare=False)
+            finally:
+                if sql in ("COMMIT", "ROLLBACK"):
+                    self._tx_open = False
 
     def executemany(self, sql: str, rows: Iterable[Sequence[Any]], /) -> psycopg.Cursor[Any]:
         """Run one statement once per row of parameters."""
@@ -142,10 +174,9 @@ class PostgresConnection:
     def begin_write(self) -> None:
         """Open a write transaction holding :data:`STORE_WRITE_LOCK_KEY` (see the module
         docstring): the counterpart of SQLite's ``BEGIN IMMEDIATE``."""
+        conn = self._retrying(_begin)
+        self._tx_open = True
         with self.errors():
-            conn = self._live()
-            conn.execute("BEGIN")
-            self._tx_open = True
             try:
                 conn.execute("SELECT pg_advisory_xact_lock(%s)", (STORE_WRITE_LOCK_KEY,))
             except BaseException:
@@ -165,6 +196,11 @@ class PostgresConnection:
         """Close the connection. Idempotent."""
         self._tx_open = False
         self._conn.close()
+
+
+def _begin(conn: psycopg.Connection[Any]) -> psycopg.Connection[Any]:
+    conn.execute("BEGIN")
+    return conn
 
 
 def classify_postgres_error(exc: Exception, where: str) -> StorageError | None:

@@ -98,9 +98,11 @@ class RunRecords(StoreDatabase):
         *,
         status: OneOrMany[RunStatus] | None = None,
         session_id: str | None = None,
+        owner: str | None = None,
         limit: int = MAX_LIST_ROWS,
     ) -> list[Run]:
-        """Runs, newest first, optionally only in ``status`` (one or several) or of a session."""
+        """Runs, newest first, optionally only in ``status`` (one or several), of a session,
+        or owned by one Baton process (``owner``)."""
         sql = f"SELECT {RUN_COLUMNS} FROM runs WHERE 1 = 1"
         args: list[Any] = []
         statuses = expected_set(status)
@@ -110,6 +112,9 @@ class RunRecords(StoreDatabase):
         if session_id is not None:
             sql += " AND session_id = ?"
             args.append(session_id)
+        if owner is not None:
+            sql += " AND owner = ?"
+            args.append(owner)
         sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
         args.append(max(0, min(limit, MAX_LIST_ROWS)))
         return [_run(row) for row in self._conn.execute(sql, args)]
@@ -141,9 +146,10 @@ class RunRecords(StoreDatabase):
         skipped_frames: int | None = None,
         violations: int | None = None,
         response_ref: JournalRef | None = None,
+        owner: str | None = None,
     ) -> Run:
         """Move a run to ``status``, compare-and-set on ``expected``; other fields are set when
-        given. ``response_ref`` (the prompt's answer) is flushed from the journal first.
+        given (``owner``: the Baton process taking a queued run over). ``response_ref`` (the prompt's answer) is flushed from the journal first.
 
         Raises StoreConflict when the run is not in ``expected``, and its subclass
         RunStatusTransitionInvalid when :data:`~baton.store.run_status.RUN_STATUS_TRANSITIONS`
@@ -174,7 +180,7 @@ class RunRecords(StoreDatabase):
                 "server_instance_id = COALESCE(?, server_instance_id), "
                 "skipped_frames = COALESCE(?, skipped_frames), "
                 "violations = COALESCE(?, violations), "
-                "response_ref = COALESCE(?, response_ref), "
+                "response_ref = COALESCE(?, response_ref), owner = COALESCE(?, owner), "
                 "started_at = COALESCE(started_at, ?), ended_at = COALESCE(ended_at, ?) "
                 "WHERE id = ?",
                 (
@@ -188,6 +194,7 @@ class RunRecords(StoreDatabase):
                     skipped_frames,
                     violations,
                     ref_text(response_ref),
+                    owner,
                     started,
                     ended,
                     run_id,

@@ -7,7 +7,8 @@ server instances (:mod:`~baton.store.servers`), sessions (:mod:`~baton.store.ses
 and their status table (:mod:`~baton.store.runs`, :mod:`~baton.store.run_status`), items
 (:mod:`~baton.store.items`), interactions and observations
 (:mod:`~baton.store.interactions`), readiness (:mod:`~baton.store.readiness`), conversations (named sessions, with their status table:
-:mod:`~baton.store.conversations`, :mod:`~baton.store.conversation_status`) and the journal
+:mod:`~baton.store.conversations`, :mod:`~baton.store.conversation_status`), the queue's
+submissions, workers and pinned sessions (:mod:`~baton.store.fleet`) and the journal
 references the store cites (:mod:`~baton.store.citations`).
 """
 
@@ -22,6 +23,7 @@ from baton.store.conversations import ConversationRecords
 from baton.store.database import MAX_DIAGNOSTIC_CHARS as MAX_DIAGNOSTIC_CHARS
 from baton.store.database import Clock, FlushRefs, new_id, utc_now
 from baton.store.datadir import STORE_FILENAME, existing_data_dir
+from baton.store.fleet import FleetRecords
 from baton.store.interactions import InteractionRecords
 from baton.store.items import ItemRecords
 from baton.store.readiness import ReadinessRecords
@@ -41,6 +43,7 @@ class Store(
     ReadinessRecords,
     CitationChecks,
     ConversationRecords,
+    FleetRecords,
 ):
     """Baton's run store. Open with :meth:`open` (a data directory), :meth:`open_read_only`
     or the constructor (a path).

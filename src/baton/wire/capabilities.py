@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from baton._version import __version__
 from baton.errors import CapabilityNotAdvertised, MalformedResult, UsageError
-from baton.wire.version import accept_version
+from baton.wire.version import PROTOCOL_V1, ProtocolChoice
 
 #: Unmodeled capability paths kept per agent. The list is shown on the session and stored with
 #: it; an agent advertising thousands of keys must not make that record unbounded.
@@ -117,6 +117,8 @@ class AgentCapabilities:
     session_system_prompt: bool = False
     #: ``sessionCapabilities.systemPrompt.mode.override`` (unstable): the ``override`` mode.
     session_system_prompt_override: bool = False
+    #: stdio MCP servers: v1 baseline (always true there); v2 advertises ``session.mcp.stdio``.
+    mcp_stdio: bool = True
     #: Dotted paths the agent advertised (by the leaf rule) that Baton does not model.
     unmodeled: tuple[str, ...] = ()
     #: Top-level key names of ``agentCapabilities._meta`` (values are never copied).
@@ -269,8 +271,12 @@ def _parse_agent_info(raw: object) -> AgentInfo | None:
     )
 
 
+#: Only v1 answers are read here; :func:`baton.wire.codec.negotiate` reads both versions.
+_V1_ONLY: Final = ProtocolChoice(PROTOCOL_V1)
+
+
 def parse_initialize_result(result: object) -> InitializeResult:
-    """Parse an ``initialize`` result.
+    """Parse a v1 ``initialize`` result (the layout of protocol version 1).
 
     Raises :class:`MalformedResult` when the result is not an object and
     :class:`~baton.errors.IncompatibleProtocolVersion` when its version is not implemented.
@@ -278,7 +284,11 @@ def parse_initialize_result(result: object) -> InitializeResult:
     """
     if not isinstance(result, Mapping):
         raise MalformedResult("the initialize result is not an object")
-    version = accept_version(result.get("protocolVersion"))
+    return parse_v1_initialize_result(result, _V1_ONLY.accept(result.get("protocolVersion")))
+
+
+def parse_v1_initialize_result(result: Mapping[str, Any], version: int) -> InitializeResult:
+    """Read a v1-layout ``initialize`` result whose ``version`` the caller already accepted."""
     return InitializeResult(
         protocol_version=version,
         capabilities=parse_agent_capabilities(result.get("agentCapabilities")),

@@ -30,7 +30,7 @@ from typing import Any, Final
 
 import orjson
 
-from baton.errors import InvalidArgument, ToolDeclarationError
+from baton.errors import CapabilityNotAdvertised, InvalidArgument, ToolDeclarationError
 from baton.wire.capabilities import AgentCapabilities
 
 #: Largest declarations file accepted, in bytes. It is trusted configuration, read whole into
@@ -323,10 +323,15 @@ def check_mcp_servers(
 ) -> None:
     """Refuse, before sending ``what``, an http or sse server the agent did not advertise
     (:class:`CapabilityNotAdvertised`) and an entry of no known transport
-    (:class:`InvalidArgument`). Entries without ``type`` are stdio, which every agent takes."""
+    (:class:`InvalidArgument`). Entries without ``type`` are stdio: baseline in v1, needing
+    ``session.mcp.stdio`` in v2."""
     for index, server in enumerate(servers):
         kind = server.get("type", _STDIO) if isinstance(server, Mapping) else None
         if kind == _STDIO:
+            if not capabilities.mcp_stdio:
+                raise CapabilityNotAdvertised(
+                    "session.mcp.stdio", f"{what} with a stdio MCP server"
+                )
             continue
         if kind == "http":
             capabilities.require("mcpCapabilities.http", f"{what} with an http MCP server")

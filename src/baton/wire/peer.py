@@ -295,7 +295,7 @@ class Peer:
         events: list[Event] = []
         group: list[Message] = []
         group_raws: list[bytes] = []
-        group_method: object = None
+        group_method = ""  # no group yet (a group always holds its method's first message)
         valid = 0
         for line in lines:
             if not line:
@@ -309,7 +309,7 @@ class Peer:
                 if type(method) is str and "id" not in message:
                     if method != group_method:
                         if group:
-                            events.append(Notifications(group_method, group, group_raws))  # type: ignore[arg-type]
+                            events.append(Notifications(group_method, group, group_raws))
                             valid += len(group)
                             group, group_raws = [], []
                         group_method = method
@@ -317,17 +317,17 @@ class Peer:
                     group_raws.append(line)
                     continue
             if group:
-                events.append(Notifications(group_method, group, group_raws))  # type: ignore[arg-type]
+                events.append(Notifications(group_method, group, group_raws))
                 valid += len(group)
                 group, group_raws = [], []
-                group_method = None
+                group_method = ""
             event = self._frame(line, message)
             if event is not None:
                 events.append(event)
                 if type(event) is not SkippedLine:
                     valid += 1
         if group:
-            events.append(Notifications(group_method, group, group_raws))  # type: ignore[arg-type]
+            events.append(Notifications(group_method, group, group_raws))
             valid += len(group)
         self.frames_in += valid
         return events

@@ -189,6 +189,8 @@ def _select_choices(raw: object) -> tuple[tuple[SelectChoice, ...], bool]:
         if isinstance(entry, Mapping) and isinstance(entry.get("options"), list):
             group = entry.get("group")
             if not isinstance(group, str):
+                group = entry.get("groupId")  # the v2 draft's name
+            if not isinstance(group, str):
                 continue
             grouped = True
             for inner in entry["options"]:

@@ -204,7 +204,8 @@ def _items(value: object) -> list[Mapping[str, Any]]:
 def tool_paths(tool_call: Mapping[str, Any]) -> list[str]:
     """The file paths the tool call names, for people, in first-seen order, without duplicates.
 
-    Read from ``locations[].path``, ``content[].path`` (a ``diff`` item), ``content[].diff.path``
+    Read from ``locations[].path``, ``content[].path`` (a v1 ``diff`` item),
+    ``content[].changes[].oldPath`` and ``.path`` (a v2 ``diff`` item), ``content[].diff.path``
     (a nested diff), the keys of ``rawInput.changes`` (Codex's patch) and their ``move_path``,
     and the rawInput keys in :data:`RAW_INPUT_PATH_KEYS`. The permission policy reads more
     (:func:`path_candidates`).
@@ -214,6 +215,9 @@ def tool_paths(tool_call: Mapping[str, Any]) -> list[str]:
         found.extend(_strings(location.get("path")))
     for item in _items(tool_call.get("content")):
         found.extend(_strings(item.get("path")))
+        for change in _items(item.get("changes")):  # a v2 diff: changes[] with path, oldPath
+            found.extend(_strings(change.get("oldPath")))
+            found.extend(_strings(change.get("path")))
         diff = item.get("diff")
         if isinstance(diff, Mapping):
             found.extend(_strings(diff.get("path")))
@@ -396,12 +400,77 @@ def _count_changes(old: list[str], new: list[str]) -> tuple[int, int]:
     return added, removed
 
 
+#: The one patch format ACP v2 defines (``DiffPatch.format``).
+GIT_PATCH_FORMAT: Final = "git_patch"
+
+#: Lines of a v2 git patch read for a summary; past it the counts so far are upper-bound hints.
+MAX_PATCH_LINES: Final = 100_000
+
+
+def _patch_stats(text: str) -> dict[str, tuple[int, int, bool]]:
+    """Per-file (added, removed, complete) line counts of a git patch, keyed by the new path
+    (the old one for a deletion) without the ``a/``/``b/`` prefix."""
+    stats: dict[str, tuple[int, int, bool]] = {}
+    current: str | None = None
+    old_path: str | None = None
+    added = removed = 0
+    lines = text.splitlines()
+    complete = len(lines) <= MAX_PATCH_LINES
+
+    def close() -> None:
+        if current is not None:
+            stats[current] = (added, removed, complete)
+
+    for line in lines[:MAX_PATCH_LINES]:
+        if line.startswith("diff --git "):
+            close()
+            current, old_path, added, removed = None, None, 0, 0
+        elif line.startswith("--- "):
+            name = line[4:].strip()
+            old_path = name[2:] if name.startswith("a/") else None
+        elif line.startswith("+++ "):
+            name = line[4:].strip()
+            current = name[2:] if name.startswith("b/") else old_path
+        elif current is not None and line.startswith("+"):
+            added += 1
+        elif current is not None and line.startswith("-"):
+            removed += 1
+    close()
+    return stats
+
+
+def _v2_diff_stats(item: Mapping[str, Any]) -> list[DiffStat]:
+    """One :class:`DiffStat` per ``changes[]`` entry of a v2 diff, counted from its git patch
+    (matched by path suffix); a change the patch does not cover gets 0/0, not exact."""
+    patch = item.get("patch")
+    per_file: dict[str, tuple[int, int, bool]] = {}
+    if isinstance(patch, Mapping) and patch.get("format") == GIT_PATCH_FORMAT:
+        text = patch.get("text")
+        if isinstance(text, str):
+            per_file = _patch_stats(text)
+    stats: list[DiffStat] = []
+    for change in _items(item.get("changes")):
+        path = change.get("path")
+        if not isinstance(path, str):
+            continue
+        found = next((v for k, v in per_file.items() if path == k or path.endswith("/" + k)), None)
+        if found is None:
+            stats.append(DiffStat(path, 0, 0, exact=False))
+        else:
+            stats.append(DiffStat(path, found[0], found[1], exact=found[2]))
+    return stats
+
+
 def tool_diff_stats(tool_call: Mapping[str, Any]) -> list[DiffStat]:
-    """A +added -removed line count for each ``diff`` content item (``oldText`` absent or null:
-    a new file). Items without a string ``path`` and ``newText`` are skipped."""
+    """A +added -removed line count for each ``diff`` content item: a v1 item from ``oldText``
+    (absent or null: a new file) and ``newText``, skipped without a string ``path`` and
+    ``newText``; a v2 item (``changes[]``) from its ``git_patch``."""
     stats: list[DiffStat] = []
     for item in _items(tool_call.get("content")):
         if item.get("type") != "diff":
+            continue
+        if isinstance(item.get("changes"), list):
+            stats.extend(_v2_diff_stats(item))
             continue
         path, new_text, old_text = item.get("path"), item.get("newText"), item.get("oldText")
         if not isinstance(path, str) or not isinstance(new_text, str):

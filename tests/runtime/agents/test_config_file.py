@@ -30,6 +30,7 @@ policies = ["ask", "auto-edits"]
 max_frame_bytes = 8388608
 strict = true
 account_unsupported_patterns = ['plan does not include']
+protocol = "1"
 """
 
 
@@ -46,6 +47,7 @@ def test_a_full_config() -> None:
     assert profile.allowed_policies == ("ask", "auto-edits")
     assert profile.max_frame_bytes == 8388608
     assert profile.strict_mode is True
+    assert profile.protocol.pinned == 1
     assert profile.builtin is False
     assert profile.account_unsupported_patterns[0].search("your plan does not include this")
     env = profile.environment
@@ -75,6 +77,7 @@ probe_patterns = ["tiny"]
     assert profile.version_argv == ("--version",)
     assert profile.environment.groups == ("base", "config/tiny")
     assert profile.display_name == "tiny"
+    assert profile.protocol.label == "auto"
 
 
 def test_empty_version_argv_means_no_version_command() -> None:
@@ -142,6 +145,8 @@ P = '[profiles.x]\nargv = ["x"]\nprobe_argv = ["--help"]\nprobe_patterns = ["x"]
         (P + "max_frame_bytes = 12\n", uc.CONFIG_INVALID_VALUE),
         (P + "max_frame_bytes = true\n", uc.CONFIG_WRONG_TYPE),
         (P + "strict = 'yes'\n", uc.CONFIG_WRONG_TYPE),
+        (P + "protocol = '3'\n", uc.CONFIG_INVALID_VALUE),
+        (P + "protocol = true\n", uc.CONFIG_INVALID_VALUE),
         (P + "override_env = 'not a key'\n", uc.CONFIG_BAD_ENV_KEY),
         (P + "override_env = 'BATON_CODEX_ACP_BIN'\n", uc.CONFIG_DUPLICATE_OVERRIDE_KEY),
         (P + "display_name = ''\n", uc.CONFIG_INVALID_VALUE),

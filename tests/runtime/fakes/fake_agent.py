@@ -175,7 +175,7 @@ def initialize_result(modes: dict[str, str]) -> object:
     if "terminal-auth" in modes:
         methods = [{"id": "fake-terminal", "name": "Run fake login", "type": "terminal"}]
     return {
-        "protocolVersion": 2 if "bad-version" in modes else 1,
+        "protocolVersion": 99 if "bad-version" in modes else 1,
         "agentCapabilities": {"loadSession": False},
         "authMethods": methods,
         "agentInfo": {"name": "fake-agent", "title": "Fake", "version": "9.9.9"},

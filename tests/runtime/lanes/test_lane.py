@@ -24,7 +24,6 @@ from baton.runtime.permissions.engine import Resolution
 from baton.runtime.processes.process import ShutdownResult
 from baton.store import Store
 from baton.wire.framing import FrameDecoder
-from baton.wire.session_state import SessionState
 
 WAIT = 10.0
 
@@ -152,10 +151,7 @@ async def make_lane(tmp_path: Path) -> AsyncIterator[Factory]:
 async def _with_session(lane: Lane, turn: Turn | None) -> LaneSession:
     client = await lane.ensure_started(None)
     opened = await client.new_session("/work")
-    state: SessionState = opened.state
-    session = LaneSession(
-        "ses-1", opened.session_id, "/work", state, ToolCallTracker(opened.session_id)
-    )
+    session = LaneSession("ses-1", opened.session_id, "/work", ToolCallTracker(opened.session_id))
     session.active = turn
     lane.adopt(session)
     return session
@@ -263,3 +259,28 @@ async def test_a_start_that_cannot_spawn_goes_back_to_idle(tmp_path: Path) -> No
     assert lane.phase is LanePhase.IDLE
     await journal.close()
     store.close()
+
+
+async def test_a_flood_of_violations_schedules_one_quarantine(make_lane: Factory) -> None:
+    children: list[FakeChild] = []
+    log: list[str] = []
+    lane = make_lane(children, log)
+    await lane.ensure_started(None)
+    connection = lane.connection
+    assert connection is not None
+    spawned: list[object] = []
+    spawn_callback = lane._spawn_callback
+
+    def counting(coro: Any) -> None:
+        spawned.append(coro)
+        spawn_callback(coro)
+
+    lane._spawn_callback = counting  # type: ignore[method-assign]
+    flood = 2_000
+    children[0].send(*({"jsonrpc": "2.0", "id": 10_000 + n, "result": {}} for n in range(flood)))
+    await asyncio.wait_for(children[0].shut.wait(), WAIT)
+    await asyncio.wait_for(lane._settled.wait(), WAIT)
+    assert connection.violation_count == flood
+    assert len(spawned) == 1  # one quarantine task, not one per violation
+    assert log == ["shutdown"]
+    assert lane.phase is LanePhase.IDLE

@@ -18,6 +18,7 @@ from baton.connection.streams import MemoryReader, MemoryWriter
 from baton.errors import BatonError, TransportClosed
 from baton.redaction import SecretValues
 from baton.runtime.lanes.lane import LaneSession
+from baton.runtime.lanes.loss import LossCause, cause_of
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.correlation import ToolCallTracker
 from baton.runtime.permissions.engine import PermissionSettings
@@ -78,10 +79,14 @@ class StandInLane:
     def redact(self, text: str) -> str:
         return text
 
-    async def quarantine(self, reason: str, generation: int | None = None) -> None:
-        self.quarantined.append(reason)
+    async def quarantine(self, reason: str | LossCause, generation: int | None = None) -> None:
+        text = reason if isinstance(reason, str) else reason.describe()
+        self.quarantined.append(text)
         if self.turn is not None:
-            self.turn.on_lost(TransportClosed(reason))
+            self.turn.on_lost(TransportClosed(text))
+
+    async def loss_cause(self, error: BaseException | None) -> LossCause:
+        return cause_of(error)
 
 
 @dataclass
@@ -122,7 +127,6 @@ class Rig:
             session_id="ses-1",
             provider_id=SESSION,
             cwd="/tmp",
-            state=self.client.session_state(SESSION),
             tracker=ToolCallTracker(SESSION),
         )
         turn = Turn(

@@ -33,6 +33,7 @@ from baton.agents.scripted.script import Script
 from baton.agents.scripted.session import Session, SessionShape, SessionStore
 from baton.agents.scripted.streams import InputItem, InputPump, Log, OutputClosed, RawWriter
 from baton.agents.scripted.turn import Turn
+from baton.agents.scripted.v2 import V2, V2Dialect
 from baton.wire.jsonrpc import (
     INVALID_PARAMS,
     INVALID_REQUEST,
@@ -73,6 +74,8 @@ class ScriptedAgent:
         self._next_request = 0
         self.methods = AcpMethods(self)
         self._methods = self.methods.table()
+        #: The v2 dialect once initialize negotiated v2 (None: v1).
+        self.dialect: V2Dialect | None = None
 
     # --- the main loop ---------------------------------------------------------------------
 
@@ -152,6 +155,13 @@ class ScriptedAgent:
         self._send_error(None, INVALID_REQUEST, "Invalid Request")
 
     async def _request(self, request_id: RequestId, method: str, params: Any) -> None:
+        baseline = False
+        if method == "initialize":
+            self._choose_dialect(params)
+        if self.dialect is not None:
+            if method == "session/resume" and isinstance(params, dict):
+                self.dialect.note_resume(request_id, params.get("sessionId"))
+            method, params, baseline = self.dialect.inbound(request_id, method, params)
         handler = self._methods.get(method)
         if handler is None:
             self._send_error(request_id, METHOD_NOT_FOUND, f"Method not found: {method}")
@@ -159,6 +169,7 @@ class ScriptedAgent:
         capability = CAPABILITY_OF_METHOD.get(method)
         if (
             capability is not None
+            and not baseline
             and not self.options.serve_unadvertised
             and not is_advertised(self.options.capabilities, capability)
         ):
@@ -183,6 +194,18 @@ class ScriptedAgent:
         if result is not DEFERRED:
             self._send(result_response(request_id, result))
 
+    def _choose_dialect(self, params: Any) -> None:
+        """Speak v2 when pinned to it, or under ``auto`` when the client offers 2 or more."""
+        wanted = self.options.protocol
+        offered = params.get("protocolVersion") if isinstance(params, dict) else None
+        offers_v2 = isinstance(offered, int) and not isinstance(offered, bool) and offered >= V2
+        if wanted == "2" or (wanted == "auto" and offers_v2):
+            self.dialect = V2Dialect()
+            self.out.translate = self.dialect.outbound
+        else:
+            self.dialect = None
+            self.out.translate = None
+
     def _notification(self, method: str, params: Any) -> None:
         if not isinstance(params, dict):
             return
@@ -205,6 +228,10 @@ class ScriptedAgent:
         future, turn = entry
         if turn is not None:
             turn.pending.discard(request_id)
+        if self.dialect is not None:
+            for frame in self.dialect.answered(request_id):
+                with contextlib.suppress(OutputClosed):
+                    self.out.send_raw(frame)
         error = message.get("error")
         reply = (
             ClientReply(error=error if isinstance(error, dict) else {"message": str(error)})
@@ -274,6 +301,10 @@ class ScriptedAgent:
         turn = Turn(self, session, request_id, text, script, after=queue[-1] if queue else None)
         queue.append(turn)
         self._prompt_ids[request_id] = turn
+        if self.dialect is not None:
+            for frame in self.dialect.prompt_started(request_id, session.session_id, text):
+                with contextlib.suppress(OutputClosed):
+                    self.out.send_raw(frame)
         task = asyncio.get_running_loop().create_task(turn.run(), name=f"turn-{request_id!r}")
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)

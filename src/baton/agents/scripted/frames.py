@@ -113,10 +113,14 @@ def encode(message: Message) -> bytes:
     return orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE)
 
 
-def split_chunk_frame(session_id: str) -> tuple[bytes, bytes]:
+def split_chunk_frame(session_id: str, message_id: str | None = None) -> tuple[bytes, bytes]:
     """Serialize an agent_message_chunk session/update around its text; return the bytes
-    before the text and after it (the newline included in the second)."""
-    frame = encode(session_update(session_id, message_chunk(_PLACEHOLDER)))
+    before the text and after it (the newline included in the second). ``message_id`` (the v2
+    dialect's) is added to the update when given."""
+    update = message_chunk(_PLACEHOLDER)
+    if message_id is not None:
+        update["messageId"] = message_id
+    frame = encode(session_update(session_id, update))
     marker = orjson.dumps(_PLACEHOLDER)[1:-1]
     before, _sep, after = frame.partition(marker)
     return before, after
@@ -127,8 +131,8 @@ class StreamBlob:
 
     __slots__ = ("_template", "line_bytes")
 
-    def __init__(self, session_id: str) -> None:
-        before, after = split_chunk_frame(session_id)
+    def __init__(self, session_id: str, message_id: str | None = None) -> None:
+        before, after = split_chunk_frame(session_id, message_id)
         # Bytes %-formatting: escape every % of the fixed parts, leave one %d for the index.
         self._template = before.replace(b"%", b"%%") + b"chunk %d\\n" + after.replace(b"%", b"%%")
         #: Approximate size of one line (with a 6-digit index), for batch sizing.

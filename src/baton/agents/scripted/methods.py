@@ -8,8 +8,12 @@ is written later (session/prompt, answered by its turn).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Awaitable, Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
+
+import orjson
 
 from baton.agents.scripted import frames
 from baton.agents.scripted.script import ScriptError, parse_prompt
@@ -206,7 +210,9 @@ class AcpMethods:
         return self.shape.describe(session)
 
     async def _replay(self, session: Session) -> None:
-        blob = frames.StreamBlob(session.session_id)
+        dialect = self._agent.dialect
+        message_id = dialect.agent_message_id(session.session_id) if dialect else None
+        blob = frames.StreamBlob(session.session_id, message_id)
         for entry in session.history:
             if isinstance(entry, StreamRecord):
                 await self.out.write_all(data for _n, data in blob.batches(1, entry.count + 1))
@@ -326,6 +332,8 @@ class AcpMethods:
             for block in blocks
             if isinstance(block, dict) and block.get("type") == "text"
         )
+        if self.options.prompt_log is not None:
+            log_prompt(self.options.prompt_log, session.session_id, text)
         try:
             script = parse_prompt(text)
         except ScriptError as exc:
@@ -336,3 +344,14 @@ class AcpMethods:
             ) from exc
         self._agent.start_turn(session, request_id, text, script)
         return DEFERRED
+
+
+def log_prompt(path: Path, session_id: str, text: str) -> None:
+    """Append one received prompt to ``path`` as a JSON line (one write of a line under
+    O_APPEND, so agents of several processes can share the file)."""
+    line = orjson.dumps({"pid": os.getpid(), "sessionId": session_id, "text": text}) + b"\n"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    try:
+        os.write(fd, line)
+    finally:
+        os.close(fd)

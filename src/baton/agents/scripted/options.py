@@ -20,6 +20,7 @@ from baton.errors import ConfigurationError
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, validate_frame_cap
 from baton.wire.jsonrpc import Message
 
+AgentProtocol = Literal["1", "2", "auto"]
 AuthRequired = Literal["off", "new", "prompt"]
 ConfigKey = Literal["id", "configId"]
 ModelsForm = Literal["config", "legacy", "both", "none"]
@@ -120,6 +121,9 @@ class AgentOptions:
     permission_options: tuple[PermissionChoice, ...]
     #: The version initialize answers; None answers the version the client asked for.
     protocol_version: int | None = 1
+    #: The ACP surface spoken: ``1`` (v1), ``2`` (the v2 draft, answering 2), or ``auto`` (v2
+    #: when the client offers 2 or more, else v1).
+    protocol: AgentProtocol = "1"
     auth_required: AuthRequired = "off"
     config_key: ConfigKey = "id"
     models_form: ModelsForm = "config"
@@ -138,6 +142,9 @@ class AgentOptions:
     prompt_usage: bool = False
     serve_unadvertised: bool = False
     state_dir: Path | None = None
+    #: Append every received prompt (one JSON line: pid, sessionId, text) to this file: the
+    #: evidence the fleet tests count (each queued prompt reaches an agent at most once).
+    prompt_log: Path | None = None
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     verbose: bool = False
 
@@ -224,6 +231,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--protocol-version",
         metavar="N|echo",
         help="the protocolVersion initialize answers; 'echo' answers the client's (default: 1)",
+    )
+    shape.add_argument(
+        "--protocol",
+        choices=("1", "2", "auto"),
+        default=None,
+        help="the ACP surface to speak: 1, the v2 draft (2, answering protocolVersion 2), or "
+        "auto (v2 when offered 2 or more; default: 1)",
     )
     shape.add_argument(
         "--cap",
@@ -314,6 +328,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="keep sessions in DIR so session/load and resume work across processes",
     )
     behaviour.add_argument(
+        "--prompt-log",
+        metavar="FILE",
+        help="append every prompt received (a JSON line: pid, sessionId, text) to FILE",
+    )
+    behaviour.add_argument(
         "--max-frame-bytes",
         type=int,
         metavar="N",
@@ -335,6 +354,8 @@ def options_from_namespace(args: argparse.Namespace) -> AgentOptions:
     changes: dict[str, Any] = {}
     if args.protocol_version is not None:
         changes["protocol_version"] = _protocol_version(str(args.protocol_version))
+    if getattr(args, "protocol", None) is not None:
+        changes["protocol"] = str(args.protocol)
     capabilities = options.capabilities
     for spec in args.cap:
         capabilities = apply_capability(capabilities, str(spec))
@@ -360,6 +381,8 @@ def options_from_namespace(args: argparse.Namespace) -> AgentOptions:
         changes["exit_on_eof"] = args.eof == "exit"
     if args.state_dir is not None:
         changes["state_dir"] = _state_dir(str(args.state_dir))
+    if getattr(args, "prompt_log", None) is not None:
+        changes["prompt_log"] = Path(str(args.prompt_log)).expanduser().resolve()
     if args.max_frame_bytes is not None:
         changes["max_frame_bytes"] = validate_frame_cap(args.max_frame_bytes)
     return replace(options, **changes)

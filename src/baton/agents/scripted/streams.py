@@ -61,6 +61,8 @@ class RawWriter:
         self.closed = False
         self.frozen = False
         self.bytes_written = 0
+        #: A dialect's rewrite of every message sent (the v2 surface), or None (v1 as built).
+        self.translate: Callable[[Message], list[Message]] | None = None
 
     def freeze(self) -> None:
         """Drop every later write."""
@@ -112,7 +114,15 @@ class RawWriter:
         return written
 
     def send(self, message: Message) -> None:
-        """Write one JSON-RPC message as a frame."""
+        """Write one JSON-RPC message as a frame (through the dialect, when one is set)."""
+        if self.translate is not None:
+            for translated in self.translate(message):
+                self.send_raw(translated)
+            return
+        self.write(orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE))
+
+    def send_raw(self, message: Message) -> None:
+        """Write one message exactly as given (a frame the dialect built itself)."""
         self.write(orjson.dumps(message, option=orjson.OPT_APPEND_NEWLINE))
 
     async def write_all(self, chunks: Iterable[bytes]) -> None:

@@ -98,7 +98,10 @@ class Turn:
     def stream_blob(self) -> StreamBlob:
         """The pre-serialized stream lines of this session."""
         if self._blob is None:
-            self._blob = StreamBlob(self.session.session_id)
+            dialect = self._agent.dialect
+            session_id = self.session.session_id
+            message_id = dialect.agent_message_id(session_id) if dialect is not None else None
+            self._blob = StreamBlob(session_id, message_id)
         return self._blob
 
     def send_request(

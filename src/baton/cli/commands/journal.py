@@ -26,11 +26,13 @@ import orjson
 
 from baton.cli import exit_codes
 from baton.cli.json_output import SCHEMA_VERSION, document, write_json
-from baton.cli.store_access import RunNotFound, resolve_run
+from baton.cli.store_access import RunNotFound, add_store_option, resolve_run, store_url
 from baton.cli.terminal import visible
 from baton.errors import JournalCorrupt, JournalEntryPruned, RecordNotFound
 from baton.journal import Journal, JournalRecord
+from baton.journal.directory import JOURNALS_DIRNAME
 from baton.store import STORE_FILENAME, Store, existing_data_dir, resolve_data_dir
+from baton.store.owner import current_host, owner_host
 
 #: Characters of a record's raw text shown per line by `journal show` (``--json`` shows all).
 SHOW_RAW_CHARS: Final = 160
@@ -66,6 +68,7 @@ def register(subparsers: Any) -> None:
     show.add_argument("target", metavar="RUN|SERVER", help="a run id or a server instance id")
     show.add_argument("--json", action="store_true", help="one JSON record per line")
     _data_dir_option(show)
+    add_store_option(show)
     show.set_defaults(handler=_show)
 
     verify = verbs.add_parser(
@@ -107,6 +110,13 @@ def _open_store(data: Path) -> Store | None:
     return Store.open_read_only(data) if (data / STORE_FILENAME).exists() else None
 
 
+class JournalOnOtherHost(RecordNotFound):
+    """The run ran on another host of a shared store (docs/fleet.md): its journal is on that
+    host's disk, which the message names."""
+
+    code = "JOURNAL_ON_OTHER_HOST"
+
+
 def _servers_of(target: str, journal: Journal, store: Store | None) -> tuple[list[str], str | None]:
     """The server instances ``target`` names, and the run id when it is a run."""
     if store is not None:
@@ -117,6 +127,17 @@ def _servers_of(target: str, journal: Journal, store: Store | None) -> tuple[lis
         if run is not None:
             if run.server_instance_id is None:
                 raise RecordNotFound(f"run {run.id} has not started on a server instance yet")
+            host = owner_host(run.owner)
+            if (
+                run.server_instance_id not in journal.servers()
+                and host is not None
+                and host != current_host()
+            ):
+                raise JournalOnOtherHost(
+                    f"run {run.id} ran on host {host}: its journal (server instance "
+                    f"{run.server_instance_id}) is in that host's data directory; run "
+                    "`baton journal show` there"
+                )
             return [run.server_instance_id], run.id
     if target in journal.servers():
         return [target], None
@@ -137,9 +158,16 @@ def _line(record: JournalRecord) -> str:
 
 
 def _show(args: argparse.Namespace) -> int:
-    data = _data_dir(args)
-    journal = Journal.open_read_only(data)
-    store = _open_store(data)
+    shared = store_url(args.store)
+    if shared is not None:
+        # A shared store: this host may hold no journal at all (a submitting host).
+        directory = resolve_data_dir(args.data_dir) / JOURNALS_DIRNAME
+        journal = Journal(directory, read_only=True)
+        store: Store | None = Store(shared, read_only=True)
+    else:
+        data = _data_dir(args)
+        journal = Journal.open_read_only(data)
+        store = _open_store(data)
     try:
         servers, _run = _servers_of(args.target, journal, store)
     finally:

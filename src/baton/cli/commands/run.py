@@ -31,17 +31,30 @@ from baton.cli.elicitation_prompt import terminal_elicitor
 from baton.cli.json_output import SCHEMA_VERSION, write_json
 from baton.cli.main import reader_gone
 from baton.cli.permission_prompt import TtyAsker, terminal_asker
+from baton.cli.remote_turn import cancel_through_service, prompt_through_service
+from baton.cli.service_link import ServiceClient, service_for
+from baton.cli.store_access import add_store_option
 from baton.cli.terminal import Screen, error_line, visible
 from baton.cli.usage_view import usage_text
-from baton.errors import AgentLaunchFailed, BatonError, PolicyNotAvailable
+from baton.errors import (
+    AgentLaunchFailed,
+    BatonError,
+    PolicyNotAvailable,
+    SessionBusy,
+    SessionNotFound,
+    SessionRecoveryRequired,
+)
 from baton.runtime.agents.config_file import load_config
+from baton.runtime.conversations import DEFAULT_WAIT_SECONDS, Conversations, PromptOptions
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
+from baton.store.location import resolve_store
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
 from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
+from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice
 
 #: Characters of the prompt read from stdin (`baton run -`), at most.
 MAX_STDIN_PROMPT_CHARS: Final = 4 * 1024 * 1024
@@ -71,12 +84,42 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("prompt", metavar="PROMPT", help="the prompt, or - to read it from stdin")
-    agent = parser.add_mutually_exclusive_group(required=True)
+    agent = parser.add_mutually_exclusive_group()
     agent.add_argument("--agent", metavar="NAME", help="a profile: claude, codex, cursor, ...")
     agent.add_argument(
         "--agent-command",
         metavar='"CMD ARGS"',
         help="a custom ACP agent command (split like a shell; no shell is used)",
+    )
+    agent.add_argument(
+        "--session",
+        metavar="NAME",
+        help="the next turn of this named session (`baton session new`); its agent, cwd and "
+        "settings are the session's. Runs in the data directory's `baton serve` when one runs",
+    )
+    parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="with --session: run the turn in this process even when a `baton serve` runs",
+    )
+    parser.add_argument(
+        "--continue",
+        action="store_true",
+        dest="continue_latest",
+        help="the next turn of the most recently used session of this cwd and agent",
+    )
+    parser.add_argument(
+        "--no-wait",
+        action="store_true",
+        help=f"with a session: fail SESSION_BUSY (exit {exit_codes.SESSION_BUSY}) instead of "
+        "waiting while another turn of it runs",
+    )
+    parser.add_argument(
+        "--wait-timeout",
+        type=bound,
+        default=DEFAULT_WAIT_SECONDS,
+        metavar="SECONDS|off",
+        help=f"with a session: how long to wait for a running turn (default {DEFAULT_WAIT_SECONDS:g})",
     )
     parser.add_argument(
         "--env",
@@ -108,6 +151,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         choices=("default", "review"),
         default="default",
         help="the process lane: review is grok's read-only sandboxed process (edits refused)",
+    )
+    parser.add_argument(
+        "--protocol",
+        choices=PROTOCOL_CHOICES,
+        default=None,
+        help="the ACP version to offer and accept: auto (offer 2, accept 1 or 2), 1 or 2 "
+        "(default: the profile's, auto unless pinned)",
     )
     parser.add_argument("--mode", metavar="ID", help="the session mode (exact id)")
     parser.add_argument("--model", metavar="ID", help="the model (exact advertised id)")
@@ -167,6 +217,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="the turn's absolute bound (a positive number of seconds, or off)",
     )
     parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
+    add_store_option(parser)
     parser.add_argument(
         "--config",
         "--config-file",
@@ -488,6 +539,7 @@ def run(args: argparse.Namespace) -> int:
                 f"--config takes Baton's config FILE; to set a session option use "
                 f"--set-option {args.config_file}"
             )
+        _check_agent_flags(args)
         prompt = _read_prompt(args.prompt)
         config = load_config(args.config_file)
         request = RunRequest(
@@ -513,6 +565,7 @@ def run(args: argparse.Namespace) -> int:
             append_system_prompt=_system_prompt_text(
                 args.append_system_prompt, "--append-system-prompt"
             ),
+            protocol=None if args.protocol is None else parse_protocol_choice(args.protocol),
         )
     except BatonError as exc:
         return _refused(exc, fmt, None)
@@ -524,9 +577,14 @@ def run(args: argparse.Namespace) -> int:
     if args.prompt != "-" and args.policy == "ask":
         lock = asker.question_lock if isinstance(asker, TtyAsker) else None
         elicitor = terminal_elicitor(sys.stdin, sys.stderr, screen, lock)
+    try:
+        shared = resolve_store(args.store, os.environ, config.store_url).url
+    except BatonError as exc:
+        return _refused(exc, fmt, None)
     runtime = Runtime(
         elicitor=elicitor,
         data_dir=args.data_dir,
+        store=shared,
         asker=asker,
         profiles=config.all_profiles(),
         config_overrides=dict(config.executables),
@@ -536,12 +594,50 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(session.go())
 
 
+#: Flags that a session's record decides: refused beside --session (the session keeps them).
+SESSION_DECIDES: Final = (
+    ("cwd", "--cwd"),
+    ("env", "--env"),
+    ("mode", "--mode"),
+    ("model", "--model"),
+    ("effort", "--effort"),
+    ("option_values", "--set-option"),
+    ("lane", "--lane"),
+)
+
+
+def _check_agent_flags(args: argparse.Namespace) -> None:
+    """Exactly one of --agent, --agent-command and --session; --continue needs an agent; a
+    session's own settings are not given again."""
+    if args.continue_latest:
+        if args.session is not None:
+            raise BadFlag("--continue picks the session itself; drop --session")
+        if args.agent is None and args.agent_command is None:
+            raise BadFlag("--continue needs --agent or --agent-command (the session's agent)")
+    if args.session is not None or args.continue_latest:
+        for attribute, flag in SESSION_DECIDES:
+            if attribute == "cwd" and args.continue_latest:
+                continue  # --continue looks the session up by cwd
+            if getattr(args, attribute) not in (None, [], "default"):
+                raise BadFlag(
+                    f"{flag} is the session's own setting (given to `baton session new`); "
+                    "drop it to continue a session"
+                )
+        return
+    if args.agent is None and args.agent_command is None:
+        raise BadFlag("name an agent: --agent NAME, --agent-command CMD, or --session NAME")
+
+
 def _refused(exc: BatonError, fmt: str, hint: str | None) -> int:
     """A run refused before it started: ``CODE: message`` on stderr (and a JSON ``error``
     line on stdout with --json); exit 2 for the caller's fault, 5 for a missing agent."""
     code = exit_codes.USAGE if exc.fault == "caller" else exit_codes.TURN_FAILED
     if isinstance(exc, AgentNotInstalled | AgentLaunchFailed):
         code = exit_codes.NOT_INSTALLED
+    elif isinstance(exc, SessionBusy):
+        code = exit_codes.SESSION_BUSY
+    elif isinstance(exc, SessionRecoveryRequired):
+        code = exit_codes.RECOVERY_REQUIRED
     print(error_line(exc), file=sys.stderr)
     if hint:
         print(f"hint: {hint}", file=sys.stderr)
@@ -589,6 +685,9 @@ class _RunSession:
         self.runtime = runtime
         self.request = request
         self.screen = screen
+        self.args = args
+        #: The named session this run continues (``--session``, or found by ``--continue``).
+        self.session_name: str | None = None
         self.fmt = args.format or "text"
         self.fail_on_denied = bool(args.fail_on_denied)
         self.verbose = bool(args.verbose)
@@ -602,6 +701,8 @@ class _RunSession:
         self.usage: dict[str, Any] | None = None
         self.launch_command = ""
         self._main: asyncio.Task[Any] | None = None
+        #: The service and session name when the turn runs in `baton serve`.
+        self.remote: tuple[ServiceClient, str] | None = None
 
     # --- the event sink -----------------------------------------------------------------
 
@@ -646,6 +747,12 @@ class _RunSession:
 
     def on_sigint(self) -> None:
         self.interrupts += 1
+        if self.remote is not None and self.interrupts == 1:
+            client, name = self.remote
+            with contextlib.suppress(BatonError):
+                cancel_through_service(client, name)
+            self.screen.note("^C cancelling the turn in the service (Ctrl-C again stops waiting)")
+            return
         if self.turn is not None and self.interrupts == 1:
             self.turn.interrupt("user")
             wait = f"{INTERRUPT_COMPLETION_TIMEOUT_SECONDS:g}"
@@ -697,9 +804,7 @@ class _RunSession:
             async with self.runtime:
                 if self.runtime.data_dir_notice is not None:
                     self.screen.note(f"baton: {visible(self.runtime.data_dir_notice, None)}")
-                result = await self.runtime.run(
-                    self.request, on_event=self.emit, on_turn=self.on_turn
-                )
+                result = await self._execute()
                 await self._record_launch(result.run_id)
         except asyncio.CancelledError:
             self.screen.end()
@@ -722,6 +827,50 @@ class _RunSession:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
         return self._finish(result)
+
+    async def _execute(self) -> RunResult:
+        """The run: one prompt on a new provider session, or the next turn of a session."""
+        args = self.args
+        if args.session is None and not args.continue_latest:
+            return await self.runtime.run(self.request, on_event=self.emit, on_turn=self.on_turn)
+        if args.session is not None:
+            client = service_for(args.data_dir, no_server=args.no_server)
+            if client is not None:
+                self.session_name = args.session
+                self.remote = (client, args.session)
+                return await prompt_through_service(
+                    client,
+                    args.session,
+                    self.request,
+                    no_wait=args.no_wait,
+                    wait_timeout=args.wait_timeout,
+                    emit=self.emit,
+                )
+        conversations = Conversations(self.runtime)
+        name = args.session
+        if name is None:
+            latest = await conversations.latest(
+                self.request.cwd, agent=args.agent, agent_command=args.agent_command
+            )
+            if latest is None:
+                raise SessionNotFound(
+                    "no open session of this cwd and agent; start one with `baton session new`"
+                )
+            name = latest.name
+        self.session_name = name
+        options = PromptOptions(
+            policy=self.request.policy,
+            allow_unattended=self.request.allow_unattended,
+            tools_file=self.request.tools_file,
+            idle_timeout=self.request.idle_timeout,
+            timeout=self.request.timeout,
+            attachments=self.request.attachments,
+            wait=not args.no_wait,
+            wait_timeout=args.wait_timeout,
+        )
+        return await conversations.prompt(
+            name, self.request.prompt, options, on_event=self.emit, on_turn=self.on_turn
+        )
 
     async def _record_launch(self, run_id: str) -> None:
         """An ad-hoc agent's command, recorded on its run so `baton recover --attach` can
@@ -769,6 +918,7 @@ class _RunSession:
                         "usage": self.usage,
                         "permissionOutcomes": counts,
                         "nextStep": next_step(result, exit_code),
+                        "session": self.session_name,
                     },
                 )
         except BrokenPipeError:

@@ -9,7 +9,7 @@ from urllib.parse import urlencode
 
 from baton.cli.json_output import document, write_json
 from baton.cli.service_link import ServiceClient, service_for
-from baton.cli.store_access import open_store, plain, run_context
+from baton.cli.store_access import add_store_option, open_store, plain, run_context
 from baton.cli.terminal import visible
 from baton.errors import DataDirNotFound
 from baton.store.database import MAX_LIST_ROWS
@@ -54,6 +54,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="read the store in this process even when a `baton serve` runs on the data directory",
     )
+    add_store_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -90,7 +91,7 @@ def _rows_from_service(client: ServiceClient, args: argparse.Namespace) -> list[
 
 def _rows_in_process(args: argparse.Namespace) -> list[dict[str, Any]]:
     try:
-        with open_store(args.data_dir, read_only=True) as (store, _journal):
+        with open_store(args.data_dir, read_only=True, store_flag=args.store) as (store, _journal):
             runs = store.list_runs(status=args.status)
             if args.limit is not None:
                 runs = runs[: args.limit]
@@ -105,7 +106,7 @@ def _rows_in_process(args: argparse.Namespace) -> list[dict[str, Any]]:
 def run(args: argparse.Namespace) -> int:
     """Handle `baton runs`: through the data directory's running service when there is one
     (unless ``--no-server``), else from the store in this process; the same rows either way."""
-    client = service_for(args.data_dir, no_server=args.no_server)
+    client = service_for(args.data_dir, no_server=args.no_server or bool(args.store))
     rows = _rows_from_service(client, args) if client is not None else _rows_in_process(args)
     if args.json:
         for row in rows:

@@ -11,7 +11,7 @@ from urllib.parse import quote
 
 from baton.cli.json_output import document, uncamel, write_json
 from baton.cli.service_link import service_for
-from baton.cli.store_access import open_store, plain, resolve_run, run_context
+from baton.cli.store_access import add_store_option, open_store, plain, resolve_run, run_context
 from baton.cli.terminal import visible
 from baton.cli.usage_view import usage_text
 from baton.store import Store
@@ -47,6 +47,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="read the store in this process even when a `baton serve` runs on the data directory",
     )
+    add_store_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -90,11 +91,12 @@ def run(args: argparse.Namespace) -> int:
     """Handle `baton show`: through the data directory's running service when there is one
     (unless ``--no-server``), else from the store in this process; the same record either
     way."""
-    client = service_for(args.data_dir, no_server=args.no_server)
+    # A shared store named by --store is read here: the local service serves its own store.
+    client = service_for(args.data_dir, no_server=args.no_server or bool(args.store))
     if client is not None:
         shown = client.request("GET", f"/api/v1/runs/{quote(args.run_id, safe='')}")
     else:
-        with open_store(args.data_dir, read_only=True) as (store, _journal):
+        with open_store(args.data_dir, read_only=True, store_flag=args.store) as (store, _journal):
             shown = document(run_view(store, args.run_id))
     if args.json:
         write_json(sys.stdout, shown)

@@ -10,6 +10,9 @@ The format is TOML (docs/profiles.md has an example)::
     [executables]              # persisted overrides, by profile id
     claude = "/opt/claude/node_modules/.bin/claude-agent-acp"
 
+    [store]                    # a shared run store (docs/fleet.md); default: the data dir
+    url = "postgresql://baton@db.internal/baton"
+
     [profiles.my-agent]        # a custom profile
     argv = ["my-agent", "--acp"]
     probe_argv = ["--help"]
@@ -40,7 +43,7 @@ from typing import Any, Final, Literal
 
 import platformdirs
 
-from baton.errors import ConfigFileError, ConfigurationError
+from baton.errors import ConfigFileError, ConfigurationError, InvalidArgument
 from baton.runtime.agents.environment import (
     ENV_KEY_PATTERN,
     MAX_ENV_KEY_CHARS,
@@ -62,8 +65,10 @@ from baton.runtime.agents.profiles import (
     Profile,
     default_override_env,
 )
+from baton.store.location import StoreUrlInvalid, check_store_url
 from baton.wire.budget import BoundSetting, TurnBoundInvalid, parse_bound_setting
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
+from baton.wire.version import AUTO_CHOICE, PROTOCOL_CHOICES, parse_protocol_choice
 
 #: The variable that names the config file (after the ``--config`` flag, before the default).
 CONFIG_ENV: Final = "BATON_CONFIG"
@@ -143,8 +148,10 @@ CONFIG_SUB_CODES: Final = (
 
 ConfigSource = Literal["flag", "env", "default"]
 
-_TOP_KEYS: Final = frozenset({"executables", "profiles", "turns"})
+_TOP_KEYS: Final = frozenset({"executables", "profiles", "turns", "store"})
 _TURNS_KEYS: Final = frozenset({"idle_timeout", "profiles"})
+#: Keys of the ``[store]`` table (docs/fleet.md): ``url``, a shared PostgreSQL store.
+_STORE_KEYS: Final = frozenset({"url"})
 _PROFILE_KEYS: Final = frozenset(
     {
         "display_name",
@@ -160,6 +167,7 @@ _PROFILE_KEYS: Final = frozenset(
         "max_frame_bytes",
         "strict",
         "account_unsupported_patterns",
+        "protocol",
         "idle_timeout",
     }
 )
@@ -178,6 +186,8 @@ class UserConfig:
     idle_timeout: BoundSetting = None
     #: ``[turns.profiles]``: idle bounds by profile id (applied by :meth:`all_profiles`).
     profile_idle_timeouts: Mapping[str, float | Literal["off"]] = field(default_factory=dict)
+    #: ``[store] url``: a shared PostgreSQL run store (after ``--store`` and BATON_STORE).
+    store_url: str | None = None
 
     def all_profiles(self) -> dict[str, Profile]:
         """Built-in profiles first, then the config file's, by id, each with the idle bound
@@ -290,6 +300,7 @@ def parse_config(
         executables=executables,
         idle_timeout=idle_timeout,
         profile_idle_timeouts=by_profile,
+        store_url=_store_url(raw.get("store", {}), f"{where}: store"),
     )
 
 
@@ -327,6 +338,21 @@ def _bound(value: object, where: str) -> float | Literal["off"]:
             where,
             'must be a positive, finite number of seconds or the string "off"',
         ) from None
+
+
+def _store_url(raw: object, where: str) -> str | None:
+    """The ``[store]`` table's ``url``: a PostgreSQL URL (validated), or None."""
+    table = _table(raw, where)
+    _no_unknown_keys(table, _STORE_KEYS, where)
+    value = table.get("url")
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigFileError(CONFIG_WRONG_TYPE, f"{where}.url", "must be a string (a URL)")
+    try:
+        return check_store_url(value, "config")
+    except StoreUrlInvalid as exc:
+        raise ConfigFileError(CONFIG_INVALID_VALUE, f"{where}.url", exc.message) from None
 
 
 # --- one custom profile --------------------------------------------------------------------
@@ -405,6 +431,16 @@ def _parse_profile(profile_id: str, body: object, where: str) -> Profile:
                 f"{where}.display_name",
                 f"must be 1 to {MAX_DISPLAY_NAME_CHARS} characters",
             )
+    protocol = AUTO_CHOICE
+    if "protocol" in table:
+        try:
+            protocol = parse_protocol_choice(table["protocol"], source=f"{where}.protocol")
+        except InvalidArgument:
+            raise ConfigFileError(
+                CONFIG_INVALID_VALUE,
+                f"{where}.protocol",
+                f"must be one of {', '.join(PROTOCOL_CHOICES)} (a string or 1 or 2)",
+            ) from None
     probe = _probe(table, where)
     account = _patterns(
         table.get("account_unsupported_patterns", []),
@@ -429,6 +465,7 @@ def _parse_profile(profile_id: str, body: object, where: str) -> Profile:
             strict_mode=strict,
             account_unsupported_patterns=account,
             builtin=False,
+            protocol=protocol,
             idle_timeout=idle_timeout,
         )
     except ConfigurationError as exc:

@@ -20,6 +20,7 @@ from baton.runtime.agents.environment import BASE_GROUP, filter_environment, sen
 from baton.runtime.agents.profiles import ALL_POLICIES, Profile
 from baton.runtime.agents.review_lane import REVIEW_LANE, review_argv
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
+from baton.wire.version import AUTO_CHOICE, ProtocolChoice
 
 #: The profile id recorded for an ad-hoc ``--agent-command`` agent.
 CUSTOM_PROFILE_ID = "custom"
@@ -52,6 +53,8 @@ class LaunchSpec:
     profile: Profile | None = None
     #: A read-only review lane (grok): edit, delete, move and MCP tools are never allowed.
     read_only: bool = False
+    #: The ACP version ``initialize`` offers and accepts (the profile's, or ``--protocol``).
+    protocol: ProtocolChoice = AUTO_CHOICE
 
     @property
     def executable(self) -> str:
@@ -95,6 +98,7 @@ def from_profile(
         terminal_failure_text=profile.terminal_failure_text,
         extensions=profile.extensions,
         profile=profile,
+        protocol=profile.protocol,
     )
 
 

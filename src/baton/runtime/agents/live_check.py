@@ -72,9 +72,9 @@ from baton.runtime.agents.readiness import (
 )
 from baton.runtime.processes.process import AgentProcess, ShutdownResult
 from baton.wire.budget import BudgetClock, TurnBudget
-from baton.wire.capabilities import InitializeResult, initialize_params, parse_initialize_result
+from baton.wire.capabilities import InitializeResult
+from baton.wire.codec import initialize_params, negotiate
 from baton.wire.session_state import NewSessionResult, parse_new_session_result
-from baton.wire.version import offered_version
 
 #: The idle bound of a live check: the agent must answer (any frame) within this. Starting a
 #: Node adapter and its provider client takes a few seconds; 30 s is generous.
@@ -199,10 +199,9 @@ async def _exchange(
     """initialize, then session/new; the readiness either answer implies."""
     step = "initialize"
     try:
-        raw = await conn.request(
-            "initialize", initialize_params(offered_version(), __version__), budget=clock
-        )
-        observed.initialize = parse_initialize_result(raw)
+        params = initialize_params(profile.protocol, __version__)
+        raw = await conn.request("initialize", params, budget=clock)
+        _codec, observed.initialize = negotiate(raw, profile.protocol)
         step = "session/new"
         raw = await conn.request("session/new", {"cwd": workdir, "mcpServers": []}, budget=clock)
         observed.session = parse_new_session_result(raw)

@@ -32,6 +32,7 @@ from baton.runtime.agents.environment import (
 from baton.wire.budget import BoundSetting, parse_bound_setting
 from baton.wire.extensions import claude as claude_extension
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, validate_frame_cap
+from baton.wire.version import AUTO_CHOICE, ProtocolChoice
 
 #: A permission policy: how Baton answers the agent's permission requests.
 #: ``ask`` asks the user; ``auto-edits`` picks an exact allow_once only for verified in-worktree
@@ -130,6 +131,9 @@ class Profile:
     - ``unattended_edit_mode``: the agent's own session mode that lets it edit without asking
       (Claude's ``acceptEdits``), suggested when a policy the profile does not expose is asked
       for; ``None`` when the agent has none.
+    - ``protocol``: the ACP version ``initialize`` offers and accepts (``auto``: offer the highest
+      implemented, accept any; a pinned ``1`` or ``2``: only that one). ``--protocol`` overrides
+      it per run.
     - ``idle_timeout``: this agent's turn idle bound (seconds, or ``"off"``), set in the config
       file (``[turns.profiles]`` or a custom profile's ``idle_timeout``); ``None`` leaves it to
       the config file's ``[turns] idle_timeout``, else Baton's default (600 s).
@@ -153,6 +157,7 @@ class Profile:
     builtin: bool = True
     install_command: str | None = None
     unattended_edit_mode: str | None = None
+    protocol: ProtocolChoice = AUTO_CHOICE
     idle_timeout: BoundSetting = None
 
     def __post_init__(self) -> None:

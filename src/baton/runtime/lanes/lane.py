@@ -19,7 +19,7 @@ import contextlib
 import functools
 import signal
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, Protocol
 
 from baton.connection import Connection, InboundRequest
@@ -34,8 +34,16 @@ from baton.journal import Journal, JournalRef, JournalTap
 from baton.redaction import SecretValues, redact_text
 from baton.runtime.agents.launch import LaunchSpec
 from baton.runtime.agents.review_lane import SandboxNotApplied, check_sandbox_applied
-from baton.runtime.lanes import extensions
 from baton.runtime.lanes.child import LaneChild, Spawn, spawn_agent_process
+from baton.runtime.lanes.extensions import LaneExtensions, extensions_for
+from baton.runtime.lanes.loss import (
+    ForeignSession,
+    LaneLost,
+    LossCause,
+    ProtocolBroken,
+    Quarantined,
+    cause_of,
+)
 from baton.runtime.lanes.phase import LanePhase, LanePhases
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.correlation import TOOL_CALL_UPDATES, ToolCallTracker
@@ -47,11 +55,9 @@ from baton.runtime.processes.process import FAILURE_SIGTERM_GRACE_SECONDS, Shutd
 from baton.store import new_id
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import NO_ELICITATION, InitializeResult
+from baton.wire.codec import SessionUpdateDecoder, is_idle
 from baton.wire.elicitation import CREATE_METHOD as ELICITATION_CREATE
-from baton.wire.extensions.cursor import CursorModelCatalog
-from baton.wire.extensions.grok import GrokModelCatalog
 from baton.wire.jsonrpc import Message, Skipped
-from baton.wire.session_state import SessionState
 
 #: Notifications that arrive beside the initialize answer (before a session exists) are kept,
 #: at most this many, until the lane's initialized state is durable, then recorded in order.
@@ -68,6 +74,10 @@ MAX_REPLAYED_UPDATES: Final = 4096
 #: down. Expiry means bytes may still be in flight from a child Baton cannot account for, so
 #: the lane is fenced for good (no replacement until Baton restarts).
 DRAIN_WAIT_SECONDS: Final = 5.0
+
+#: How long a lane whose connection closed waits for its child's exit status before it names
+#: the loss (an agent that closed its output but lives on is a closed transport instead).
+EXIT_STATUS_WAIT_SECONDS: Final = 0.5
 
 #: Characters of the child's stderr tail kept in a stopped server's diagnostics (the store row
 #: stays small; the whole bounded tail is in the lane's last exit).
@@ -91,12 +101,14 @@ class TurnHandler(Protocol):
 
 @dataclass
 class LaneSession:
-    """A provider session the lane owns."""
+    """A provider session the lane owns. Its advertised state (modes, config options, models)
+    has one owner, the lane's :class:`~baton.connection.client.AcpClient`
+    (``client.session_state(provider_id)``), which checks every mutation against it and which
+    the turn's mode and config updates change."""
 
     session_id: str  # Baton's id (store)
     provider_id: str  # the agent's sessionId
     cwd: str
-    state: SessionState
     tracker: ToolCallTracker
     active: TurnHandler | None = None
     replaying: bool = False
@@ -104,6 +116,15 @@ class LaneSession:
     late_updates: list[dict[str, Any]] = field(default_factory=list)
     #: The status of the session's last run (a kept session's controls check it).
     last_status: str | None = None
+    #: The wire codec's per-session update decoder (v2), set when the lane adopts the
+    #: session; None reads updates as sent (v1).
+    decoder: SessionUpdateDecoder | None = None
+
+    def decoded(self, update: dict[str, Any]) -> list[dict[str, Any]]:
+        """The normalized updates of one wire ``update`` (v1: itself)."""
+        if self.decoder is None:
+            return [update]
+        return self.decoder.decode(update)
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,10 +200,11 @@ class Lane:
         self._callbacks: set[asyncio.Task[Any]] = set()
         self._on_quarantine = on_quarantine
         self._setups_in_flight = 0
-        #: Grok's session models catalog for the current generation (grok profile only).
-        self.grok_catalog: GrokModelCatalog | None = None
-        #: Cursor's model catalog, cached per process (cursor profile only).
-        self.cursor_models = CursorModelCatalog()
+        #: The generation a read-loop quarantine task was scheduled for (one task each).
+        self._quarantine_scheduled: int | None = None
+        #: The profile's protocol extensions (Grok's models catalog, Cursor's model picker,
+        #: or none): the one place this lane's provider-specific behaviour lives.
+        self.extensions: LaneExtensions = extensions_for(spec)
         #: The discovery fingerprint of the executable this lane runs (None for ad-hoc agents).
         self.fingerprint: tuple[object, ...] | None = None
         #: Notifications that arrived beside the initialize answer (journaled; kept for
@@ -229,7 +251,7 @@ class Lane:
             await self._settled.wait()
             if self.phase in (LanePhase.STARTING, LanePhase.RUNNING):
                 # The child went away and its watcher has not stopped it yet: stop it now.
-                await self.quarantine("agent connection closed", self.generation)
+                await self.quarantine(self._closed_cause(), self.generation)
             while self.phase is LanePhase.STOPPING:
                 await self._stopped.wait()
             if self.fence is not None:
@@ -272,13 +294,11 @@ class Lane:
                     startup.append((message, ref))
                 return
             try:
-                catalog = extensions.grok_update(self.spec, message)
+                self.extensions.notified(message)
             except ExtensionPayloadInvalid as exc:
-                self.grok_catalog = None
-                self._quarantine_soon(f"a malformed model catalog update: {exc.code}", generation)
-                return
-            if catalog is not None:
-                self.grok_catalog = catalog
+                self._quarantine_soon(
+                    ProtocolBroken(f"model catalog update: {exc.code}"), generation
+                )
             # Everything else: journal-only telemetry (already journaled by the tap).
 
         async def on_permission(request: InboundRequest) -> Any:
@@ -288,9 +308,7 @@ class Lane:
             return await self._route_elicitation(generation, request)
 
         def on_violation(violation: ProtocolViolation) -> None:
-            self._spawn_callback(
-                self.quarantine(f"protocol violation: {violation.kind}", generation)
-            )
+            self._quarantine_later(ProtocolBroken(violation.kind), generation)
 
         connection = Connection(
             process.stdout,
@@ -308,7 +326,8 @@ class Lane:
         self.connection = connection
         client = AcpClient(
             connection,
-            initialize_transform=extensions.initialize_transform(self.spec),
+            initialize_transform=self.extensions.initialize_transform(),
+            protocol=self.spec.protocol,
             elicitation=self.elicitor.offer if self.elicitor is not None else NO_ELICITATION,
         )
         self._watch(generation, connection)
@@ -331,9 +350,7 @@ class Lane:
         self.startup_notifications = startup
         try:
             # Applied only now that the initialized state is recorded, in arrival order.
-            self.grok_catalog = extensions.grok_startup_catalog(
-                self.spec, client, [message for message, _ref in startup]
-            )
+            self.extensions.started(client, [message for message, _ref in startup])
         except ExtensionPayloadInvalid:
             await self._stop_generation(generation, "FAILED", failure=True)
             raise
@@ -350,16 +367,53 @@ class Lane:
             if generation != self.generation:
                 return
             # The child went away on its own: every active run of the lane is ambiguous.
-            await self.quarantine(f"agent connection closed: {reason.code}", generation)
+            process = self.process
+            returncode: int | None = None
+            if process is not None:
+                with contextlib.suppress(TimeoutError, BatonError):
+                    returncode = await asyncio.wait_for(process.wait(), EXIT_STATUS_WAIT_SECONDS)
+            if generation != self.generation:
+                return
+            await self.quarantine(cause_of(reason, returncode), generation)
 
         self._spawn_callback(watch())
+
+    async def loss_cause(self, error: BaseException | None) -> LossCause:
+        """Why this lane lost a run's generation, for the run's diagnosis: the cause a
+        :class:`LaneLost` carries, else ``error`` classified, with the child's exit status when
+        it exited (waiting at most :data:`EXIT_STATUS_WAIT_SECONDS` for it). Cancellation-safe:
+        it only waits."""
+        if isinstance(error, LaneLost):
+            return error.cause
+        process = self.process or self._last_process
+        returncode: int | None = None
+        if process is not None and type(error) is TransportClosed:
+            with contextlib.suppress(TimeoutError, BatonError):
+                returncode = await asyncio.wait_for(process.wait(), EXIT_STATUS_WAIT_SECONDS)
+        return cause_of(error, returncode)
+
+    def _closed_cause(self) -> LossCause:
+        """The cause of a generation whose connection closed before its watcher stopped it."""
+        connection = self.connection
+        reason = connection.close_reason if connection is not None else None
+        process = self.process
+        return cause_of(reason, process.returncode if process is not None else None)
 
     def _on_skipped(self, generation: int, _skipped: Skipped) -> None:
         """A line that is not ACP was journaled: in strict mode the lane is quarantined."""
         if self.spec.strict_mode:
-            self._spawn_callback(
-                self.quarantine("strict mode: the agent wrote a line that is not ACP", generation)
+            self._quarantine_later(
+                ProtocolBroken("strict mode: a line that is not ACP"), generation
             )
+
+    def _quarantine_later(self, cause: LossCause, generation: int) -> None:
+        """Schedule a quarantine of ``generation`` from the read loop, at most once per
+        generation: an agent that floods violations (100,000 pipelined requests) costs one task,
+        not one per frame. The generation stays valid until the task runs."""
+        if generation != self.generation or self._quarantine_scheduled == generation:
+            return
+        self._quarantine_scheduled = generation
+        self._spawn_callback(self.quarantine(cause, generation))
 
     def _spawn_callback(self, coro: Awaitable[Any]) -> None:
         task = asyncio.ensure_future(coro)
@@ -413,13 +467,28 @@ class Lane:
             update = params.get("update")  # type: ignore[union-attr]
             if type(update) is not dict:
                 continue
-            if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
-                # The tracker sees a tool call after the turn saw everything before it.
-                if updates:
-                    _hand_over(owner, updates)
-                    updates = []
-                owner.tracker.observe(update)
-            updates.append(update)
+            if owner.decoder is None:
+                if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
+                    # The tracker sees a tool call after the turn saw everything before it.
+                    if updates:
+                        _hand_over(owner, updates)
+                        updates = []
+                    owner.tracker.observe(update)
+                updates.append(update)
+                continue
+            for normalized in owner.decoded(update):
+                if normalized.get("sessionUpdate") in TOOL_CALL_UPDATES:
+                    if updates:
+                        _hand_over(owner, updates)
+                        updates = []
+                    owner.tracker.observe(normalized)
+                updates.append(normalized)
+            if is_idle(update):
+                # v2: the idle state ends the run; what follows in this read is the session's
+                # (the owner is looked up again, and finds no active run).
+                _hand_over(owner, updates)
+                updates = []
+                owner, owner_id = None, None
         if updates:
             _hand_over(owner, updates)
 
@@ -444,11 +513,18 @@ class Lane:
                 if len(early) < MAX_STARTUP_NOTIFICATIONS:
                     early.append((message, ref))
                 return
-            self._quarantine_soon("an update named a session this lane does not own", generation)
+            self._quarantine_soon(ForeignSession("an update"), generation)
             return
-        update = message["params"].get("update")
-        if type(update) is not dict:
+        raw = message["params"].get("update")
+        if type(raw) is not dict:
             return
+        for update in session.decoded(raw):
+            self._route_session_update(session, update, ref)
+
+    def _route_session_update(
+        self, session: LaneSession, update: dict[str, Any], ref: object
+    ) -> None:
+        """One normalized update of an owned session, off the hot path."""
         if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
             session.tracker.observe(update)
         if session.replaying:
@@ -465,6 +541,14 @@ class Lane:
         self._spawn_callback(self.recorder.late_update(session.session_id, update, ref))
 
     async def _route_permission(self, generation: int, request: InboundRequest) -> Any:
+        client = self.client
+        if client is not None and client.codec.normalizes:
+            # A v2 request, read into the normalized shape (its subject feeds the decoder).
+            _provider_id, owner = self._session_for(request.params)
+            params = client.codec.permission_params(
+                request.params, request.id, owner.decoder if owner is not None else None
+            )
+            request = replace(request, params=params)
         if generation != self.generation:
             resolution = refuse(
                 request.id,
@@ -492,7 +576,7 @@ class Lane:
             )
             await self.recorder.interaction(None, None, resolution, request.ref, self.secrets)
             self._spawn_callback(
-                self.quarantine("a permission request named an unknown session", generation)
+                self.quarantine(ForeignSession("a permission request"), generation)
             )
             return resolution.outcome
         if session.active is None:
@@ -550,7 +634,10 @@ class Lane:
             self._route_updates(self.generation, [message], (ref,))
 
     def adopt(self, session: LaneSession) -> list[tuple[Message, object]]:
-        """Register an opened session; return updates that arrived before its id was known."""
+        """Register an opened session; return updates that arrived before its id was known.
+        The session gets the negotiated codec's update decoder (v2) here."""
+        if session.decoder is None and self.client is not None:
+            session.decoder = self.client.codec.session_decoder(session.provider_id)
         self.sessions[session.provider_id] = session
         self.inactive.discard(session.provider_id)
         return self._early.pop(session.provider_id, [])
@@ -562,23 +649,26 @@ class Lane:
 
     # --- loss, quarantine, shutdown --------------------------------------------------------
 
-    async def quarantine(self, reason: str, generation: int | None = None) -> None:
+    async def quarantine(self, reason: str | LossCause, generation: int | None = None) -> None:
         """Invalidate the generation first, then shut its child down, drain what was accepted,
-        and mark every active run of the lane for recovery. Idempotent per generation.
+        and mark every active run of the lane for recovery (their turns are told a
+        :class:`LaneLost` naming the cause; a plain ``reason`` is a :class:`Quarantined` cause).
+        Idempotent per generation.
         Never await it from the connection's read loop (it drains that loop): a read-loop
         handler calls :meth:`_quarantine_soon`."""
-        bad_generation = self._invalidate(reason, generation)
+        cause = reason if isinstance(reason, LossCause) else Quarantined(reason)
+        bad_generation = self._invalidate(cause, generation)
         if bad_generation is not None:
-            await self._finish_quarantine(bad_generation, reason)
+            await self._finish_quarantine(bad_generation, cause)
 
-    def _quarantine_soon(self, reason: str, generation: int) -> None:
+    def _quarantine_soon(self, cause: LossCause, generation: int) -> None:
         """:meth:`quarantine` for the read loop: the generation is invalidated (and its active
         runs told) now; the stop sequence runs as a task of its own."""
-        bad_generation = self._invalidate(reason, generation)
+        bad_generation = self._invalidate(cause, generation)
         if bad_generation is not None:
-            self._spawn_callback(self._finish_quarantine(bad_generation, reason))
+            self._spawn_callback(self._finish_quarantine(bad_generation, cause))
 
-    def _invalidate(self, reason: str, generation: int | None) -> int | None:
+    def _invalidate(self, cause: LossCause, generation: int | None) -> int | None:
         """The synchronous first step of a quarantine: the generation it stops (None when
         there is nothing to stop)."""
         if generation is not None and generation != self.generation:
@@ -589,7 +679,7 @@ class Lane:
         self.generation += 1  # invalidate before anything can await
         self._settled.clear()
         try:
-            loss = TransportClosed(f"the lane was quarantined: {self.redact(reason)}")
+            loss = LaneLost(cause)
             for session in [s for s in self.sessions.values() if s.active is not None]:
                 assert session.active is not None
                 session.active.on_lost(loss)
@@ -598,7 +688,8 @@ class Lane:
             raise
         return bad_generation
 
-    async def _finish_quarantine(self, bad_generation: int, reason: str) -> None:
+    async def _finish_quarantine(self, bad_generation: int, cause: LossCause) -> None:
+        reason = self.redact(cause.describe())
         try:
             await self._stop_generation(bad_generation, "LOST", failure=True, reason=reason)
             for provider_id in list(self.sessions):
@@ -634,8 +725,7 @@ class Lane:
         self._last_process = process or self._last_process
         self.process = self.connection = self.client = None
         self.server_id = None
-        self.grok_catalog = None
-        self.cursor_models.clear("shutdown" if state == "EXITED" else "process_lost")
+        self.extensions.lost("shutdown" if state == "EXITED" else "process_lost")
         if generation == self.generation:
             self.generation += 1
         result: ShutdownResult | None = None

@@ -13,7 +13,7 @@ from typing import Any
 from baton.journal import JournalRef, SecretValues
 from baton.runtime.agents.launch import LaunchSpec
 from baton.runtime.permissions.engine import Resolution
-from baton.store import InteractionState, NewItem, Store
+from baton.store import InteractionState, NewItem, Store, StoreConflict
 from baton.wire.session_state import SessionState
 
 
@@ -188,6 +188,27 @@ class Recorder:
         )
         del profile
         return run.id
+
+    async def take_queued_run(self, run_id: str) -> str:
+        """Take a QUEUED run over (QUEUED to STARTING, compare-and-set, now owned by this
+        process). StoreConflict when it is no longer QUEUED (cancelled, taken or settled).
+
+        A run this process already took whose prompt was never sent (STARTING, ours, no
+        prompt reference: an earlier attempt stopped when the store went away) is taken
+        again: nothing of it reached an agent."""
+        try:
+            await self.store.update_run_status(
+                run_id, "STARTING", expected=("QUEUED",), owner=self.store.owner
+            )
+        except StoreConflict:
+            run = self.store.get_run(run_id)
+            if not (
+                run.status == "STARTING"
+                and run.owner == self.store.owner
+                and run.prompt_ref is None
+            ):
+                raise
+        return run_id
 
     async def run_attached(self, run_id: str, session_id: str, server_id: str) -> None:
         """The run's session and server instance are known."""

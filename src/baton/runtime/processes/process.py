@@ -32,6 +32,13 @@ from dataclasses import dataclass
 from typing import Final, Literal
 
 from baton.errors import AgentLaunchFailed, ConfigurationError, InternalError, UsageError
+from baton.runtime.processes.descendants import (
+    ProcessId,
+    become_subreaper,
+    descendants,
+    end_descendants,
+    reap,
+)
 from baton.runtime.processes.stderr_tail import STDERR_TAIL_BYTES, StderrTail
 
 __all__ = [
@@ -207,6 +214,7 @@ class AgentProcess:
         """
         args = _checked_argv(argv)
         child_env = _checked_env(env)
+        _ensure_subreaper()
         tail = StderrTail(stderr_tail_bytes, redact=redact)
         loop = asyncio.get_running_loop()
         try:
@@ -287,6 +295,9 @@ class AgentProcess:
         started = time.monotonic()
         exited = self._protocol.exited.is_set
         already_gone = _group_gone(self.pid, exited)
+        # The agent's whole tree, while it is intact: descendants that left the group (setsid)
+        # are ended after the ladder.
+        tree = [] if exited() else descendants(self.pid)
         self._close_stdin()
         if already_gone:
             method: ShutdownMethod = "exited"
@@ -294,6 +305,7 @@ class AgentProcess:
             method = "stdin_eof"
         else:
             method = await _signal_ladder(self.pid, exited, term_grace, kill_grace)
+        await _end_strays(tree, kill_grace)
         if method != "survived":
             await self._close_pipes()
         return ShutdownResult(
@@ -349,6 +361,29 @@ async def terminate_group(
         survived=method == "survived",
         elapsed=time.monotonic() - started,
     )
+
+
+_subreaper: bool | None = None
+
+
+def _ensure_subreaper() -> None:
+    """Make Baton the child subreaper of its agents' trees once (best effort; see
+    :mod:`baton.runtime.processes.descendants`)."""
+    global _subreaper
+    if _subreaper is None:
+        _subreaper = become_subreaper()
+
+
+async def _end_strays(tree: list[ProcessId], grace: float) -> None:
+    """SIGKILL what is left of an agent's tree after its group's ladder (descendants that left
+    the group), then reap those Baton adopted, waiting at most ``grace`` seconds for them."""
+    if not tree:
+        return
+    left = end_descendants(tree)
+    deadline = time.monotonic() + grace
+    while left and time.monotonic() < deadline:
+        await asyncio.sleep(GROUP_POLL_INTERVAL_SECONDS)
+        left = reap(left)
 
 
 def group_alive(pgid: int) -> bool:

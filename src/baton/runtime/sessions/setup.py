@@ -28,7 +28,6 @@ from baton.errors import (
     SessionMutationAmbiguous,
     TransportClosed,
 )
-from baton.runtime.lanes import extensions
 from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
 from baton.runtime.permissions.correlation import ToolCallTracker
 from baton.runtime.turns.attachments import attachment_blocks
@@ -50,6 +49,9 @@ START_FAILURE_EXIT_WAIT_SECONDS: Final = 2.0
 
 #: The session/attach method of an attach that loads (its replay is kept apart).
 LOAD_METHOD: Final = "session/load"
+#: The ``attachedBy`` of a run on a session already attached in this process (kept by an
+#: earlier run with ``keep_session``): nothing was sent to attach it.
+ATTACHED_HERE: Final = "attached"
 
 
 class SetupWindow:
@@ -118,20 +120,19 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
     try:
         client = await lane.ensure_started(ctx.setup_clock)
         assert lane.server_id is not None
-        await extensions.cursor_models(
-            ctx.spec,
-            client,
-            lane.cursor_models,
-            lane.server_id,
-            request.model,
-            request.effort,
-            ctx.setup_clock,
+        await lane.extensions.before_session(
+            client, lane.server_id, request.model, request.effort, ctx.setup_clock
         )
         window.open()
         attach_method: str | None = None
         roots = tuple(request.additional_directories)
         system_prompt = requested_system_prompt(request.system_prompt, request.append_system_prompt)
-        if request.attach_session is not None:
+        kept = _kept_idle(lane, request.attach_session)
+        if kept is not None:
+            # Attached in this process (kept by an earlier run): used as it is.
+            opened = NewSessionResult(kept.provider_id, client.session_state(kept.provider_id))
+            attach_method = ATTACHED_HERE
+        elif request.attach_session is not None:
             attached = await client.attach_session(
                 request.attach_session,
                 ctx.cwd,
@@ -160,7 +161,7 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
     except (AgentLaunchFailed, IncompatibleProtocolVersion) as exc:
         return _failure(exc.code, redact(exc.message), RunOutcome.AGENT_UNAVAILABLE)
     except AuthenticationRequired as exc:
-        lane.cursor_models.clear("auth_failure")
+        lane.extensions.lost("auth_failure")
         methods = ""
         if lane.initialized is not None and lane.initialized.auth_methods:
             methods = "; advertised methods: " + ", ".join(
@@ -182,10 +183,13 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
     except BatonError as exc:
         return _failure(exc.code, redact(exc.message), _fault_outcome(exc))
     assert lane.server_id is not None
-    session = await _adopt(ctx, window, opened, ref, attach_method)
-    setup_record = session_setup_record(system_prompt, roots, redact)
-    if setup_record:
-        await ctx.recorder.session_setup(session.session_id, ctx.run_id, setup_record, ref)
+    if kept is not None:
+        session = await _reuse(ctx, window, kept)
+    else:
+        session = await _adopt(ctx, window, opened, ref, attach_method)
+        setup_record = session_setup_record(system_prompt, roots, redact)
+        if setup_record:
+            await ctx.recorder.session_setup(session.session_id, ctx.run_id, setup_record, ref)
     if request.inspect_only:
         return await _inspected(ctx, session, attach_method)
     try:
@@ -203,6 +207,31 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
         return _failure(exc.code, redact(exc.message), _fault_outcome(exc))
     profile_mapped = ctx.spec.profile_id == "grok" and bool(request.attachments)
     return SessionReady(session, client, blocks, profile_mapped)
+
+
+def _kept_idle(lane: Lane, provider_id: str | None) -> LaneSession | None:
+    """The lane's kept session ``provider_id`` when it is attached and idle, else None."""
+    session = lane.sessions.get(provider_id) if provider_id is not None else None
+    return session if session is not None and session.active is None else None
+
+
+async def _reuse(ctx: RunContext, window: SetupWindow, session: LaneSession) -> LaneSession:
+    """Run on a session kept attached by an earlier run (``keep_session``): nothing is sent
+    to attach it; the run is recorded on it and the ``session`` event says ``attached``."""
+    lane = ctx.lane
+    assert lane.server_id is not None
+    await ctx.recorder.run_attached(ctx.run_id, session.session_id, lane.server_id)
+    window.close()
+    ctx.event(
+        "session",
+        {
+            "sessionId": session.session_id,
+            "providerSessionId": session.provider_id,
+            "attachedBy": ATTACHED_HERE,
+            "replayedUpdates": 0,
+        },
+    )
+    return session
 
 
 async def _adopt(
@@ -224,7 +253,6 @@ async def _adopt(
         session_id=session_id,
         provider_id=opened.session_id,
         cwd=ctx.cwd,
-        state=opened.state,
         tracker=ToolCallTracker(opened.session_id),
     )
     early = lane.adopt(session)
@@ -255,8 +283,11 @@ async def _adopt(
 async def _inspected(
     ctx: RunContext, session: LaneSession, attach_method: str | None
 ) -> SetupEnded:
-    """An inspection attach (`baton recover --attach`): COMPLETED, and no prompt was sent."""
-    ctx.lane.release(session.provider_id)
+    """An inspection (`baton recover --attach`, `baton session new`): COMPLETED, and no prompt
+    was sent. The session stays attached when the request keeps it."""
+    attach_method = attach_method or "session/new"
+    if not ctx.request.keep_session:
+        ctx.lane.release(session.provider_id)
     with contextlib.suppress(BatonError):
         await ctx.recorder.run_status(
             ctx.run_id,
@@ -286,9 +317,7 @@ async def _configure(
         effort=request.effort,
         config=dict(request.config),
     )
-    handled, lane.grok_catalog = await extensions.grok_select(
-        spec, client, lane.grok_catalog, provider_id, request.model, request.effort
-    )
+    handled = await lane.extensions.select(client, provider_id, request.model, request.effort)
     if handled:
         requested = replace(requested, model=None, effort=None)
     state, sent = await apply_settings(
@@ -301,11 +330,10 @@ async def _configure(
         await ctx.recorder.session_resolved(
             session.session_id, ctx.run_id, state, client.state_ref(provider_id)
         )
-    session.state = state
     controls = project_controls(
         provider_id,
         state,
-        grok_models=lane.grok_catalog,
+        grok_models=lane.extensions.models,
         secrets=lane.secrets,
         session_id=session.session_id,
     )

@@ -32,6 +32,7 @@ EVENT_TYPES: Final = (
     "config",  # runId, configOptions (ids and current values)
     "session_info",  # runId, title
     "commands",  # runId, commands [names]
+    "state",  # runId, state (ACP v2 only: running, requires_action, idle, or the agent's own)
     "permission",  # runId, toolCallId, options, outcome, optionId, chosenBy, reason
     "item",  # runId, kind, coalescedEvents (an item was materialized to the store)
     "warning",  # runId, code, message

@@ -1,17 +1,19 @@
 """Turn execution: one prompt on an open session, from the turn's creation to its recorded
 outcome and the session's release.
 
-Cancellation: cancelling :func:`execute_turn` while the prompt is outstanding stops waiting
-for it without sending session/cancel (use ``Turn.interrupt`` for that) and without writing
-an outcome: the prompt may still be running, so the run stays unsettled and becomes
-RECOVERY_REQUIRED when its lane shuts down or a later Baton reconciles it. The turn leaves the
-registry and its session's ``active`` slot either way.
+Cancellation: cancelling :func:`execute_turn` while the prompt is outstanding abandons the
+turn without sending session/cancel (``Turn.interrupt`` is the clean stop): the prompt may
+still be running, so the run is recorded RECOVERY_REQUIRED (``CALLER_CANCELLED``) and its
+session released, in a shielded step that a second cancellation does not cut short; then the
+cancellation propagates. The turn leaves the registry and its session's ``active`` slot
+either way.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-from collections.abc import MutableSet, Sequence
+from collections.abc import Coroutine, MutableSet, Sequence
 from typing import Any
 
 from baton.connection.client import AcpClient
@@ -70,14 +72,33 @@ async def execute_turn(
         ctx.on_turn(turn)
     try:
         outcome = await turn.execute(blocks, profile_mapped=profile_mapped)
+    except asyncio.CancelledError:
+        if turn.abandoned is not None:
+            await _shielded(_settle(ctx, client, session, turn.abandoned))
+        raise
     finally:
         registry.discard(turn)
+    await _settle(ctx, client, session, outcome)
+    return outcome
+
+
+async def _settle(
+    ctx: RunContext, client: AcpClient, session: LaneSession, outcome: TurnOutcome
+) -> None:
+    """Record the turn's outcome with the connection's counters, then release the session."""
     connection = client.connection
     outcome.skipped_frames = connection.skipped_frames
     outcome.violations = connection.violation_count
     await record_outcome(ctx, outcome)
     await release_session(ctx, client, session, outcome)
-    return outcome
+
+
+async def _shielded(step: Coroutine[Any, Any, None]) -> None:
+    """Run ``step`` to its end even if the caller is cancelled again meanwhile (the step then
+    finishes in the background)."""
+    task = asyncio.ensure_future(step)
+    with contextlib.suppress(asyncio.CancelledError):
+        await asyncio.shield(task)
 
 
 async def record_outcome(ctx: RunContext, outcome: TurnOutcome) -> None:

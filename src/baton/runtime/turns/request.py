@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from baton.runtime.permissions.policies import ExecutionSettings, PolicyName
 from baton.wire.budget import BoundSetting
+from baton.wire.version import ProtocolChoice
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,3 +57,9 @@ class RunRequest:
     #: Unstable ACP: a system prompt added to the agent's own (``append``; needs
     #: ``sessionCapabilities.systemPrompt``).
     append_system_prompt: str | None = None
+    #: Run this QUEUED run (a queue's submission, docs/fleet.md) instead of creating one: it
+    #: is taken over compare-and-set (QUEUED to STARTING, owned by this process), so a run
+    #: cancelled or settled meanwhile is never started.
+    queued_run_id: str | None = None
+    #: Pin the ACP version for this run (``--protocol``); None: the profile's (default auto).
+    protocol: ProtocolChoice | None = None

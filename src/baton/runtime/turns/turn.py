@@ -53,10 +53,11 @@ from baton.runtime.turns.streaming import (
 from baton.store import NewItem
 from baton.wire.bounded import bounded, bounded_text
 from baton.wire.budget import BudgetClock
+from baton.wire.codec import PromptAck, SessionActivity, parse_state_update
 from baton.wire.extensions import claude as claude_extension
 from baton.wire.session_state import parse_config_options
-from baton.wire.stop import parse_prompt_result
-from baton.wire.toolcalls import tool_command, tool_name, tool_paths
+from baton.wire.stop import PromptResult, StopReason
+from baton.wire.toolcalls import tool_command, tool_diff_stats, tool_name, tool_paths
 
 #: How long Baton waits for a ``cancelled`` answer after session/cancel (seconds).
 INTERRUPT_COMPLETION_TIMEOUT_SECONDS: Final = 15.0
@@ -79,7 +80,16 @@ MAX_VIEW_DIFF_FILES: Final = 8
 #: any redaction rule. The full content stays in the protected journal.
 MAX_VIEW_DIFF_TEXT_CHARS: Final = 64 * 1024
 
+#: The run error code of a turn whose caller cancelled it while the prompt was outstanding.
+CALLER_CANCELLED: Final = "CALLER_CANCELLED"
+
 FAILED_STOP_REASONS: Final = frozenset({"refusal", "max_tokens", "max_turn_requests"})
+
+#: The v2 stop reason of a turn that ended in a failure (its JSON-RPC error alongside).
+ERROR_STOP_REASON: Final = "error"
+
+#: How a prompt ended on the wire: v1's answer, or v2's ``idle`` state.
+PromptEnd = PromptResult | SessionActivity
 
 #: Characters of the agent's unknown stop reason quoted in the run's message.
 MAX_STOP_REASON_QUOTE_CHARS: Final = 80
@@ -165,7 +175,16 @@ class Turn:
         self._lost_event = asyncio.Event()
         self._interrupt_event = asyncio.Event()
         self._interrupt_reason: str | None = None
+        # The prompt's request id once it is written.
+        self._request_id: int | None = None
+        #: The outcome of a turn whose caller cancelled :meth:`execute`, else None.
+        self.abandoned: TurnOutcome | None = None
         self._append_failed: str | None = None
+        #: v2: the prompt's acknowledgement, and the ``idle`` state that ends the turn.
+        self._ack: PromptAck | None = None
+        self._prompt_sent = False
+        self._idle: SessionActivity | None = None
+        self._idle_event = asyncio.Event()
 
     # --- streaming -------------------------------------------------------------------------
 
@@ -237,6 +256,9 @@ class Turn:
 
     def _on_other_update(self, kind: object, update: dict[str, Any]) -> None:
         """A session/update that is not a text delta."""
+        if kind == "state_update":
+            self._on_state(update)
+            return
         if kind in ("tool_call", "tool_call_update"):
             tool_call_id = update.get("toolCallId")
             if not isinstance(tool_call_id, str):
@@ -304,6 +326,19 @@ class Turn:
             self.emit(RunEvent("commands", self.run_id, {"commands": names}))
             return
         # Everything else is journal-only telemetry.
+
+    def _on_state(self, update: dict[str, Any]) -> None:
+        """v2: a session state. ``running`` and ``requires_action`` are shown; the first
+        ``idle`` after the prompt was sent ends the turn (later updates are the session's)."""
+        activity = parse_state_update(update)
+        if activity is None:
+            return
+        self.emit(RunEvent("state", self.run_id, {"state": activity.state.value}))
+        if activity.idle and self._prompt_sent and self._idle is None:
+            self._idle = activity
+            self._idle_event.set()
+            self.buffer.flush_output()
+            self._answered()
 
     # --- permissions -----------------------------------------------------------------------
 
@@ -422,7 +457,14 @@ class Turn:
         self, prompt: Sequence[dict[str, Any]], *, profile_mapped: bool = False
     ) -> TurnOutcome:
         """Submit ``prompt`` and follow the turn to its end. ``profile_mapped``: the blocks
-        came from a profile-owned attachment mapping (see AcpClient.send_prompt)."""
+        came from a profile-owned attachment mapping (see AcpClient.send_prompt).
+
+        Cancellation: cancelling this coroutine abandons the turn without sending
+        session/cancel (``interrupt`` is the clean stop): the prompt's wait is given up (a late
+        answer is dropped and counted), what streamed so far is written, the turn ends
+        FINISHED, and :attr:`abandoned` holds its outcome: RECOVERY_REQUIRED
+        (``CALLER_CANCELLED``) once the prompt may have reached the agent. Then the
+        cancellation propagates."""
         self.session.active = self
         outcome: TurnOutcome
         ticker = asyncio.ensure_future(self._tick())
@@ -432,6 +474,9 @@ class Turn:
             else:
                 self.phases.enter(TurnPhase.SUBMITTING)
                 outcome = await self._submit_and_wait(prompt, profile_mapped)
+        except asyncio.CancelledError:
+            self._abandon()
+            raise
         finally:
             ticker.cancel()
             self.session.active = None
@@ -452,6 +497,28 @@ class Turn:
         self.phases.enter(TurnPhase.FINISHED)
         return outcome
 
+    def _abandon(self) -> None:
+        """The caller cancelled :meth:`execute` (see its docstring)."""
+        if self.phases.current in (TurnPhase.FINISHING, TurnPhase.FINISHED):
+            return
+        if self._request_id is not None:
+            self.client.connection.abandon(self._request_id)
+        outcome = TurnOutcome(
+            "RECOVERY_REQUIRED",
+            error_code=CALLER_CANCELLED,
+            recovery_reason=(
+                "the caller cancelled the run with the prompt outstanding; ACP has no "
+                "prompt-status read method, so Baton will not replay it"
+            ),
+        )
+        self.phases.enter(TurnPhase.FINISHING)
+        self._finish_items(outcome)
+        outcome.tool_calls = len(self.tool_calls)
+        outcome.permissions = self.permission_log
+        outcome.text = "".join(self._text_parts)
+        self.phases.enter(TurnPhase.FINISHED)
+        self.abandoned = outcome
+
     def _lost_before_submission(self) -> TurnOutcome:
         """The lane was lost before the prompt was sent: nothing reached the agent."""
         code = self._lost.code if self._lost is not None else "RUNTIME_LOST"
@@ -465,15 +532,19 @@ class Turn:
         self, prompt: Sequence[dict[str, Any]], profile_mapped: bool
     ) -> TurnOutcome:
         connection = self.client.connection
+        self._prompt_sent = True
         try:
             request_id = await self.client.send_prompt(
                 self.session.provider_id, prompt, profile_mapped=profile_mapped
             )
+            self._request_id = request_id
         except TransportClosed as exc:
             # The prompt was journaled and may have reached the agent: ambiguous.
             return await self._lost_outcome(exc)
-        # Updates read after the prompt's answer belong to the session, not to this run.
-        connection.on_answer(request_id, self._answered)
+        # Updates read after the prompt's answer belong to the session, not to this run (v2:
+        # after its idle state; the answer is only an acknowledgement).
+        if not self.client.codec.normalizes:
+            connection.on_answer(request_id, self._answered)
         try:
             prompt_ref = connection.request_ref(request_id)
             await self.recorder.prompt_submitted(self.run_id, prompt_ref)
@@ -490,8 +561,8 @@ class Turn:
         if self._is_lost():
             return await self._lost_outcome(self._lost)
         self.phases.enter(TurnPhase.STREAMING)
-        waiter: asyncio.Future[Any] = asyncio.ensure_future(
-            connection.await_response(request_id, budget=self.clock)
+        waiter: asyncio.Future[PromptEnd] = asyncio.ensure_future(
+            self._await_end(request_id, budget=self.clock)
         )
         lost: asyncio.Future[Any] = asyncio.ensure_future(self._lost_event.wait())
         interrupted: asyncio.Future[Any] = asyncio.ensure_future(self._interrupt_event.wait())
@@ -518,13 +589,89 @@ class Turn:
             with contextlib.suppress(BaseException):
                 await asyncio.gather(waiter, lost, interrupted, return_exceptions=True)
 
-    def _settled(self, result: Any) -> TurnOutcome:
-        parsed = parse_prompt_result(result)
-        self.live.on_prompt_answer(result)
-        reason = parsed.stop_reason.value
-        if parsed.stop_reason.is_end_turn:
+    async def _await_end(
+        self,
+        request_id: int,
+        *,
+        budget: BudgetClock | None = None,
+        timeout: float | None = None,
+        after_cancel: bool = False,
+    ) -> PromptEnd:
+        """Wait for the prompt's end within ``budget``/``timeout`` (:class:`BudgetExpired`
+        otherwise, the request left pending): v1's answer, or v2's acknowledgement followed by
+        the ``idle`` state (which may arrive first). After a cancel, v2 waits for ``idle`` only.
+        Cancellation-safe: nothing is consumed that a later wait would need."""
+        codec = self.client.codec
+        if not codec.normalizes or (self._ack is None and not after_cancel):
+            result = await self.client.connection.await_response(
+                request_id, budget=budget, timeout=timeout
+            )
+            answer = codec.prompt_answer(result)
+            if isinstance(answer, PromptResult):
+                self.live.on_prompt_answer(result)
+                return answer
+            self._ack = answer
+        return await self._await_idle(budget=budget, timeout=timeout)
+
+    async def _await_idle(
+        self, *, budget: BudgetClock | None, timeout: float | None
+    ) -> SessionActivity:
+        """v2: wait for the turn's ``idle`` state; the budget's idle bound restarts on every
+        frame the connection reads, as while waiting for an answer."""
+        connection = self.client.connection
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + max(timeout, 0.0)
+        while self._idle is None:
+            now = loop.time()
+            wait: float | None = None
+            if deadline is not None:
+                wait = deadline - now
+                if wait <= 0:
+                    limit = timeout or 0.0
+                    raise BudgetExpired("request", limit, limit, "session/prompt")
+            if budget is not None:
+                budget.touch(connection.last_frame_at)
+                expired = budget.expired(now, "session/prompt")
+                if expired is not None:
+                    raise expired
+                left = budget.remaining(now)
+                if left is not None and (wait is None or left[0] < wait):
+                    wait = left[0]
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._idle_event.wait(), wait)
+        return self._idle
+
+    def _settled(self, end: PromptEnd) -> TurnOutcome:
+        if isinstance(end, SessionActivity):
+            return self._settled_idle(end)
+        return self._settled_reason(end.stop_reason)
+
+    def _settled_idle(self, activity: SessionActivity) -> TurnOutcome:
+        stop = activity.stop_reason
+        if stop is None:
+            return TurnOutcome(
+                "FAILED",
+                error_code="STOP_UNREPORTED",
+                message="the agent went idle without reporting a stop reason",
+            )
+        if stop.value == ERROR_STOP_REASON:
+            # v2's way of failing a turn it already acknowledged: the same outcome as v1's
+            # JSON-RPC error answer (AGENT_ERROR), with the stop reason only v2 reports.
+            error = activity.error
+            detail = f" {error.code}: {error.message}" if error is not None else ": (no details)"
+            return TurnOutcome(
+                "FAILED",
+                stop_reason=stop.value,
+                error_code="AGENT_ERROR",
+                message=self.lane.redact(f"agent error{detail}"[:MAX_PROVIDER_DIAGNOSTIC_CHARS]),
+            )
+        return self._settled_reason(stop)
+
+    def _settled_reason(self, stop_reason: StopReason) -> TurnOutcome:
+        reason = stop_reason.value
+        if stop_reason.is_end_turn:
             return TurnOutcome("COMPLETED", stop_reason=reason)
-        if parsed.stop_reason.is_cancelled:
+        if stop_reason.is_cancelled:
             return TurnOutcome("INTERRUPTED", stop_reason=reason, interrupted_by="agent")
         if reason in FAILED_STOP_REASONS:
             return TurnOutcome(
@@ -558,12 +705,13 @@ class Turn:
     async def _lost_outcome(self, reason: BatonError | None) -> TurnOutcome:
         self._enter_lost(reason)
         code = reason.code if reason is not None else "RUNTIME_LOST"
-        await self.lane.quarantine(f"the agent was lost mid-turn: {code}", self.generation)
+        cause = await self.lane.loss_cause(self._lost or reason)
+        await self.lane.quarantine(cause, self.generation)
         return TurnOutcome(
             "RECOVERY_REQUIRED",
             error_code="AGENT_MUTATION_AMBIGUOUS",
             recovery_reason=(
-                f"the agent process was lost with the prompt outstanding ({code}); ACP has no "
+                f"{cause.describe()}, with the prompt outstanding ({code}); ACP has no "
                 "prompt-status read method, so Baton will not replay it"
             ),
         )
@@ -596,7 +744,7 @@ class Turn:
             answered
             if answered is not None
             else asyncio.ensure_future(
-                connection.await_response(request_id, timeout=self.interrupt_timeout)
+                self._await_end(request_id, timeout=self.interrupt_timeout, after_cancel=True)
             )
         )
         lost: asyncio.Future[Any] = asyncio.ensure_future(self._lost_event.wait())
@@ -614,14 +762,16 @@ class Turn:
                         bound=bound.bound if bound is not None else None,
                         interrupted_by=by,
                         recovery_reason=(
-                            f"session/cancel got no answer within {self.interrupt_timeout:g}s; "
-                            "the turn's outcome is unknown"
+                            f"session/cancel got no answer (v2: no idle state) within "
+                            f"{self.interrupt_timeout:g}s; the turn's outcome is unknown"
                         ),
                     )
                 except (TransportClosed, ProtocolError) as exc:
                     return await self._lost_outcome(exc)
                 except AgentRequestError as exc:
                     return self._agent_error(exc)
+                if self.client.codec.normalizes:
+                    connection.abandon(request_id)  # an acknowledgement still owed is dropped
                 if outcome.status == "INTERRUPTED" and answered is None:
                     outcome.interrupted_by = by
                     outcome.bound = bound.bound if bound is not None else None
@@ -726,8 +876,16 @@ def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict
         if isinstance(c, dict) and c.get("type") == "diff"
     ]
     if diffs:
-        added = removed = 0
+        added = removed = files = 0
         for diff in diffs:
+            if isinstance(diff.get("changes"), list):
+                # A v2 diff: its changes, counted from its git patch.
+                stats = tool_diff_stats({"content": [diff]})
+                files += len(stats)
+                added += sum(s.added for s in stats)
+                removed += sum(s.removed for s in stats)
+                continue
+            files += 1
             old = _lines(diff.get("oldText"))
             new = _lines(diff.get("newText"))
             added += max(len(new) - len(old), 0) if old else len(new)
@@ -737,7 +895,7 @@ def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict
         # is a bounded projection.
         bounded_view: dict[str, Any] = bounded(view)
         bounded_view["diff"] = {
-            "files": len(diffs),
+            "files": files,
             "added": added,
             "removed": removed,
             "changes": [_diff_change(d, redact) for d in diffs[:MAX_VIEW_DIFF_FILES]],
@@ -766,6 +924,21 @@ def _lines(text: object) -> list[str]:
 def _diff_change(diff: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
     """One diff item's path and texts, redacted, for the inspector's rendered diff; a side
     over :data:`MAX_VIEW_DIFF_TEXT_CHARS` (or not a string) is left out and marked."""
+    changes = diff.get("changes")
+    if isinstance(changes, list):
+        # ACP v2: the first changed path, and the git patch (when sent) instead of the texts.
+        first = next((c for c in changes if isinstance(c, dict)), {})
+        path = first.get("path")
+        patch = diff.get("patch")
+        text = patch.get("text") if isinstance(patch, dict) else None
+        fits = not isinstance(text, str) or len(text) <= MAX_VIEW_DIFF_TEXT_CHARS
+        return {
+            "path": redact(path)[:1024] if isinstance(path, str) else None,
+            "oldText": None,
+            "newText": None,
+            "patch": redact(text) if fits and isinstance(text, str) else None,
+            "truncated": not fits,
+        }
     path = diff.get("path")
     old, new = diff.get("oldText"), diff.get("newText")
     sides = [side for side in (old, new) if side is not None]

@@ -3,7 +3,7 @@
 
 import { h, replaceChildren, badge, facts } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
-import { errorBox, listOf, show } from "./common.js";
+import { errorBox, listOf, show, table } from "./common.js";
 
 function checksList(checks) {
   return h("ul", { class: "checks", "aria-label": "checks" },
@@ -54,7 +54,14 @@ async function runLive(record, card, status, button) {
 
 export function agentsPage(view) {
   show(view, "Agents", () => get(ROUTES.readiness()), (data) => {
-    const records = listOf(data, "profiles", "readiness", "items");
-    return h("div", {}, records.length ? records.map((r) => agentCard(r, runLive)) : h("p", { class: "muted" }, "No profiles."));
+    const records = listOf(data, "profiles");
+    const summary = table([
+      ["profile", (r) => h("code", {}, String(r.profile))],
+      ["state", (r) => badge(r.state ?? "UNKNOWN")],
+      ["next action", (r) => String(r.next_action ?? "none")],
+      ["version", (r) => String(r.version ?? "")],
+      ["executable", (r) => (r.executable ? h("code", {}, String(r.executable)) : "not found")],
+    ], records, "No profiles.");
+    return h("div", {}, summary, records.map((r) => agentCard(r, runLive)));
   });
 }

@@ -16,7 +16,7 @@ const POLICIES = ["", "ask", "auto-edits", "full"];
 
 // Event types the service sends as named SSE events (docs/events.md) plus its own markers.
 const EVENT_TYPES = ["run_started", "session", "controls", "text", "thought", "user_text", "tool_call",
-  "plan", "usage", "mode", "config", "session_info", "commands", "permission", "item", "warning",
+  "plan", "usage", "mode", "config", "session_info", "commands", "state", "permission", "item", "warning",
   "result", "dropped", "notice", "replay", "permission_request", "permission_closed",
   "compaction", "elicitation"];
 
@@ -35,9 +35,9 @@ function usageText(run) {
   return `${u.used ?? "?"}/${u.size ?? "?"}${u.cost ? `, ${u.cost.amount} ${u.cost.currency ?? ""}` : ""}`;
 }
 
-/** The runs table. */
+/** The runs table (a usage column when the service's rows carry usage). */
 export function runsTable(runs) {
-  return table([
+  const columns = [
     ["run", (r) => h("a", { href: `#/runs/${encodeURIComponent(r.id ?? r.runId)}` }, h("code", {}, String(r.id ?? r.runId)))],
     ["status", runStatus],
     ["agent", (r) => String(r.agent ?? "")],
@@ -47,7 +47,9 @@ export function runsTable(runs) {
     ["started", (r) => String(r.startedAt ?? r.createdAt ?? "")],
     ["duration", (r) => r.durationSeconds !== undefined && r.durationSeconds !== null ? duration(r.durationSeconds * 1000) : ""],
     ["usage", usageText],
-  ], runs, "No runs match.");
+  ];
+  const withUsage = runs.some((r) => r.usage);
+  return table(columns.filter(([heading]) => withUsage || heading !== "usage"), runs, "No runs match.");
 }
 
 /** The form that starts a run through `POST /api/v1/runs`; the page opens the new run. */
@@ -105,12 +107,14 @@ export function runsPage(view) {
 
 /**
  * Open the live event stream of `runId` into `transcript`; `onState` hears the connection
- * state. Returns the function that closes it. Reconnection (with Last-Event-ID) is the
- * browser's: EventSource sends the id of the last event it saw; events at or below it that
- * arrive again are ignored.
+ * state. Returns the function that closes it. A broken connection is resumed by the browser's
+ * EventSource, which sends the id of the last event it saw as Last-Event-ID. A stream the
+ * service drops (the page fell behind) is reopened at once with `?lastEventId=` (the
+ * EventSource would wait its retry delay, while the service's backlog moves on). Events at or
+ * below the last id seen are ignored.
  */
 export function followRun(runId, transcript, onState) {
-  const source = new EventSource(ROUTES.runEvents(runId));
+  let source = null;
   let lastId = -1;
   let finished = false;
   const onEvent = (message) => {
@@ -127,16 +131,25 @@ export function followRun(runId, transcript, onState) {
       finished = true;
       source.close();
       onState("finished");
+    } else if (event.type === "dropped") {
+      source.close();
+      onState("reconnecting");
+      open();
     }
   };
-  source.addEventListener("message", onEvent);
-  for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
-  source.addEventListener("open", () => onState("live"));
-  source.addEventListener("error", () => {
-    if (finished) return;
-    onState(source.readyState === EventSource.CLOSED ? "closed" : "reconnecting");
-  });
-  return () => source.close();
+  const open = () => {
+    const resume = lastId >= 0 ? `?lastEventId=${lastId}` : "";
+    source = new EventSource(ROUTES.runEvents(runId) + resume);
+    source.addEventListener("message", onEvent);
+    for (const type of EVENT_TYPES) source.addEventListener(type, onEvent);
+    source.addEventListener("open", () => onState("live"));
+    source.addEventListener("error", () => {
+      if (finished) return;
+      onState(source.readyState === EventSource.CLOSED ? "closed" : "reconnecting");
+    });
+  };
+  open();
+  return () => { finished = true; source.close(); };
 }
 
 export function runPage(view, [runId]) {

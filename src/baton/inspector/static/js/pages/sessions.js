@@ -1,31 +1,71 @@
 // Sessions: the list, and one session with its prompt box (queued prompts shown with their
 // position), the cancel button of its active turn, its runs, and its safe controls (BOOLEAN
 // and SELECT only, sent back as exactly {controlId, value, revision}).
+//
+// The session routes are the service's (docs/api.md); a service that does not have them yet
+// (its OpenAPI document lists no /api/v1/sessions) is shown its sessions as its runs record
+// them: grouped by session id, with their runs, and no controls or prompt box.
 
 import { h, replaceChildren, badge, facts } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
-import { errorBox, field, listOf, table } from "./common.js";
+import { errorBox, every, field, listOf, table } from "./common.js";
 import { runsTable, runStatus } from "./runs.js";
+
+// How often a session's page reads its status, queue and runs again (ms).
+export const SESSION_POLL_MS = 2000;
 
 // The control types the page renders; anything else is the provider's and is never shown.
 const SAFE_TYPES = new Set(["BOOLEAN", "SELECT"]);
 
 // Run statuses during which controls are disabled.
-const BUSY = new Set(["QUEUED", "RUNNING", "RECOVERY_REQUIRED"]);
+const BUSY = new Set(["QUEUED", "STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING", "RECOVERY_REQUIRED"]);
+// Session statuses during which controls are disabled (a turn runs, or recovery is required).
+const BUSY_SESSION = new Set(["ACTIVE", "RECOVERY_REQUIRED"]);
+
+let sessionRoutes = null;
+
+/** Whether the service has the session routes (read once from its OpenAPI document). */
+export async function hasSessionRoutes() {
+  if (sessionRoutes === null) {
+    const doc = await get("/api/v1/openapi.json");
+    sessionRoutes = Boolean(doc?.paths?.["/api/v1/sessions"]);
+  }
+  return sessionRoutes;
+}
+
+/** Sessions as their runs record them: one row per session id, newest first. */
+export function sessionsFromRuns(runs) {
+  const sessions = new Map();
+  for (const run of runs) {
+    if (!run.sessionId) continue;
+    let s = sessions.get(run.sessionId);
+    if (!s) {
+      s = { sessionId: run.sessionId, agent: run.agent, cwd: run.cwd, turns: 0, lastRun: run };
+      sessions.set(run.sessionId, s);
+    }
+    s.turns++;
+  }
+  return [...sessions.values()];
+}
 
 export function sessionsPage(view) {
   const agent = h("input", { name: "agent", placeholder: "any", autocomplete: "off" });
   const box = h("div", { "aria-live": "polite" });
   const load = async () => {
     try {
-      const sessions = listOf(await get(ROUTES.sessions(), { agent: agent.value.trim() }), "sessions", "items");
+      const sessions = await hasSessionRoutes()
+        ? listOf(await get(ROUTES.sessions(), { agent: agent.value.trim() }), "sessions")
+        : sessionsFromRuns(listOf(await get(ROUTES.runs(), { agent: agent.value.trim(), limit: 1000 }), "runs"));
+      // A named session is addressed by its name; one its runs record, by its id.
+      const key = (s) => String(s.name ?? s.sessionId);
       replaceChildren(box, table([
-        ["session", (s) => h("a", { href: `#/sessions/${encodeURIComponent(s.sessionId ?? s.id)}` }, h("code", {}, String(s.sessionId ?? s.id).slice(0, 12)))],
-        ["state", (s) => badge(s.state ?? s.status ?? "?")],
-        ["agent", (s) => String(s.agent ?? "")],
+        ["session", (s) => h("a", { href: `#/sessions/${encodeURIComponent(key(s))}` }, h("code", {}, key(s)))],
+        ["status", (s) => (s.status ? badge(s.status) : "")],
+        ["agent", (s) => String(s.agent ?? (s.profile === "custom" && s.agentCommand ? s.agentCommand : s.profile) ?? "")],
         ["cwd", (s) => h("code", {}, String(s.cwd ?? ""))],
-        ["turns", (s) => String(s.turns ?? s.runs ?? "")],
-        ["last run", (s) => s.lastRun ? runStatus(s.lastRun) : ""],
+        ["turns", (s) => String(s.turns ?? "")],
+        ["last run", (s) => (s.lastRun ? runStatus(s.lastRun)
+          : s.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(s.activeRunId)}` }, "active run") : "")],
       ], sessions, "No sessions."));
     } catch (error) {
       replaceChildren(box, errorBox(error));
@@ -35,6 +75,35 @@ export function sessionsPage(view) {
     field("Agent", agent), h("button", { type: "submit" }, "Filter"));
   replaceChildren(view, h("h1", {}, "Sessions"), form, box);
   load();
+  hasSessionRoutes().then((yes) => { if (yes) form.before(newSessionForm()); }, () => {});
+}
+
+/** The form that creates a named session (`POST /api/v1/sessions`); the page opens it. */
+function newSessionForm() {
+  const name = h("input", { name: "name", placeholder: "generated when empty", autocomplete: "off" });
+  const agent = h("input", { name: "agent", placeholder: "profile, e.g. claude", autocomplete: "off" });
+  const command = h("input", { name: "agentCommand", placeholder: "or an agent command (needs --allow-agent-command)", autocomplete: "off" });
+  const cwd = h("input", { name: "cwd", placeholder: "absolute path", autocomplete: "off" });
+  const status = h("div", { "aria-live": "polite", "data-testid": "new-session-status" });
+  const submit = async (e) => {
+    e.preventDefault();
+    const body = {};
+    for (const [key, input] of [["name", name], ["agent", agent], ["agentCommand", command], ["cwd", cwd]]) {
+      if (input.value.trim()) body[key] = input.value.trim();
+    }
+    status.textContent = "Creating the session (the agent starts)…";
+    try {
+      const record = await post(ROUTES.sessions(), body);
+      location.hash = `#/sessions/${encodeURIComponent(record.name)}`;
+    } catch (error) {
+      replaceChildren(status, errorBox(error));
+    }
+  };
+  return h("details", { class: "card" }, h("summary", {}, "New session"),
+    h("form", { class: "filters", "aria-label": "new session", onsubmit: submit },
+      field("Name", name), field("Agent profile", agent), field("Agent command", command), field("Working directory", cwd),
+      h("button", { type: "submit" }, "Create")),
+    status);
 }
 
 /** One control's form row; `send(control, value)` posts it. */
@@ -100,10 +169,38 @@ export async function controlsInto(box, sessionId, busy) {
     status);
 }
 
+/** A session as its runs record it: facts and the runs (no controls, no prompt box). */
+async function sessionFromRuns(view, sessionId) {
+  const box = h("div", {});
+  replaceChildren(view, h("h1", {}, "Session ", h("code", {}, sessionId)), box);
+  try {
+    const runs = listOf(await get(ROUTES.runs(), { sessionId, limit: 1000 }), "runs");
+    const [first] = runs;
+    replaceChildren(box,
+      facts([["agent", first?.agent], ["cwd", first?.cwd ? h("code", {}, String(first.cwd)) : null], ["turns", String(runs.length)]]),
+      h("p", { class: "muted" }, "This service records the session through its runs; its controls and a prompt box come with the service's session routes."),
+      h("h2", {}, "Runs"), runsTable(runs));
+  } catch (error) {
+    replaceChildren(box, errorBox(error));
+  }
+}
+
 export function sessionPage(view, [sessionId]) {
+  let stop = null;
+  let left = false;
+  hasSessionRoutes().then((yes) => {
+    if (left) return;
+    if (yes) stop = liveSessionPage(view, sessionId);
+    else sessionFromRuns(view, sessionId);
+  }, (error) => replaceChildren(view, h("h1", {}, "Session"), errorBox(error)));
+  return () => { left = true; if (stop) stop(); };
+}
+
+function liveSessionPage(view, sessionId) {
   const summary = h("div", {});
   const controls = h("section", { "aria-label": "session controls" });
   const runs = h("div", {});
+  const queueBox = h("div", { "data-testid": "queue" });
   const promptStatus = h("div", { "aria-live": "polite", "data-testid": "prompt-status" });
   const text = h("textarea", { name: "prompt", rows: "4", "aria-label": "prompt" });
   const cancelStatus = h("div", { "aria-live": "polite" });
@@ -115,32 +212,59 @@ export function sessionPage(view, [sessionId]) {
       replaceChildren(summary, errorBox(error));
       return;
     }
+    const record = session.session ?? session;
     const sessionRuns = listOf(session, "runs");
-    const busy = sessionRuns.some((r) => BUSY.has(r.status)) || BUSY.has(session.state);
+    const queue = listOf(session, "queue");
+    const busy = BUSY_SESSION.has(record.status) || queue.length > 0 || sessionRuns.some((r) => BUSY.has(r.status));
+    closeButton.disabled = record.status === "CLOSED";
     replaceChildren(summary, facts([
-      ["state", badge(session.state ?? session.status ?? "?")],
-      ["agent", session.agent],
-      ["cwd", session.cwd ? h("code", {}, String(session.cwd)) : null],
-      ["provider session", session.providerSessionId ? h("code", {}, String(session.providerSessionId)) : null],
-      ["queued prompts", session.queued ?? session.queueLength],
+      ["status", badge(record.status ?? "?")],
+      ["agent", record.profile === "custom" && record.agentCommand ? h("code", {}, String(record.agentCommand)) : record.profile],
+      ["cwd", record.cwd ? h("code", {}, String(record.cwd)) : null],
+      ["provider session", record.providerSessionId ? h("code", {}, String(record.providerSessionId)) : null],
+      ["active run", record.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(record.activeRunId)}` }, String(record.activeRunId)) : null],
+      ["attached here", session.attachedHere === undefined ? null : String(session.attachedHere)],
+      ["settings", Object.keys(record.settings ?? {}).length ? h("code", {}, JSON.stringify(record.settings)) : null],
     ]));
+    replaceChildren(queueBox, queue.length
+      ? h("ol", { class: "queue", "aria-label": "prompts running or waiting" }, queue.map((t) => h("li", {},
+        badge(t.state ?? "?"), t.position ? ` position ${t.position}` : " next", " · ",
+        t.runId ? h("a", { href: `#/runs/${encodeURIComponent(t.runId)}` }, String(t.runId)) : `prompt ${t.promptId}`)))
+      : h("p", { class: "muted" }, "No prompt is running or waiting."));
     replaceChildren(runs, runsTable(sessionRuns));
-    await controlsInto(controls, sessionId, busy);
+    // The controls are rendered again only when the session's busy state changed, so a poll
+    // never pulls a select out from under the user.
+    if (busy !== shownBusy) {
+      shownBusy = busy;
+      await controlsInto(controls, sessionId, busy);
+    }
   };
+  let shownBusy = null;
   const submit = async (e) => {
     e.preventDefault();
     if (!text.value.trim()) return;
     try {
       const answer = await post(ROUTES.prompt(sessionId), { prompt: text.value });
-      const runId = answer.runId;
-      replaceChildren(promptStatus, h("p", {}, "Run ", h("a", { href: `#/runs/${encodeURIComponent(runId)}` }, h("code", {}, String(runId))),
-        answer.position ? ` queued at position ${answer.position}` : " started"));
+      // Nothing ahead: the run exists and carries its id. Else the prompt waits at `position`.
+      replaceChildren(promptStatus, answer.runId
+        ? h("p", {}, "Run ", h("a", { href: `#/runs/${encodeURIComponent(answer.runId)}` }, h("code", {}, String(answer.runId))), " started")
+        : h("p", {}, `Prompt ${answer.promptId} queued at position ${answer.position}`));
       text.value = "";
       refresh();
     } catch (error) {
       replaceChildren(promptStatus, errorBox(error));
     }
   };
+  const closeStatus = h("div", { "aria-live": "polite" });
+  const closeButton = h("button", { type: "button", onclick: async () => {
+    try {
+      await post(ROUTES.closeSession(sessionId));
+      closeStatus.textContent = "Closed.";
+      refresh();
+    } catch (error) {
+      replaceChildren(closeStatus, errorBox(error));
+    }
+  } }, "Close the session");
   const cancel = async () => {
     try {
       await post(ROUTES.cancelSession(sessionId));
@@ -153,9 +277,10 @@ export function sessionPage(view, [sessionId]) {
   replaceChildren(view, h("h1", {}, "Session ", h("code", {}, sessionId)), summary,
     h("h2", {}, "Prompt"),
     h("form", { "aria-label": "prompt", onsubmit: submit }, field("Prompt", text), h("p", {}, h("button", { type: "submit" }, "Send prompt"), " ",
-      h("button", { type: "button", onclick: cancel }, "Cancel the active turn"))),
-    promptStatus, cancelStatus,
+      h("button", { type: "button", onclick: cancel }, "Cancel the active turn"), " ", closeButton)),
+    promptStatus, cancelStatus, closeStatus,
+    h("h2", {}, "Queue"), queueBox,
     h("h2", {}, "Controls"), controls,
     h("h2", {}, "Runs"), runs);
-  refresh();
+  return every(SESSION_POLL_MS, refresh);
 }

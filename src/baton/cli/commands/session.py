@@ -1,0 +1,550 @@
+"""`baton session new|show|history|export|close|rm` and `baton sessions`: named, persistent
+conversations (docs/sessions.md). The next turn of one is `baton run --session NAME PROMPT`.
+
+Every verb is a thin call of :class:`baton.runtime.conversations.Conversations`, the same API
+library users and `baton serve` call. Reading verbs on a data directory that does not exist
+create nothing (`sessions` lists nothing; the others are DATA_DIR_NOT_FOUND).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, TypeVar
+from urllib.parse import quote
+
+import orjson
+
+from baton.cli import exit_codes
+from baton.cli.json_output import SCHEMA_VERSION, document, write_json
+from baton.cli.service_link import service_for
+from baton.cli.store_access import plain
+from baton.cli.terminal import error_line, visible
+from baton.errors import DataDirNotFound, UsageError
+from baton.runtime.agents.config_file import load_config
+from baton.runtime.conversations import (
+    Conversations,
+    ConversationView,
+    HistoryTurn,
+    NewConversation,
+    SessionSetupFailed,
+)
+from baton.runtime.conversations.history import history_markdown
+from baton.runtime.runtime import Runtime
+from baton.store import CONVERSATION_STATUSES, Conversation, existing_data_dir, resolve_data_dir
+
+_T = TypeVar("_T")
+
+#: Characters of the working directory shown per row of `baton sessions` (its end).
+CWD_COLUMN_CHARS: Final = 30
+#: Characters of a prompt or reply line `session history` prints per turn (the JSON and the
+#: export have all of it).
+HISTORY_TEXT_CHARS: Final = 2000
+#: Bytes `session export` writes at most (the history of 10,000 runs of 4 MiB prompts is far
+#: beyond any real conversation; this bound keeps one command from filling a disk).
+MAX_EXPORT_BYTES: Final = 256 * 1024 * 1024
+
+SESSION_EXAMPLES: Final = """examples:
+  baton session new fix-login --agent claude --cwd ~/src/app
+  baton run --session fix-login "Find the failing test"
+  baton run --session fix-login "Now fix it"          # same conversation, even after a restart
+  baton session history fix-login --limit 5
+  baton session export fix-login --format md
+  baton session close fix-login
+"""
+SESSIONS_EXAMPLES: Final = """examples:
+  baton sessions
+  baton sessions --status recovery_required
+  baton sessions --agent claude --json | jq -r .name
+"""
+
+
+class ExportExists(UsageError):
+    """`session export` would overwrite an existing file."""
+
+    code = "EXPORT_FILE_EXISTS"
+
+
+def _common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
+    if json_flag:
+        parser.add_argument("--json", action="store_true", help="one JSON object per line")
+    parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
+    parser.add_argument(
+        "--no-server",
+        action="store_true",
+        help="work in this process even when a `baton serve` runs on the data directory",
+    )
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``session`` verb and its subcommands."""
+    parser = subparsers.add_parser(
+        "session",
+        help="create, show and close named sessions (conversations)",
+        description="Named, persistent sessions: a conversation that continues across "
+        "`baton run --session NAME` and across restarts.",
+        epilog=SESSION_EXAMPLES + "\n" + exit_codes.EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    verbs = parser.add_subparsers(dest="session_command", metavar="SUBCOMMAND", required=True)
+
+    new = verbs.add_parser("new", help="create a session and its provider session")
+    new.add_argument("name", nargs="?", metavar="NAME", help="its name (default: generated)")
+    agent = new.add_mutually_exclusive_group(required=True)
+    agent.add_argument("--agent", metavar="NAME", help="a profile: claude, codex, cursor, ...")
+    agent.add_argument(
+        "--agent-command", metavar='"CMD ARGS"', help="a custom ACP agent command (no shell)"
+    )
+    new.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="KEY",
+        help="pass this environment variable to an --agent-command agent (repeatable; the "
+        "name is recorded, never the value)",
+    )
+    new.add_argument("--cwd", metavar="DIR", help="the session's working directory (default: .)")
+    new.add_argument("--mode", metavar="ID", help="the session mode (exact id)")
+    new.add_argument("--model", metavar="ID", help="the model (exact advertised id)")
+    new.add_argument("--effort", metavar="LEVEL", help="reasoning effort")
+    new.add_argument(
+        "--set-option",
+        "--option",
+        action="append",
+        default=[],
+        metavar="ID=VALUE",
+        dest="option_values",
+        help="a session config option, applied before every prompt (repeatable)",
+    )
+    new.add_argument("--tools", metavar="FILE", help="trusted MCP stdio server declarations")
+    new.add_argument(
+        "--allow-unattended",
+        action="store_true",
+        help="let an --agent-command agent use auto-edits and full",
+    )
+    new.add_argument(
+        "--config", "--config-file", metavar="FILE", dest="config_file", help="config file"
+    )
+    _common(new)
+    new.set_defaults(handler=_new)
+
+    show = verbs.add_parser("show", help="a session's record, settings, controls and runs")
+    show.add_argument("name", metavar="NAME")
+    _common(show)
+    show.set_defaults(handler=_show)
+
+    history = verbs.add_parser("history", help="the conversation as prompts and replies")
+    history.add_argument("name", metavar="NAME")
+    history.add_argument("--limit", type=_positive, metavar="N", help="only the last N turns")
+    _common(history)
+    history.set_defaults(handler=_history)
+
+    export = verbs.add_parser("export", help="write the conversation to a file")
+    export.add_argument("name", metavar="NAME")
+    export.add_argument("--format", choices=("md", "json"), default="md", help="default: md")
+    export.add_argument(
+        "-o", "--output", metavar="FILE", help="the file to write (default: NAME.md or NAME.json)"
+    )
+    _common(export, json_flag=False)
+    export.set_defaults(handler=_export)
+
+    close = verbs.add_parser("close", help="close a session (session/close when it can)")
+    close.add_argument("name", metavar="NAME")
+    _common(close)
+    close.set_defaults(handler=_close)
+
+    remove = verbs.add_parser("rm", help="delete Baton's record of a session (runs stay)")
+    remove.add_argument("name", metavar="NAME")
+    _common(remove)
+    remove.set_defaults(handler=_remove)
+
+
+def register_list(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add the ``sessions`` verb."""
+    parser = subparsers.add_parser(
+        "sessions",
+        help="list named sessions",
+        description="List named sessions, most recently used first.",
+        epilog=SESSIONS_EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--status",
+        type=str.upper,
+        choices=sorted(CONVERSATION_STATUSES),
+        metavar="STATUS",
+        help="only sessions in this status (idle, active, recovery_required, closed)",
+    )
+    parser.add_argument("--agent", metavar="NAME", help="only sessions of this profile (or custom)")
+    parser.add_argument(
+        "--remote",
+        action="store_true",
+        help="list the agent's own sessions through session/list (starts the agent; needs "
+        "--agent or --agent-command), marking those Baton knows",
+    )
+    parser.add_argument(
+        "--agent-command", metavar='"CMD ARGS"', help="with --remote: a custom ACP agent command"
+    )
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="KEY", help="with --remote --agent-command"
+    )
+    parser.add_argument("--cwd", metavar="DIR", help="with --remote: only sessions of this cwd")
+    parser.add_argument(
+        "--config", "--config-file", metavar="FILE", dest="config_file", help="config file"
+    )
+    _common(parser)
+    parser.set_defaults(handler=_list)
+
+
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a positive number")
+    return number
+
+
+# --- running the API ---------------------------------------------------------------------
+
+
+def _with_conversations(
+    args: argparse.Namespace,
+    call: Callable[[Conversations], Awaitable[_T]],
+    *,
+    reading: bool = False,
+    runtime: Runtime | None = None,
+) -> _T:
+    """Run ``call`` on the data directory's conversations. ``reading`` verbs create nothing:
+    a missing data directory is DATA_DIR_NOT_FOUND."""
+    if reading:
+        existing_data_dir(resolve_data_dir(args.data_dir))
+
+    async def go() -> _T:
+        async with runtime or Runtime(data_dir=args.data_dir) as opened:
+            if opened.data_dir_notice is not None:
+                print(f"baton: {visible(opened.data_dir_notice, None)}", file=sys.stderr)
+            return await call(Conversations(opened))
+
+    return asyncio.run(go())
+
+
+def record_json(record: Conversation, turns: int | None = None) -> dict[str, Any]:
+    """A conversation in the JSON contract (``agentCommand`` redacted as stored). Its
+    ``settings`` are kept as given: config option ids are the provider's, not Baton's keys."""
+    view = {key: value for key, value in plain(record).items() if key != "settings"}
+    if turns is not None:
+        view["turns"] = turns
+    return {**document(view), "settings": dict(record.settings)}
+
+
+def _agent_of(record: Conversation) -> str:
+    if record.agent_command is None:
+        return record.profile
+    command = record.agent_command
+    return command if isinstance(command, str) else " ".join(command)
+
+
+# --- the verbs -----------------------------------------------------------------------------
+
+
+def _new(args: argparse.Namespace) -> int:
+    config = load_config(args.config_file)
+    options: dict[str, str] = {}
+    for item in args.option_values:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--set-option takes ID=VALUE, got {item!r}")
+        options[key] = value
+    client = service_for(args.data_dir, no_server=args.no_server)
+    if client is not None:
+        # The service creates it, so its provider session stays attached there, warm.
+        body: dict[str, Any] = {
+            "name": args.name,
+            "agent": args.agent,
+            "agentCommand": args.agent_command,
+            "envKeys": list(args.env),
+            "cwd": os.path.realpath(args.cwd or os.getcwd()),
+            "mode": args.mode,
+            "model": args.model,
+            "effort": args.effort,
+            "config": options,
+            "allowUnattended": args.allow_unattended,
+            "toolsFile": args.tools,
+        }
+        made = client.request("POST", "/api/v1/sessions", body)
+        if args.json:
+            write_json(sys.stdout, made)
+        else:
+            print(made["name"])
+        return exit_codes.OK
+    new = NewConversation(
+        name=args.name,
+        agent=args.agent,
+        agent_command=args.agent_command,
+        env_keys=tuple(args.env),
+        cwd=args.cwd,
+        mode=args.mode,
+        model=args.model,
+        effort=args.effort,
+        config=options,
+        allow_unattended=args.allow_unattended,
+        tools_file=args.tools,
+    )
+    runtime = Runtime(
+        data_dir=args.data_dir,
+        profiles=config.all_profiles(),
+        config_overrides=dict(config.executables),
+    )
+    try:
+        record = _with_conversations(args, lambda c: c.create(new), runtime=runtime)
+    except SessionSetupFailed as exc:
+        print(error_line(exc), file=sys.stderr)
+        if args.json:
+            write_json(
+                sys.stdout,
+                document(
+                    {
+                        "type": "error",
+                        "error_code": exc.result.error_code,
+                        "message": exc.result.message,
+                        "run_id": exc.result.run_id,
+                        "exit_code": exc.result.exit_code,
+                    }
+                ),
+            )
+        return exc.result.exit_code or exit_codes.TURN_FAILED
+    if args.json:
+        write_json(sys.stdout, record_json(record, 0))
+    else:
+        print(record.name)
+    return exit_codes.OK
+
+
+def _remote(args: argparse.Namespace) -> int:
+    if (args.agent is None) == (args.agent_command is None):
+        raise UsageError("--remote needs exactly one of --agent and --agent-command")
+    if args.status is not None:
+        raise UsageError("--status filters Baton's records; it does not apply to --remote")
+    config = load_config(args.config_file)
+    runtime = Runtime(
+        data_dir=args.data_dir,
+        profiles=config.all_profiles(),
+        config_overrides=dict(config.executables),
+    )
+    listing = _with_conversations(
+        args,
+        lambda c: c.remote(
+            agent=args.agent,
+            agent_command=args.agent_command,
+            env_keys=tuple(args.env),
+            cwd=args.cwd,
+        ),
+        runtime=runtime,
+    )
+    if listing.truncated:
+        print(
+            f"baton: the agent's list was cut at {len(listing.sessions)} sessions",
+            file=sys.stderr,
+        )
+    if args.json:
+        for entry in listing.sessions:
+            write_json(sys.stdout, {**entry.to_json(), "schemaVersion": SCHEMA_VERSION})
+        return exit_codes.OK
+    if not listing.sessions:
+        print("no sessions")
+        return exit_codes.OK
+    out = sys.stdout
+    out.write(f"{'PROVIDER SESSION':<38} {'BATON NAME':<24} {'UPDATED':<20}  TITLE\n")
+    for entry in listing.sessions:
+        out.write(
+            f"{visible(entry.session_id, 38):<38} {visible(entry.known_as or '-', 24):<24} "
+            f"{visible((entry.updated_at or '-')[:19], 20):<20}  {visible(entry.title or '', 60)}\n"
+        )
+    out.flush()
+    return exit_codes.OK
+
+
+def _list(args: argparse.Namespace) -> int:
+    if args.remote:
+        return _remote(args)
+    if args.agent_command is not None or args.env or args.cwd is not None:
+        raise UsageError("--agent-command, --env and --cwd go with --remote")
+
+    async def listing(conversations: Conversations) -> list[tuple[Conversation, int]]:
+        records = await conversations.list(status=args.status, agent=args.agent)
+        assert conversations.runtime.store is not None
+        counts = conversations.runtime.store.conversation_turn_counts()
+        return [(record, counts.get(record.name, 0)) for record in records]
+
+    try:
+        rows = _with_conversations(args, listing, reading=True)
+    except DataDirNotFound as exc:
+        print(f"baton: {exc.message}", file=sys.stderr)
+        rows = []
+    if args.json:
+        for record, turns in rows:
+            write_json(sys.stdout, record_json(record, turns))
+        return exit_codes.OK
+    if not rows:
+        print("no sessions")
+        return exit_codes.OK
+    out = sys.stdout
+    out.write(f"{'NAME':<24} {'AGENT':<12} {'STATUS':<18} {'TURNS':>5}  {'LAST USED':<20}  CWD\n")
+    for record, turns in rows:
+        cwd = visible(record.cwd, None)
+        if len(cwd) > CWD_COLUMN_CHARS:
+            cwd = "…" + cwd[-(CWD_COLUMN_CHARS - 1) :]
+        out.write(
+            f"{record.name:<24} {visible(_agent_of(record), 12):<12} {record.status:<18} "
+            f"{turns:>5}  {record.last_used_at[:19]:<20}  {cwd}\n"
+        )
+    out.flush()
+    return exit_codes.OK
+
+
+def view_json(view: ConversationView) -> dict[str, Any]:
+    """`session show --json`: the record, its runs (id, status, prompt) and native state."""
+    body = record_json(view.record, len(view.runs))
+    body["runs"] = [
+        {
+            "runId": run.id,
+            "status": run.status,
+            "stopReason": run.stop_reason,
+            "errorCode": run.error_code,
+            "createdAt": run.created_at,
+            "prompt": run.prompt_text,
+        }
+        for run in view.runs
+    ]
+    body["nativeState"] = view.native_state
+    body["attachedHere"] = view.attached_here
+    return body
+
+
+def _show(args: argparse.Namespace) -> int:
+    view = _with_conversations(args, lambda c: c.show(args.name), reading=True)
+    if args.json:
+        write_json(sys.stdout, view_json(view))
+        return exit_codes.OK
+    record = view.record
+    settings = {k: v for k, v in record.settings.items() if v not in (None, {}, "")}
+    capabilities = ", ".join(k for k, v in sorted(record.capabilities.items()) if v) or "none"
+    print(f"session    {record.name}")
+    print(f"status     {record.status}")
+    print(f"agent      {visible(_agent_of(record), None)}")
+    if record.env_keys:
+        print(f"env keys   {', '.join(visible(k, 64) for k in record.env_keys)}")
+    print(f"cwd        {visible(record.cwd, None)}")
+    print(f"provider   {visible(record.provider_session_id or '-', 200)}")
+    print(f"can        {capabilities}")
+    print(f"settings   {visible(orjson.dumps(settings).decode(), 400) if settings else '-'}")
+    native = view.native_state
+    if isinstance(native, dict):
+        for key, label in (("modes", "mode"), ("models", "model")):
+            value = native.get(key)
+            if isinstance(value, dict):
+                current = value.get("currentModeId") or value.get("currentModelId")
+                print(f"{label:<10} {visible(str(current), 120)}")
+        for option in native.get("configOptions") or []:
+            if isinstance(option, dict):
+                print(
+                    f"option     {visible(str(option.get('id')), 60)} = "
+                    f"{visible(str(option.get('currentValue')), 120)}"
+                )
+    print(f"created    {record.created_at}")
+    print(f"last used  {record.last_used_at}")
+    if record.note:
+        print(f"note       {visible(record.note, None)}")
+    for index, run in enumerate(view.runs, 1):
+        prompt = visible(run.prompt_text.replace("\n", " "), 60)
+        print(f"turn {index:<5} {run.id}  {run.status:<18} {prompt}")
+    return exit_codes.OK
+
+
+def _history(args: argparse.Namespace) -> int:
+    turns = _with_conversations(args, lambda c: c.history(args.name, args.limit), reading=True)
+    if args.json:
+        for turn in turns:
+            write_json(
+                sys.stdout,
+                {**turn.to_json(), "session": args.name, "schemaVersion": SCHEMA_VERSION},
+            )
+        return exit_codes.OK
+    if not turns:
+        print("no turns yet")
+    for index, turn in enumerate(turns, 1):
+        _print_turn(index, turn)
+    return exit_codes.OK
+
+
+def _print_turn(index: int, turn: HistoryTurn) -> None:
+    print(f"— turn {index} · {turn.run_id} · {turn.status}")
+    print(f"> {visible(turn.prompt, HISTORY_TEXT_CHARS, newlines=True)}")
+    for call in turn.tool_calls:
+        print(f"  ⚙ {visible(call.kind, 20)} {visible(call.title, 120)} [{call.status}]")
+    for decision in turn.permissions:
+        print(
+            f"  permission {decision.state.lower()}: {visible(str(decision.choice), 80)} "
+            f"(by {decision.chosen_by or '-'})"
+        )
+    if turn.reply:
+        print(visible(turn.reply, HISTORY_TEXT_CHARS, newlines=True))
+    if turn.error_code:
+        print(f"  {turn.error_code}")
+
+
+def _export(args: argparse.Namespace) -> int:
+    turns = _with_conversations(args, lambda c: c.history(args.name), reading=True)
+    if args.format == "md":
+        data = history_markdown(args.name, turns).encode()
+    else:
+        body = {
+            "session": args.name,
+            "turns": [t.to_json() for t in turns],
+            "schemaVersion": SCHEMA_VERSION,
+        }
+        data = orjson.dumps(body, option=orjson.OPT_INDENT_2) + b"\n"
+    if len(data) > MAX_EXPORT_BYTES:
+        raise UsageError(f"the export is {len(data)} bytes; the bound is {MAX_EXPORT_BYTES}")
+    path = args.output or f"{args.name}.{args.format}"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    except FileExistsError:
+        raise ExportExists(f"{path} exists; pass another --output") from None
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot be written ({exc.strerror})") from None
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    print(path)
+    return exit_codes.OK
+
+
+def _close(args: argparse.Namespace) -> int:
+    client = service_for(args.data_dir, no_server=args.no_server)
+    if client is not None:
+        # Through the service, where its provider session is attached (session/close).
+        shown = client.request("POST", f"/api/v1/sessions/{quote(args.name, safe='')}/close")
+    else:
+        shown = record_json(_with_conversations(args, lambda c: c.close(args.name), reading=True))
+    if args.json:
+        write_json(sys.stdout, shown)
+    else:
+        print(f"{shown['name']}: {shown['status'].lower()}; {visible(shown['note'] or '', None)}")
+    return exit_codes.OK
+
+
+def _remove(args: argparse.Namespace) -> int:
+    async def remove(conversations: Conversations) -> None:
+        await conversations.remove(args.name)
+
+    _with_conversations(args, remove, reading=True)
+    if args.json:
+        write_json(sys.stdout, document({"name": args.name, "removed": True}))
+    else:
+        print(f"{args.name}: removed (its runs stay; `baton runs` lists them)")
+    return exit_codes.OK

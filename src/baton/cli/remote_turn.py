@@ -1,0 +1,141 @@
+"""`baton run --session NAME` through the data directory's running `baton serve`: the turn
+runs in the service (its agent stays warm, its prompts queue in one place) and this process
+prints the same events it would print for an in-process turn.
+
+The prompt goes to ``POST /api/v1/sessions/{name}/prompt``; a queued prompt is followed
+(``GET .../prompts/{id}``) until it is a run, then the run's event stream is read and each
+event handed to the CLI's own sink, exactly the objects ``Runtime.run`` would have handed it
+(the service-only ``permission_request``/``permission_closed`` events are left out). Under
+the ``ask`` policy the service asks through its API (`GET /api/v1/permissions`, the
+inspector), not this terminal.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any, Final
+from urllib.parse import quote
+
+from baton.cli.service_link import ServiceClient
+from baton.errors import ServiceUnreachable, SessionBusy
+from baton.runtime.runtime import RunRequest, RunResult
+from baton.runtime.turns.events import RunEvent
+
+#: Seconds between two looks at a queued prompt.
+QUEUE_POLL_SECONDS: Final = 0.1
+#: Event types the service adds to a run's stream that `baton run` never prints.
+SERVICE_ONLY_EVENTS: Final = frozenset({"permission_request", "permission_closed", "replay"})
+
+
+def _prompt_body(request: RunRequest) -> dict[str, Any]:
+    body: dict[str, Any] = {"prompt": request.prompt, "policy": request.policy}
+    if request.allow_unattended:
+        body["allowUnattended"] = True
+    if request.tools_file is not None:
+        body["toolsFile"] = request.tools_file
+    if isinstance(request.idle_timeout, int | float):
+        body["idleTimeout"] = request.idle_timeout
+    if request.timeout is not None:
+        body["timeout"] = request.timeout
+    if request.attachments:
+        body["attachments"] = list(request.attachments)
+    return body
+
+
+def _run_id(
+    client: ServiceClient, name: str, request: RunRequest, no_wait: bool, wait: float | None
+) -> str:
+    path = f"/api/v1/sessions/{quote(name, safe='')}"
+    if no_wait and client.request("GET", path)["queue"]:
+        raise SessionBusy(f"session {name} has a turn running in the service")
+    ticket = client.request("POST", f"{path}/prompt", _prompt_body(request))
+    deadline = None if wait is None else time.monotonic() + wait
+    while ticket["runId"] is None:
+        if ticket["state"] == "failed":
+            error = ticket.get("error") or {}
+            raise SessionBusy(f"{error.get('code')}: {error.get('message')}")
+        if deadline is not None and time.monotonic() > deadline:
+            raise SessionBusy(f"session {name}: still queued in the service after {wait:g}s")
+        time.sleep(QUEUE_POLL_SECONDS)
+        ticket = client.request("GET", f"{path}/prompts/{ticket['promptId']}")
+    run_id: str = ticket["runId"]
+    return run_id
+
+
+def _follow(client: ServiceClient, run_id: str, deliver: Callable[[RunEvent], None]) -> None:
+    for sse in client.events(run_id):
+        data = dict(sse.data)
+        kind = str(data.pop("type", sse.event))
+        if kind in SERVICE_ONLY_EVENTS:
+            continue
+        deliver(RunEvent(kind, str(data.pop("runId", run_id)), data))
+
+
+def result_of(event: RunEvent, text: str, permissions: list[dict[str, Any]]) -> RunResult:
+    """The :class:`RunResult` a ``result`` event describes (with the turn's text and
+    permission decisions, read from its other events)."""
+    data = event.data
+    return RunResult(
+        event.run_id,
+        str(data.get("status")),
+        data.get("stopReason"),
+        int(data.get("exitCode") or 0),
+        error_code=data.get("errorCode"),
+        message=data.get("message"),
+        session_id=data.get("sessionId"),
+        provider_session_id=data.get("providerSessionId"),
+        tool_calls=int(data.get("toolCalls") or 0),
+        duration_ms=int(data.get("durationMs") or 0),
+        text=text,
+        permissions=permissions,
+        bound=data.get("bound"),
+        retryable=bool(data.get("retryable")),
+        skipped_frames=int(data.get("skippedFrames") or 0),
+        violations=int(data.get("violations") or 0),
+    )
+
+
+async def prompt_through_service(
+    client: ServiceClient,
+    name: str,
+    request: RunRequest,
+    *,
+    no_wait: bool,
+    wait_timeout: float | None,
+    emit: Callable[[RunEvent], None],
+) -> RunResult:
+    """The session's next turn, run by the service; every event goes to ``emit`` in order.
+
+    Cancellation: the wait for events stops; the turn goes on in the service (cancel it with
+    ``POST /api/v1/sessions/{name}/cancel``)."""
+    loop = asyncio.get_running_loop()
+    run_id = await asyncio.to_thread(_run_id, client, name, request, no_wait, wait_timeout)
+    queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+
+    def deliver(event: RunEvent) -> None:
+        loop.call_soon_threadsafe(queue.put_nowait, event)
+
+    reader = loop.run_in_executor(None, _follow, client, run_id, deliver)
+    reader.add_done_callback(lambda _f: loop.call_soon_threadsafe(queue.put_nowait, None))
+    text: list[str] = []
+    permissions: list[dict[str, Any]] = []
+    result: RunEvent | None = None
+    while (event := await queue.get()) is not None:
+        if event.type == "text":
+            text.append(str(event.data.get("text", "")))
+        elif event.type == "permission":
+            permissions.append(dict(event.data))
+        elif event.type == "result":
+            result = event
+        emit(event)
+    await reader  # the stream's own failure (the service went away), if any
+    if result is None:
+        raise ServiceUnreachable(f"the service's stream of run {run_id} ended before its result")
+    return result_of(result, "".join(text), permissions)
+
+
+def cancel_through_service(client: ServiceClient, name: str) -> None:
+    """Ask the service to interrupt the session's running turn (Ctrl-C)."""
+    client.request("POST", f"/api/v1/sessions/{quote(name, safe='')}/cancel")

@@ -1,0 +1,115 @@
+"""The job engine under the queue: procrastinate on the shared PostgreSQL store.
+
+Baton writes no scheduler (docs/decisions.md, "Many hosts"): procrastinate holds the jobs,
+hands each to one worker (``FOR UPDATE SKIP LOCKED``), runs a session's jobs one at a time
+and in order (its job ``lock``), keeps per-host queues, records worker heartbeats, and leaves
+a stalled job to the application. Baton's part is what a job *means*: one job runs one QUEUED
+run, never retried by the engine (``retry=False``), and a stalled one is settled by
+:mod:`baton.fleet.recovery`, never replayed.
+
+One job's arguments are only the run id: the prompt and the request live in the store (the
+run and its submission), redacted like every record, so the job table holds no prompt text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Final
+
+import procrastinate
+import psycopg
+
+from baton.errors import StoreUnavailable
+from baton.store.location import display_url
+
+#: The task every queued turn is a job of.
+TURN_TASK: Final = "baton.turn"
+#: The queue a submission goes to when none is named.
+DEFAULT_QUEUE: Final = "default"
+#: The prefix of a worker's own queue (``worker:NAME``): the turns of the sessions it holds.
+WORKER_QUEUE_PREFIX: Final = "worker:"
+#: The prefix of a session's job lock: one active turn per session, in submission order.
+SESSION_LOCK_PREFIX: Final = "session:"
+#: The advisory lock held while procrastinate's schema is installed, so two hosts starting
+#: together install it once (the ASCII of "baton-jq").
+SCHEMA_LOCK_KEY: Final = 0x6261746F6E2D6A71
+#: Connections one process keeps to the database for the engine (a worker's fetch, listen,
+#: heartbeat and job updates; a submitter uses one). Bounds the load one host puts on the
+#: server, which serves every host.
+ENGINE_POOL_MAX: Final = 8
+
+#: How many times a job that did nothing runs again (:class:`JobNotStarted`: the store could
+#: not be reached before the run was taken), and the seconds between two tries. Bounds a
+#: database outage a queued run outlives; past it the job fails and the run stays QUEUED.
+NOT_STARTED_ATTEMPTS: Final = 30
+NOT_STARTED_WAIT_SECONDS: Final = 2
+
+
+class JobNotStarted(Exception):
+    """A job stopped before its run was taken (nothing was sent to any agent), so running it
+    again is safe: the one failure the engine retries. Every other failure is final."""
+
+
+#: What a worker hands the engine to run a job: ``(run_id, job_id)`` to nothing.
+JobHandler = Callable[[str, int], Awaitable[None]]
+
+#: The key under which a worker's handler rides in the job context.
+HANDLER_CONTEXT_KEY: Final = "baton_handler"
+
+
+def worker_queue(worker: str) -> str:
+    """The queue only ``worker`` reads: the turns of the sessions it holds."""
+    return f"{WORKER_QUEUE_PREFIX}{worker}"
+
+
+def session_lock(name: str) -> str:
+    """The job lock of session ``name``."""
+    return f"{SESSION_LOCK_PREFIX}{name}"
+
+
+def engine_app(url: str) -> procrastinate.App:
+    """A procrastinate app on the store's database with Baton's one task registered.
+    Open it with ``async with app.open_async():``."""
+    connector = procrastinate.PsycopgConnector(conninfo=url, min_size=1, max_size=ENGINE_POOL_MAX)
+    app = procrastinate.App(connector=connector)
+
+    retry = procrastinate.RetryStrategy(
+        max_attempts=NOT_STARTED_ATTEMPTS,
+        wait=NOT_STARTED_WAIT_SECONDS,
+        retry_exceptions={JobNotStarted},
+    )
+
+    @app.task(name=TURN_TASK, pass_context=True, retry=retry)
+    async def turn(context: procrastinate.JobContext, run_id: str) -> None:
+        handler: JobHandler = context.additional_context[HANDLER_CONTEXT_KEY]
+        assert context.job.id is not None
+        await handler(run_id, context.job.id)
+
+    del turn
+    return app
+
+
+def ensure_engine_schema(url: str) -> None:
+    """Install procrastinate's tables in the store's database unless they are there (once,
+    under :data:`SCHEMA_LOCK_KEY`). Raises StoreUnavailable when the server is unreachable."""
+    try:
+        with psycopg.connect(url, autocommit=True) as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK_KEY,))
+            try:
+                row = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
+                if row is None or row[0] is None:
+                    schema = procrastinate.App(
+                        connector=procrastinate.PsycopgConnector(conninfo=url)
+                    ).schema_manager.get_schema()
+                    conn.execute(schema)
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK_KEY,))
+    except psycopg.OperationalError as exc:
+        raise StoreUnavailable(
+            f"{display_url(url)}: the database cannot be reached ({exc})"
+        ) from exc
+
+
+def job_status(row: Any) -> str:
+    """A job's status as text (procrastinate's enum or its value)."""
+    return str(getattr(row, "value", row))

@@ -1,0 +1,238 @@
+"""Submitting a turn to the queue, and following it from anywhere: :func:`submit` and the
+:class:`QueuedRun` handle (``events()``, ``result()``, ``cancel()``). ``baton submit`` is this.
+
+A submission writes a QUEUED run and its request to the shared store in one transaction
+(an idempotency key already used returns the first run instead), then defers one job for it.
+A session's turns carry the session's job lock (one active turn per session, in submission
+order) and go to the queue of the worker that holds the session once one does.
+
+Events. The worker running the turn appends its events to the store (``run_events``);
+:meth:`QueuedRun.events` reads them as they arrive, ending with the ``result`` event. A run
+that ends without one (its worker was lost: RECOVERY_REQUIRED; cancelled before it started)
+ends with a ``result`` event built from the run's record.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final
+
+from baton.errors import ConfigurationError, StoreConflict
+from baton.fleet.engine import (
+    DEFAULT_QUEUE,
+    TURN_TASK,
+    engine_app,
+    ensure_engine_schema,
+    session_lock,
+)
+from baton.runtime.runtime import RunResult
+from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.outcome import exit_code_of, run_outcome_of
+from baton.store import ENDED_RUN_STATUSES, Run, Store
+
+#: How often a waiting submitter reads the store for new events and the run's status
+#: (seconds). Bounds the latency `submit --wait` adds to an event, and the read load one
+#: waiting submitter puts on the shared database (about 10 small reads a second).
+EVENT_POLL_SECONDS: Final = 0.1
+#: How long a submitter waits, once the run has ended, for its worker's own ``result`` event
+#: before building one from the run's record (a worker ends the run, then appends the result;
+#: a lost worker appends nothing). Seconds.
+RESULT_GRACE_SECONDS: Final = 2.0
+#: The error code of a run cancelled before it started (it moves QUEUED -> INTERRUPTED).
+CANCELLED_CODE: Final = "QUEUED_RUN_CANCELLED"
+#: The priority a session's turn is re-queued with when it reached a worker that does not
+#: hold the session: above the default (0), so it stays ahead of the session's later turns.
+REDIRECT_PRIORITY: Final = 1
+
+
+@dataclass(frozen=True)
+class TurnSubmission:
+    """What to run: exactly one of ``agent`` (a profile) and ``agent_command``; ``session``
+    names a session whose turns all run on the worker that holds it."""
+
+    prompt: str
+    agent: str | None = None
+    agent_command: str | None = None
+    session: str | None = None
+    queue: str = DEFAULT_QUEUE
+    cwd: str | None = None
+    policy: str = "ask"
+    allow_unattended: bool = False
+    mode: str | None = None
+    model: str | None = None
+    effort: str | None = None
+    idle_timeout: float | None = None
+    timeout: float | None = None
+    idempotency_key: str | None = None
+    env_keys: tuple[str, ...] = field(default_factory=tuple)
+
+    def request(self) -> dict[str, Any]:
+        """The request a worker runs (everything but the prompt, the queue and the key)."""
+        data = asdict(self)
+        for key in ("prompt", "queue", "idempotency_key", "session"):
+            data.pop(key)
+        data["env_keys"] = list(self.env_keys)
+        return data
+
+
+async def submit(url: str, submission: TurnSubmission) -> QueuedRun:
+    """Queue one turn on the fleet whose store is ``url``; the handle of its QUEUED run.
+
+    Cancellation: cancelling before the job is deferred leaves a QUEUED run with no job (it
+    never runs; ``baton runs`` shows it QUEUED, and :meth:`QueuedRun.cancel` settles it)."""
+    if (submission.agent is None) == (submission.agent_command is None):
+        raise ConfigurationError("name exactly one of --agent (a profile) and --agent-command")
+    store = Store(url)
+    try:
+        queue = submission.queue
+        if submission.session is not None:
+            pinned = store.find_pinned_session(submission.session)
+            if pinned is not None:
+                queue = pinned.queue
+        record, created = store.create_submission(
+            submission.prompt,
+            queue=queue,
+            request=submission.request(),
+            policy=submission.policy,
+            unattended=submission.allow_unattended,
+            idempotency_key=submission.idempotency_key,
+            session_name=submission.session,
+        )
+        if created:
+            job_id = await defer_turn(url, record.run_id, queue, submission.session)
+            store.set_submission_job(record.run_id, job_id)
+    finally:
+        store.close()
+    return QueuedRun(url, record.run_id, created=created)
+
+
+async def defer_turn(
+    url: str, run_id: str, queue: str, session: str | None, *, priority: int = 0
+) -> int:
+    """Defer the job of queued run ``run_id``; its job id."""
+    ensure_engine_schema(url)
+    app = engine_app(url)
+    async with app.open_async():
+        task = app.tasks[TURN_TASK]
+        options: dict[str, Any] = {"queue": queue, "priority": priority}
+        if session is not None:
+            options["lock"] = session_lock(session)
+        return await task.configure(**options).defer_async(run_id=run_id)
+
+
+class QueuedRun:
+    """A submitted run, followed through the shared store."""
+
+    def __init__(self, url: str, run_id: str, *, created: bool = True) -> None:
+        self.url = url
+        self.run_id = run_id
+        #: False when the idempotency key named an earlier submission (this is its run).
+        self.created = created
+
+    def run(self) -> Run:
+        """The run's record now."""
+        with Store(self.url, read_only=True) as store:
+            return store.get_run(self.run_id)
+
+    async def events(self) -> AsyncIterator[RunEvent]:
+        """The run's events as its worker records them; the last is ``result``.
+
+        Cancellation: safe at any await; nothing is written."""
+        after = -1
+        ended_at: float | None = None
+        loop = asyncio.get_running_loop()
+        store = Store(self.url, read_only=True)
+        try:
+            while True:
+                batch = store.run_events(self.run_id, after=after)
+                for seq, data in batch:
+                    after = seq
+                    event = _event(self.run_id, data)
+                    yield event
+                    if event.type == "result":
+                        return
+                if batch:
+                    continue
+                run = store.get_run(self.run_id)
+                if run.status in ENDED_RUN_STATUSES:
+                    ended_at = loop.time() if ended_at is None else ended_at
+                    if loop.time() - ended_at >= RESULT_GRACE_SECONDS:
+                        yield result_of(run).to_event()
+                        return
+                await asyncio.sleep(EVENT_POLL_SECONDS)
+        finally:
+            store.close()
+
+    async def result(self) -> RunResult:
+        """Wait for the run to end; its result. Cancellation: safe, writes nothing."""
+        async for event in self.events():
+            if event.type == "result":
+                return _result_from_event(event)
+        raise AssertionError("events() ends with a result event")  # pragma: no cover
+
+    async def cancel(self) -> bool:
+        """Cancel the run if it has not started: its job is cancelled and the run becomes
+        INTERRUPTED with QUEUED_RUN_CANCELLED. False when a worker already took it (a
+        started turn is not cancelled from here)."""
+        with Store(self.url) as store:
+            submission = store.get_submission(self.run_id)
+            if submission.job_id is not None:
+                app = engine_app(self.url)
+                async with app.open_async():
+                    await app.job_manager.cancel_job_by_id_async(submission.job_id)
+            try:
+                await store.update_run_status(
+                    self.run_id,
+                    "INTERRUPTED",
+                    expected=("QUEUED",),
+                    error_code=CANCELLED_CODE,
+                    stop_reason="cancelled",
+                    diagnostic="cancelled before a worker started it",
+                )
+            except StoreConflict:
+                return False
+            return True
+
+
+def _event(run_id: str, data: dict[str, Any]) -> RunEvent:
+    body = dict(data)
+    kind = str(body.pop("type", "unknown"))
+    body.pop("runId", None)
+    return RunEvent(kind, run_id, body)
+
+
+def result_of(run: Run) -> RunResult:
+    """The result of an ended run, from its record (when its worker sent none)."""
+    return RunResult(
+        run.id,
+        run.status,
+        run.stop_reason,
+        exit_code_of(run_outcome_of(run.status, error_code=run.error_code)),
+        error_code=run.error_code,
+        message=run.diagnostic or run.recovery_reason,
+        session_id=run.session_id,
+        skipped_frames=run.skipped_frames,
+        violations=run.violations,
+    )
+
+
+def _result_from_event(event: RunEvent) -> RunResult:
+    data = event.data
+    return RunResult(
+        event.run_id,
+        str(data.get("status")),
+        data.get("stopReason"),
+        int(data.get("exitCode", 1)),
+        error_code=data.get("errorCode"),
+        message=data.get("message"),
+        session_id=data.get("sessionId"),
+        provider_session_id=data.get("providerSessionId"),
+        tool_calls=int(data.get("toolCalls") or 0),
+        duration_ms=int(data.get("durationMs") or 0),
+        bound=data.get("bound"),
+        retryable=bool(data.get("retryable")),
+        skipped_frames=int(data.get("skippedFrames") or 0),
+        violations=int(data.get("violations") or 0),
+    )

@@ -1,0 +1,644 @@
+"""Conversations: named, persistent sessions over the Runtime's public API (issue 17).
+
+:class:`Conversations` is the small typed API every surface calls (the CLI today, `baton
+serve` later): :meth:`~Conversations.create`, :meth:`~Conversations.list`,
+:meth:`~Conversations.show`, :meth:`~Conversations.history`, :meth:`~Conversations.prompt`
+(and :meth:`~Conversations.events`), :meth:`~Conversations.cancel`,
+:meth:`~Conversations.close` and :meth:`~Conversations.remove`. :class:`Session` is one
+conversation's handle for library users::
+
+    async with Runtime(data_dir=...) as runtime:
+        conversations = Conversations(runtime)
+        session = await conversations.session("fix-login", agent="claude", cwd=".")
+        first = await session.prompt("Find the failing test")
+        second = await session.prompt("Now fix it")        # same provider session
+
+A prompt: the in-process turn queue (FIFO, bounded), then the store's claim (IDLE -> ACTIVE,
+naming this process; another live process's claim is waited for, bounded, or SESSION_BUSY),
+then one :meth:`Runtime.run` on the provider session (attached here as it is, else resumed,
+else loaded, else SESSION_NOT_RESUMABLE), kept attached for the next prompt. The run is linked
+to the conversation as soon as it exists, so a crash leaves a record that names it. The turn
+ends IDLE, or RECOVERY_REQUIRED when its run is, which refuses prompts until `baton recover`
+settles the run: the ambiguous prompt is never replayed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+import contextlib
+import os
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from baton.errors import (
+    BatonError,
+    ConfigurationError,
+    StoreConflict,
+)
+from baton.redaction import redact_json
+from baton.runtime.agents.launch import CUSTOM_PROFILE_ID
+from baton.runtime.conversations.decisions import (
+    AttachPlan,
+    busy_error,
+    plan_attach,
+    recorded_capabilities,
+    refuse_unless_promptable,
+)
+from baton.runtime.conversations.history import HistoryTurn, conversation_history
+from baton.runtime.conversations.names import check_session_name, generate_session_name
+from baton.runtime.conversations.remote import RemoteListing, list_remote_sessions
+from baton.runtime.conversations.turn_queue import TurnQueue
+from baton.runtime.lanes.lane import Lane, LaneSession
+from baton.runtime.permissions.policies import PolicyName
+from baton.runtime.runtime import RunRequest, RunResult, Runtime
+from baton.runtime.turns.controls import ControlSet
+from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.turn import Turn
+from baton.store import Conversation, ConversationStatus, Run, Store
+from baton.store.owner import owner_alive
+from baton.wire.budget import BoundSetting
+
+#: Seconds a prompt waits, by default, for another process's turn of the same conversation
+#: (and for earlier prompts of this process) before SESSION_BUSY. Long enough for a typical
+#: agent turn; a caller with longer turns passes its own bound.
+DEFAULT_WAIT_SECONDS: Final = 600.0
+#: Seconds between two looks at the store while another process holds the turn.
+CLAIM_POLL_SECONDS: Final = 0.2
+#: The prompt text recorded on the run that creates a conversation's provider session
+#: (session/new; no prompt is sent).
+SETUP_PROMPT: Final = "(baton session new {name}: session/new, no prompt is sent)"
+
+
+class SessionSetupFailed(BatonError):
+    """Creating a conversation's provider session failed (the agent could not start, sign-in
+    is needed, session/new failed...). ``result`` is the setup run's outcome, whose
+    ``error_code`` names the cause; no conversation was recorded."""
+
+    code = "SESSION_SETUP_FAILED"
+    fault = "agent"
+
+    def __init__(self, message: str, result: RunResult) -> None:
+        super().__init__(message)
+        self.result = result
+
+
+@dataclass(frozen=True, slots=True)
+class NewConversation:
+    """What :meth:`Conversations.create` records: the agent (a profile, or an ad-hoc command
+    with the names of the environment keys it gets), the cwd and the requested settings."""
+
+    name: str | None = None
+    agent: str | None = None
+    agent_command: str | Sequence[str] | None = None
+    env_keys: Sequence[str] = ()
+    cwd: str | None = None
+    mode: str | None = None
+    model: str | None = None
+    effort: str | None = None
+    config: Mapping[str, str] = field(default_factory=dict)
+    allow_unattended: bool = False
+    tools_file: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PromptOptions:
+    """Per-prompt options: the permission policy, bounds, attachments and how to wait."""
+
+    policy: PolicyName = "ask"
+    allow_unattended: bool = False
+    tools_file: str | None = None
+    #: The turn's idle bound: seconds, ``"off"``, or None for the profile's or config's.
+    idle_timeout: BoundSetting = None
+    timeout: float | None = None
+    attachments: Sequence[str] = ()
+    #: Wait for a running turn (FIFO in this process; polling the store across processes).
+    wait: bool = True
+    #: Seconds to wait at most before SESSION_BUSY (None: no bound).
+    wait_timeout: float | None = DEFAULT_WAIT_SECONDS
+
+
+@dataclass(frozen=True, slots=True)
+class ConversationView:
+    """A conversation as `session show` reports it: the record, its runs and the last known
+    native state (settings and controls as the provider reported them or Baton resolved
+    them), and whether it is attached in this process."""
+
+    record: Conversation
+    runs: list[Run]
+    native_state: Any
+    attached_here: bool
+
+
+class Conversations:
+    """The conversations of one :class:`Runtime`'s data directory (see the module docstring).
+
+    Every coroutine opens the runtime when needed. One instance per runtime: the turn queue
+    that orders this process's prompts lives here."""
+
+    def __init__(self, runtime: Runtime) -> None:
+        self.runtime = runtime
+        self.queue = TurnQueue()
+        self._turns: dict[str, Turn] = {}
+
+    # --- reading ---------------------------------------------------------------------------
+
+    async def _store(self) -> Store:
+        await self.runtime.open()
+        assert self.runtime.store is not None
+        return self.runtime.store
+
+    async def get(self, name: str) -> Conversation:
+        """The conversation ``name``, reconciled (a dead owner's turn settled, a settled
+        recovery released). SESSION_NOT_FOUND when there is none."""
+        store = await self._store()
+        return store.reconcile_conversation(name, owner_alive)
+
+    async def list(
+        self, *, status: ConversationStatus | None = None, agent: str | None = None
+    ) -> list[Conversation]:
+        """Conversations, most recently used first, reconciled, optionally filtered by status
+        and agent profile (``custom`` for ad-hoc commands)."""
+        store = await self._store()
+        found = [
+            store.reconcile_conversation(c.name, owner_alive)
+            for c in store.list_conversations(profile=agent)
+        ]
+        return [c for c in found if status is None or c.status == status]
+
+    async def show(self, name: str) -> ConversationView:
+        """The conversation, its runs and its last known native state."""
+        record = await self.get(name)
+        store = await self._store()
+        native = None
+        if record.provider_session_id is not None:
+            stored = store.find_session_by_provider_id(record.profile, record.provider_session_id)
+            native = stored.native_state if stored is not None else None
+        return ConversationView(
+            record,
+            store.conversation_runs(name),
+            native,
+            self._attached(record) is not None,
+        )
+
+    async def history(self, name: str, limit: int | None = None) -> builtins.list[HistoryTurn]:
+        """The conversation's turns, oldest first (the last ``limit`` of them)."""
+        await self.get(name)
+        return conversation_history(await self._store(), name, limit)
+
+    async def latest(
+        self,
+        cwd: str | None,
+        *,
+        agent: str | None = None,
+        agent_command: str | Sequence[str] | None = None,
+    ) -> Conversation | None:
+        """The most recently used conversation of ``cwd`` (default: the current directory)
+        and this agent that is not CLOSED (`baton run --continue`), or None."""
+        store = await self._store()
+        where = os.path.realpath(cwd or os.getcwd())
+        profile = agent or CUSTOM_PROFILE_ID
+        command = None if agent_command is None else _stored_command(agent_command)
+        for record in store.list_conversations(cwd=where, profile=profile):
+            record = store.reconcile_conversation(record.name, owner_alive)
+            if record.status == "CLOSED":
+                continue
+            if agent is None and record.agent_command != command:
+                continue
+            return record
+        return None
+
+    async def remote(
+        self,
+        *,
+        agent: str | None = None,
+        agent_command: str | Sequence[str] | None = None,
+        env_keys: Sequence[str] = (),
+        cwd: str | None = None,
+    ) -> RemoteListing:
+        """The agent's own sessions through ``session/list`` (bounded), each marked with the
+        conversation Baton knows it as (see :mod:`baton.runtime.conversations.remote`)."""
+        store = await self._store()
+        where = None if cwd is None else os.path.realpath(cwd)
+        return await list_remote_sessions(
+            self.runtime,
+            store,
+            agent=agent,
+            agent_command=agent_command,
+            env_keys=env_keys,
+            cwd=where,
+        )
+
+    # --- creating --------------------------------------------------------------------------
+
+    async def create(self, new: NewConversation) -> Conversation:
+        """Record a conversation and create its provider session (session/new), kept attached
+        in this process. SESSION_NAME_INVALID or SESSION_NAME_TAKEN for a bad name;
+        SessionSetupFailed (no record left) when the provider session could not be created.
+
+        Cancellation: a cancel during session/new leaves no IDLE record; the half-made record
+        is closed by reconciliation (its creator is gone) or right here."""
+        store = await self._store()
+        if (new.agent is None) == (new.agent_command is None):
+            raise ConfigurationError("name exactly one of agent (a profile) and agent_command")
+        name = (
+            check_session_name(new.name)
+            if new.name is not None
+            else generate_session_name(lambda n: store.find_conversation(n) is not None)
+        )
+        cwd = os.path.realpath(new.cwd or os.getcwd())
+        settings: dict[str, Any] = {
+            "mode": new.mode,
+            "model": new.model,
+            "effort": new.effort,
+            "config": dict(new.config),
+        }
+        store.create_conversation(
+            name,
+            new.agent or CUSTOM_PROFILE_ID,
+            cwd,
+            agent_command=new.agent_command,
+            env_keys=new.env_keys,
+            settings=settings,
+        )
+        request = RunRequest(
+            prompt=SETUP_PROMPT.format(name=name),
+            agent=new.agent,
+            agent_command=new.agent_command,
+            env_keys=tuple(new.env_keys),
+            cwd=cwd,
+            allow_unattended=new.allow_unattended,
+            tools_file=new.tools_file,
+            inspect_only=True,
+            keep_session=True,
+        )
+
+        def link(event: RunEvent) -> None:
+            if event.type == "run_started":
+                store.attach_conversation_run(name, event.run_id, setup=True)
+
+        try:
+            result = await self.runtime.run(request, on_event=link)
+        except BaseException:
+            with contextlib.suppress(BatonError):
+                store.delete_conversation_claimed(name)
+            raise
+        if result.status != "COMPLETED" or result.provider_session_id is None:
+            store.delete_conversation_claimed(name)
+            raise SessionSetupFailed(
+                f"session {name} was not created: {result.error_code}: {result.message}", result
+            )
+        return store.finish_conversation_turn(
+            name,
+            "IDLE",
+            provider_session_id=result.provider_session_id,
+            capabilities=self._capabilities(result.run_id),
+        )
+
+    async def session(self, name: str | None = None, **new: Any) -> Session:
+        """The handle of conversation ``name``: created first when agent settings are given
+        (``agent=`` or ``agent_command=``, and the other :class:`NewConversation` fields),
+        else the existing one (SESSION_NOT_FOUND when there is none)."""
+        if new:
+            record = await self.create(NewConversation(name=name, **new))
+        elif name is None:
+            raise ConfigurationError("name a session, or give agent= to create one")
+        else:
+            record = await self.get(name)
+        return Session(self, record.name)
+
+    # --- prompting -------------------------------------------------------------------------
+
+    async def prompt(
+        self,
+        name: str,
+        text: str,
+        options: PromptOptions | None = None,
+        *,
+        on_event: Callable[[RunEvent], None] | None = None,
+        on_turn: Callable[[Turn], None] | None = None,
+    ) -> RunResult:
+        """The next turn of conversation ``name``; events go to ``on_event`` as they happen.
+
+        Refused before anything is sent: SESSION_NOT_FOUND, SESSION_CLOSED,
+        SESSION_RECOVERY_REQUIRED (naming the run to settle), SESSION_NOT_RESUMABLE, or
+        SESSION_BUSY (``wait=False`` while a turn runs, a full queue, or the wait bound).
+
+        Cancellation: cancelled while waiting, nothing was claimed or sent. Cancelled during
+        the turn, the turn's run becomes RECOVERY_REQUIRED when the runtime closes (its prompt
+        was outstanding) and the conversation is left RECOVERY_REQUIRED with it; cancelled
+        after the outcome was recorded, the conversation is IDLE."""
+        options = options or PromptOptions()
+        store = await self._store()
+        store.get_conversation(name)
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        async with self.queue.turn(name, wait=options.wait, timeout=options.wait_timeout):
+            remaining = None
+            if options.wait_timeout is not None:
+                remaining = max(0.0, options.wait_timeout - (loop.time() - started))
+            record, plan = await self._claim(store, name, options.wait, remaining)
+            try:
+                result = await self._run_turn(store, record, plan, text, options, on_event, on_turn)
+            except BaseException:
+                self._end_turn_after_abort(store, name)
+                raise
+            finally:
+                self._turns.pop(name, None)
+            status: ConversationStatus = (
+                "RECOVERY_REQUIRED" if result.status == "RECOVERY_REQUIRED" else "IDLE"
+            )
+            store.finish_conversation_turn(
+                name,
+                status,
+                provider_session_id=result.provider_session_id,
+                capabilities=self._capabilities(result.run_id),
+            )
+            return result
+
+    async def events(
+        self, name: str, text: str, options: PromptOptions | None = None
+    ) -> AsyncIterator[RunEvent]:
+        """:meth:`prompt`, as an async iterator of its events; the last is ``result``. A
+        refusal before the turn (busy, closed...) is raised from the iterator.
+
+        Cancellation: closing the iterator early cancels the prompt (see :meth:`prompt`)."""
+        queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
+        task = asyncio.ensure_future(self.prompt(name, text, options, on_event=queue.put_nowait))
+        task.add_done_callback(lambda _t: queue.put_nowait(None))
+        try:
+            while True:
+                event = await queue.get()
+                if event is None:
+                    break
+                yield event
+            task.result()
+        finally:
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+
+    def cancel(self, name: str) -> bool:
+        """Interrupt the running turn of ``name`` in this process (session/cancel, then the
+        interrupt deadline); False when no turn of it runs here. Not a coroutine: it only
+        asks, and the prompt's caller sees the outcome."""
+        turn = self._turns.get(name)
+        if turn is None:
+            return False
+        turn.interrupt("user")
+        return True
+
+    # --- closing -------------------------------------------------------------------------
+
+    async def close(self, name: str) -> Conversation:
+        """Close the conversation: session/close when its provider session is attached in
+        this process and the agent advertises it, then CLOSED. Never starts a process only to
+        close: otherwise the record is closed locally and its note says the provider keeps
+        the session. Refused (SESSION_BUSY, SESSION_RECOVERY_REQUIRED) while a turn runs or a
+        run is ambiguous; closing a CLOSED conversation returns it unchanged.
+
+        Cancellation: cancelled while session/close is outstanding, the conversation is
+        CLOSED locally (its note says so) and the provider session released."""
+        store = await self._store()
+        record = store.reconcile_conversation(name, owner_alive)
+        if record.status == "CLOSED":
+            return record
+        if record.status == "ACTIVE":
+            raise busy_error(record, None)
+        refuse_unless_promptable(record, self._recovery_run(store, name))
+        attached = self._attached(record)
+        if attached is None:
+            note = "closed locally; the agent does not advertise session/close, so it keeps it"
+            if record.capabilities.get("close"):
+                note = (
+                    "closed locally; no agent process of this session runs here and Baton never "
+                    "starts one only to close, so the provider keeps the session"
+                )
+            try:
+                return store.close_conversation(name, note)
+            except StoreConflict:
+                raise busy_error(store.get_conversation(name), None) from None
+        try:
+            store.claim_conversation(name)
+        except StoreConflict:
+            raise busy_error(store.get_conversation(name), None) from None
+        lane, kept = attached
+        note = "closed locally; the agent does not advertise session/close, so it keeps it"
+        try:
+            if lane.client is not None and lane.client.capabilities.session_close:
+                note = "closed locally; session/close was not confirmed"
+                await lane.client.close_session(kept.provider_id)
+                note = "closed with session/close"
+        except BatonError as exc:
+            note = f"closed locally; session/close failed: {exc.code}"
+        finally:
+            lane.release(kept.provider_id)
+            if self.runtime.recorder is not None:
+                with contextlib.suppress(BatonError):
+                    self.runtime.recorder.session_state(kept.session_id, "CLOSED")
+            record = store.finish_conversation_turn(name, "CLOSED", note=note)
+        return record
+
+    async def remove(self, name: str) -> None:
+        """Delete Baton's record of the conversation (its runs stay); SESSION_BUSY while a
+        turn runs. The provider session is left as it is."""
+        store = await self._store()
+        store.reconcile_conversation(name, owner_alive)
+        attached = self._attached(store.get_conversation(name))
+        if attached is not None:
+            attached[0].release(attached[1].provider_id)
+        store.delete_conversation(name)
+
+    # --- controls ------------------------------------------------------------------------
+
+    def controls(self, name: str) -> ControlSet:
+        """The safe controls of the conversation's provider session, attached in this
+        process (after a prompt or create here); CONFIG_ERROR otherwise."""
+        return self.runtime.controls(self._kept_id(name))
+
+    async def apply_control(
+        self, name: str, control_id: object, value: object, revision: object
+    ) -> ControlSet:
+        """Apply ``{controlId, value, revision}`` (see :meth:`Runtime.apply_control`) to the
+        conversation's attached provider session. Cancellation: as the runtime's."""
+        return await self.runtime.apply_control(self._kept_id(name), control_id, value, revision)
+
+    # --- internals -----------------------------------------------------------------------
+
+    async def _claim(
+        self, store: Store, name: str, wait: bool, timeout: float | None
+    ) -> tuple[Conversation, AttachPlan]:
+        """Claim the turn in the store, polling while another live process holds it."""
+        loop = asyncio.get_running_loop()
+        deadline = None if timeout is None else loop.time() + timeout
+        while True:
+            record = store.reconcile_conversation(name, owner_alive)
+            refuse_unless_promptable(record, self._recovery_run(store, name))
+            if record.status == "IDLE":
+                plan = plan_attach(
+                    record,
+                    attached_here=self._attached(record) is not None,
+                    prompted=store.conversation_prompted(name),
+                )
+                try:
+                    return store.claim_conversation(name), plan
+                except StoreConflict:
+                    continue  # another process claimed it first: look again
+            if not wait:
+                raise busy_error(record, None)
+            if deadline is not None and loop.time() >= deadline:
+                raise busy_error(record, timeout)
+            await asyncio.sleep(CLAIM_POLL_SECONDS)
+
+    async def _run_turn(
+        self,
+        store: Store,
+        record: Conversation,
+        plan: AttachPlan,
+        text: str,
+        options: PromptOptions,
+        on_event: Callable[[RunEvent], None] | None,
+        on_turn: Callable[[Turn], None] | None,
+    ) -> RunResult:
+        settings = record.settings
+        command = record.agent_command
+        request = RunRequest(
+            prompt=text,
+            agent=record.profile if command is None else None,
+            agent_command=command,
+            env_keys=tuple(record.env_keys),
+            cwd=record.cwd,
+            policy=options.policy,
+            allow_unattended=options.allow_unattended,
+            mode=settings.get("mode"),
+            model=settings.get("model"),
+            effort=settings.get("effort"),
+            config=dict(settings.get("config") or {}),
+            tools_file=options.tools_file,
+            idle_timeout=options.idle_timeout,
+            timeout=options.timeout,
+            attachments=tuple(options.attachments),
+            attach_session=None if plan.method == "session/new" else plan.provider_session_id,
+            keep_session=True,
+        )
+        sink = on_event or (lambda _event: None)
+
+        def emit(event: RunEvent) -> None:
+            if event.type == "run_started":
+                store.attach_conversation_run(record.name, event.run_id)
+            sink(event)
+
+        def turn_started(turn: Turn) -> None:
+            self._turns[record.name] = turn
+            if on_turn is not None:
+                on_turn(turn)
+
+        return await self.runtime.run(request, on_event=emit, on_turn=turn_started)
+
+    def _end_turn_after_abort(self, store: Store, name: str) -> None:
+        """End this process's claim after the turn raised or was cancelled: RECOVERY_REQUIRED
+        when its run's outcome is not known, else IDLE."""
+        with contextlib.suppress(BatonError):
+            record = store.get_conversation(name)
+            run = store.find_run(record.active_run_id) if record.active_run_id else None
+            unsettled = run is not None and run.status not in (
+                "COMPLETED",
+                "FAILED",
+                "INTERRUPTED",
+                "LOST",
+            )
+            store.finish_conversation_turn(name, "RECOVERY_REQUIRED" if unsettled else "IDLE")
+
+    def _recovery_run(self, store: Store, name: str) -> str | None:
+        for run in reversed(store.conversation_runs(name)):
+            if run.status == "RECOVERY_REQUIRED":
+                return run.id
+        return None
+
+    def _capabilities(self, run_id: str) -> dict[str, bool] | None:
+        """The session capabilities the agent of ``run_id`` advertised, while its lane runs."""
+        store = self.runtime.store
+        run = store.find_run(run_id) if store is not None else None
+        if run is None or run.server_instance_id is None:
+            return None
+        for lane in self.runtime.lanes.values():
+            if lane.server_id == run.server_instance_id and lane.client is not None:
+                return recorded_capabilities(lane.client.capabilities)
+        return None
+
+    def _attached(self, record: Conversation) -> tuple[Lane, LaneSession] | None:
+        """The lane and kept session of ``record``'s provider session in this process."""
+        provider_id = record.provider_session_id
+        if provider_id is None:
+            return None
+        for lane in self.runtime.lanes.values():
+            kept = lane.sessions.get(provider_id)
+            if kept is not None and lane.running:
+                return lane, kept
+        return None
+
+    def _kept_id(self, name: str) -> str:
+        store = self.runtime.store
+        record = store.get_conversation(name) if store is not None else None
+        attached = self._attached(record) if record is not None else None
+        if attached is None:
+            raise ConfigurationError(
+                f"session {name} is not attached in this process; prompt it here first"
+            )
+        return attached[1].session_id
+
+
+class Session:
+    """One conversation's handle (see :class:`Conversations`); every method is the same
+    machinery as the CLI's."""
+
+    def __init__(self, conversations: Conversations, name: str) -> None:
+        self.conversations = conversations
+        self.name = name
+
+    async def record(self) -> Conversation:
+        """The conversation's record, reconciled."""
+        return await self.conversations.get(self.name)
+
+    async def prompt(
+        self,
+        text: str,
+        options: PromptOptions | None = None,
+        *,
+        on_event: Callable[[RunEvent], None] | None = None,
+    ) -> RunResult:
+        """The next turn (see :meth:`Conversations.prompt`, cancellation included)."""
+        return await self.conversations.prompt(self.name, text, options, on_event=on_event)
+
+    def events(self, text: str, options: PromptOptions | None = None) -> AsyncIterator[RunEvent]:
+        """The next turn's events (see :meth:`Conversations.events`)."""
+        return self.conversations.events(self.name, text, options)
+
+    def cancel(self) -> bool:
+        """Interrupt the running turn in this process (see :meth:`Conversations.cancel`)."""
+        return self.conversations.cancel(self.name)
+
+    def controls(self) -> ControlSet:
+        """The attached provider session's safe controls."""
+        return self.conversations.controls(self.name)
+
+    async def apply_control(
+        self, control_id: object, value: object, revision: object
+    ) -> ControlSet:
+        """Change one control (see :meth:`Runtime.apply_control`, cancellation included)."""
+        return await self.conversations.apply_control(self.name, control_id, value, revision)
+
+    async def history(self, limit: int | None = None) -> list[HistoryTurn]:
+        """The conversation's turns, oldest first."""
+        return await self.conversations.history(self.name, limit)
+
+    async def close(self) -> Conversation:
+        """Close the conversation (see :meth:`Conversations.close`, cancellation included)."""
+        return await self.conversations.close(self.name)
+
+
+def _stored_command(command: str | Sequence[str]) -> Any:
+    """An ad-hoc command as the store keeps it (redacted), for comparison with a record."""
+    return redact_json(command if isinstance(command, str) else list(command))

@@ -1,0 +1,327 @@
+"""Sessions (conversations, issue 17) through the API: create, list, show, history, prompt
+(the run id at once, or the prompt's place in the session's FIFO queue), cancel, close, and
+the session controls (``{controlId, value, revision}`` only). Nothing else reaches the agent.
+
+Each session's prompts wait in arrival order behind its running turn; at most
+:data:`~baton.runtime.conversations.MAX_WAITING_PROMPTS` wait (then 429 SESSION_QUEUE_FULL).
+A prompt that can start now answers with its run id as soon as the run exists; a queued one
+answers with a ``promptId`` and its ``position`` (how many prompts are ahead of it), and
+``GET /api/v1/sessions/{name}/prompts/{promptId}`` tells when it became a run.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Final, get_args
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from baton.cli.commands.session import record_json
+from baton.errors import (
+    ApiRequestInvalid,
+    BatonError,
+    RecordNotFound,
+    ServiceError,
+    ServiceStopping,
+)
+from baton.runtime.conversations import (
+    MAX_WAITING_PROMPTS,
+    Conversations,
+    NewConversation,
+    PromptOptions,
+)
+from baton.runtime.permissions.policies import PolicyName
+from baton.runtime.turns.controls import refuse_while
+from baton.service.bodies import (
+    json_object,
+    optional_bool,
+    optional_seconds,
+    optional_str,
+    query_int,
+    required_str,
+    string_list,
+    string_map,
+)
+from baton.service.context import Service, service_of
+from baton.service.launcher import Launch, RunNotActive
+from baton.service.routes_runs import run_row, store_of
+from baton.store import Conversation
+
+#: Finished prompts remembered per session for ``GET .../prompts/{id}`` (the newest).
+REMEMBERED_PROMPTS: Final = 64
+#: The body of a control change: these fields and no other (no raw ACP).
+CONTROL_FIELDS: Final = frozenset({"controlId", "value", "revision"})
+#: Turns one history answer holds at most.
+MAX_HISTORY_TURNS: Final = 1000
+
+
+class SessionQueueFull(ServiceError):
+    """The session already has the most prompts waiting behind its running turn."""
+
+    code = "SESSION_QUEUE_FULL"
+
+
+class PromptNotFound(RecordNotFound):
+    """The session has no prompt of this id (or it is no longer remembered)."""
+
+    code = "PROMPT_NOT_FOUND"
+
+
+@dataclass
+class PromptTicket:
+    """One prompt sent to a session through the API."""
+
+    id: str
+    launch: Launch
+
+    def to_json(self, position: int) -> dict[str, Any]:
+        """Where the prompt is: queued (``position`` ahead of it), running, or ended."""
+        run_id = self.launch.created.result() if self.launch.created.done() else None
+        error = None
+        task = self.launch.task
+        if task.done() and not task.cancelled() and task.exception() is not None:
+            exc = task.exception()
+            if isinstance(exc, BatonError):
+                error = {"code": exc.code, "message": exc.message, "fault": exc.fault}
+        state = "queued" if run_id is None else "running"
+        if task.done():
+            state = "failed" if run_id is None else "ended"
+        return {
+            "promptId": self.id,
+            "state": state,
+            "position": position,
+            "runId": run_id,
+            "error": error,
+        }
+
+
+class SessionDesk:
+    """The service's sessions: one Conversations over the runtime, and each session's tickets."""
+
+    def __init__(self, service: Service) -> None:
+        self.conversations = Conversations(service.runtime)
+        self.tickets: dict[str, OrderedDict[str, PromptTicket]] = {}
+
+    def ahead(self, name: str) -> list[PromptTicket]:
+        """The session's prompts still waiting or running, oldest first."""
+        return [t for t in self.tickets.get(name, {}).values() if not t.launch.task.done()]
+
+    def remember(self, name: str, ticket: PromptTicket) -> None:
+        """Keep ``ticket``, forgetting the oldest finished ones past the bound."""
+        line = self.tickets.setdefault(name, OrderedDict())
+        line[ticket.id] = ticket
+        finished = [key for key, t in line.items() if t.launch.task.done()]
+        for key in finished[: max(0, len(finished) - REMEMBERED_PROMPTS)]:
+            del line[key]
+
+    def position(self, name: str, ticket: PromptTicket) -> int:
+        """How many of the session's prompts are ahead of ``ticket`` (0: it runs)."""
+        if ticket.launch.task.done() or ticket.launch.created.done():
+            return 0
+        waiting = self.ahead(name)
+        return waiting.index(ticket) if ticket in waiting else 0
+
+
+def desk_of(request: Request) -> SessionDesk:
+    """The service's session desk (made on first use)."""
+    service = service_of(request)
+    desk: SessionDesk | None = getattr(request.app.state, "sessions", None)
+    if desk is None:
+        desk = SessionDesk(service)
+        request.app.state.sessions = desk
+    return desk
+
+
+def _record(value: Conversation, turns: int | None = None) -> dict[str, Any]:
+    """A session as `baton session ... --json` prints it."""
+    return record_json(value, turns)
+
+
+async def create_session(request: Request) -> Response:
+    """``POST /api/v1/sessions``: record a session and create its provider session (201)."""
+    service = service_of(request)
+    body = await json_object(request)
+    agent = optional_str(body, "agent")
+    command = optional_str(body, "agentCommand")
+    if (agent is None) == (command is None):
+        raise ApiRequestInvalid("name exactly one of agent (a profile) and agentCommand")
+    if command is not None and not service.settings.allow_agent_command:
+        raise ApiRequestInvalid(
+            "agentCommand is refused: start `baton serve --allow-agent-command` to run "
+            "ad-hoc agent commands through the API"
+        )
+    cwd = optional_str(body, "cwd")
+    if cwd is not None and not cwd.startswith("/"):
+        raise ApiRequestInvalid("cwd must be an absolute path")
+    if service.launcher.stopping:
+        raise ServiceStopping("the service is stopping and accepts no new session")
+    record = await desk_of(request).conversations.create(
+        NewConversation(
+            name=optional_str(body, "name"),
+            agent=agent,
+            agent_command=command,
+            env_keys=tuple(string_list(body, "envKeys")),
+            cwd=cwd,
+            mode=optional_str(body, "mode"),
+            model=optional_str(body, "model"),
+            effort=optional_str(body, "effort"),
+            config=string_map(body, "config"),
+            allow_unattended=optional_bool(body, "allowUnattended"),
+            tools_file=optional_str(body, "toolsFile"),
+        )
+    )
+    return JSONResponse(_record(record, 0), status_code=201)
+
+
+async def list_sessions(request: Request) -> Response:
+    """``GET /api/v1/sessions?status=S&agent=P``: sessions, most recently used first."""
+    desk = desk_of(request)
+    status = request.query_params.get("status")
+    records = await desk.conversations.list(
+        status=status.upper() if status else None,  # type: ignore[arg-type]
+        agent=request.query_params.get("agent") or None,
+    )
+    return JSONResponse({"sessions": [_record(r) for r in records]})
+
+
+async def show_session(request: Request) -> Response:
+    """``GET /api/v1/sessions/{name}``: the record, its runs, the last known native state,
+    whether its provider session is attached here, and its prompt queue."""
+    service = service_of(request)
+    desk = desk_of(request)
+    name = request.path_params["name"]
+    view = await desk.conversations.show(name)
+    store = store_of(service)
+    return JSONResponse(
+        {
+            "session": _record(view.record),
+            "runs": [run_row(store, run) for run in view.runs],
+            "nativeState": view.native_state,
+            "attachedHere": view.attached_here,
+            "queue": [ticket.to_json(desk.position(name, ticket)) for ticket in desk.ahead(name)],
+            "schemaVersion": 1,
+        }
+    )
+
+
+async def session_history(request: Request) -> Response:
+    """``GET /api/v1/sessions/{name}/history?limit=N``: its turns, oldest first."""
+    desk = desk_of(request)
+    limit = query_int(request, "limit", MAX_HISTORY_TURNS, low=1, high=MAX_HISTORY_TURNS)
+    turns = await desk.conversations.history(request.path_params["name"], limit)
+    return JSONResponse({"turns": [turn.to_json() for turn in turns]})
+
+
+async def prompt_session(request: Request) -> Response:
+    """``POST /api/v1/sessions/{name}/prompt``: the session's next turn (202)."""
+    service = service_of(request)
+    desk = desk_of(request)
+    name = request.path_params["name"]
+    body = await json_object(request)
+    text = required_str(body, "prompt")
+    policy = optional_str(body, "policy") or service.settings.policy
+    if policy not in get_args(PolicyName):
+        raise ApiRequestInvalid(f"policy must be one of {', '.join(get_args(PolicyName))}")
+    options = PromptOptions(
+        policy=policy,  # type: ignore[arg-type]
+        allow_unattended=optional_bool(body, "allowUnattended"),
+        tools_file=optional_str(body, "toolsFile"),
+        idle_timeout=optional_seconds(body, "idleTimeout"),
+        timeout=optional_seconds(body, "timeout"),
+        attachments=tuple(string_list(body, "attachments")),
+        wait=True,
+        wait_timeout=None,
+    )
+    await desk.conversations.get(name)  # SESSION_NOT_FOUND before anything queues
+    ahead = len(desk.ahead(name))
+    if ahead > MAX_WAITING_PROMPTS:
+        raise SessionQueueFull(
+            f"session {name}: {ahead - 1} prompts already wait behind its running turn"
+        )
+    conversations = desk.conversations
+    launch = service.launcher.begin(
+        lambda on_event, on_turn: conversations.prompt(
+            name, text, options, on_event=on_event, on_turn=on_turn
+        )
+    )
+    ticket = PromptTicket("prompt-" + secrets.token_hex(6), launch)
+    desk.remember(name, ticket)
+    if ahead == 0:
+        await service.launcher.run_id_of(launch)  # refused before a run: its own code
+    answer = ticket.to_json(ahead if not launch.created.done() else 0)
+    answer["events"] = f"/api/v1/runs/{answer['runId']}/events" if answer["runId"] else None
+    return JSONResponse(answer, status_code=202)
+
+
+async def prompt_status(request: Request) -> Response:
+    """``GET /api/v1/sessions/{name}/prompts/{prompt}``: where a prompt is now."""
+    desk = desk_of(request)
+    name = request.path_params["name"]
+    ticket = desk.tickets.get(name, OrderedDict()).get(request.path_params["prompt"])
+    if ticket is None:
+        raise PromptNotFound(f"session {name} has no prompt {request.path_params['prompt']!r}")
+    return JSONResponse(ticket.to_json(desk.position(name, ticket)))
+
+
+async def cancel_session(request: Request) -> Response:
+    """``POST /api/v1/sessions/{name}/cancel``: interrupt the session's running turn (202)."""
+    desk = desk_of(request)
+    name = request.path_params["name"]
+    await desk.conversations.get(name)
+    if not desk.conversations.cancel(name):
+        raise RunNotActive(f"session {name} has no turn running in this service")
+    return JSONResponse({"session": name, "cancelling": True}, status_code=202)
+
+
+async def close_session(request: Request) -> Response:
+    """``POST /api/v1/sessions/{name}/close``: close it (session/close when advertised)."""
+    record = await desk_of(request).conversations.close(request.path_params["name"])
+    return JSONResponse(_record(record))
+
+
+async def get_controls(request: Request) -> Response:
+    """``GET /api/v1/sessions/{name}/controls``: the safe controls with their revision."""
+    desk = desk_of(request)
+    name = request.path_params["name"]
+    await desk.conversations.get(name)
+    return JSONResponse(desk.conversations.controls(name).to_json())
+
+
+async def set_control(request: Request) -> Response:
+    """``POST /api/v1/sessions/{name}/controls`` with ``{controlId, value, revision}``: the
+    new controls; 409 for a stale revision or while a turn runs or recovery is required,
+    422 for a wrong type or a choice the provider did not advertise."""
+    desk = desk_of(request)
+    name = request.path_params["name"]
+    body = await json_object(request)
+    if set(body) != CONTROL_FIELDS:
+        raise ApiRequestInvalid("send exactly {controlId, value, revision}")
+    record = await desk.conversations.get(name)
+    if record.status == "ACTIVE" or desk.ahead(name):
+        refuse_while("RUNNING", str(body["controlId"]))
+    refuse_while(
+        "RECOVERY_REQUIRED" if record.status == "RECOVERY_REQUIRED" else None,
+        str(body["controlId"]),
+    )
+    controls = await desk.conversations.apply_control(
+        name, body["controlId"], body["value"], body["revision"]
+    )
+    return JSONResponse(controls.to_json())
+
+
+ROUTES: Final = [
+    Route("/api/v1/sessions", list_sessions, methods=["GET"]),
+    Route("/api/v1/sessions", create_session, methods=["POST"]),
+    Route("/api/v1/sessions/{name}", show_session, methods=["GET"]),
+    Route("/api/v1/sessions/{name}/history", session_history, methods=["GET"]),
+    Route("/api/v1/sessions/{name}/prompt", prompt_session, methods=["POST"]),
+    Route("/api/v1/sessions/{name}/prompts/{prompt}", prompt_status, methods=["GET"]),
+    Route("/api/v1/sessions/{name}/cancel", cancel_session, methods=["POST"]),
+    Route("/api/v1/sessions/{name}/close", close_session, methods=["POST"]),
+    Route("/api/v1/sessions/{name}/controls", get_controls, methods=["GET"]),
+    Route("/api/v1/sessions/{name}/controls", set_control, methods=["POST"]),
+]

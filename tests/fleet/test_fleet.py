@@ -1,0 +1,168 @@
+"""The fleet suite (issue 22): queued turns run exactly once across workers on different
+queues, a session's turns in order on one worker, a SIGKILLed worker's turns settled as
+RECOVERY_REQUIRED and never re-run, idempotency keys and cancellation. Needs a PostgreSQL server (`make test-fleet`)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from collections import Counter
+from typing import Any
+
+import orjson
+import pytest
+
+from baton.fleet import TurnSubmission, submit
+from baton.store import Store
+
+pytestmark = pytest.mark.slow
+
+#: Queued turns in the many-turns test (the issue's number).
+MANY_TURNS = 200
+
+
+def _turn(fleet: Any, text: str, **options: Any) -> TurnSubmission:
+    return TurnSubmission(
+        prompt=text, agent_command=fleet.agent_command(), allow_unattended=True, **options
+    )
+
+
+def _host(owner: str | None) -> str:
+    assert owner is not None and "@" in owner
+    return owner.rpartition("@")[2]
+
+
+async def test_many_turns_on_three_workers_run_exactly_once(fleet: Any) -> None:
+    for index in (1, 2, 3):
+        fleet.start_worker(f"w{index}", f"q{index}", concurrency=4)
+    queued = []
+    for number in range(MANY_TURNS):
+        queue = f"q{number % 3 + 1}"
+        queued.append(await submit(fleet.url, _turn(fleet, f"echo turn-{number}", queue=queue)))
+    runs = await fleet.wait_ended([q.run_id for q in queued])
+    assert Counter(run.status for run in runs.values()) == {"COMPLETED": MANY_TURNS}
+    received = Counter(p["text"] for p in fleet.prompts())
+    assert received == {f"echo turn-{n}": 1 for n in range(MANY_TURNS)}  # each exactly once
+    for number, handle in enumerate(queued):
+        # Each queue is read by one worker (its stand-in host) only.
+        assert _host(runs[handle.run_id].owner) == f"host-w{number % 3 + 1}"
+
+
+async def test_a_sessions_turns_run_in_order_on_the_worker_that_holds_it(fleet: Any) -> None:
+    fleet.start_worker("w1", "shared", concurrency=2)
+    fleet.start_worker("w2", "shared", concurrency=2)
+    queued: dict[str, list[str]] = {"alpha": [], "beta": []}
+    for turn in range(5):
+        for session in queued:
+            handle = await submit(
+                fleet.url, _turn(fleet, f"echo {session}-{turn}", queue="shared", session=session)
+            )
+            queued[session].append(handle.run_id)
+    runs = await fleet.wait_ended([r for ids in queued.values() for r in ids])
+    assert {run.status for run in runs.values()} == {"COMPLETED"}
+    with Store(fleet.url, read_only=True) as store:
+        for session, run_ids in queued.items():
+            pinned = store.get_pinned_session(session)
+            hosts = {_host(runs[run_id].owner) for run_id in run_ids}
+            assert hosts == {f"host-{pinned.worker}"}  # never crossed hosts
+            # In submission order: each turn started after the previous one ended.
+            started = [runs[run_id].started_at or "" for run_id in run_ids]
+            ended = [runs[run_id].ended_at or "" for run_id in run_ids]
+            assert all(ended[i] <= started[i + 1] for i in range(len(run_ids) - 1))
+    for session in queued:
+        texts = [p["text"] for p in fleet.prompts() if p["text"].startswith(f"echo {session}-")]
+        assert texts == [f"echo {session}-{turn}" for turn in range(5)]
+        # One provider session carried all five turns (attached on the same host).
+        assert len({p["sessionId"] for p in fleet.prompts() if p["text"] in texts}) == 1
+
+
+async def test_a_killed_worker_leaves_exactly_its_running_turns_recovery_required(
+    fleet: Any,
+) -> None:
+    victim = fleet.start_worker("victim", "doomed", concurrency=2)
+    fleet.start_worker("survivor", "safe", concurrency=2)
+    slow = [
+        await submit(fleet.url, _turn(fleet, f"slow 60\necho slow-{n}", queue="doomed"))
+        for n in range(2)
+    ]
+    waiting = await submit(fleet.url, _turn(fleet, "echo never-started", queue="doomed"))
+    fine = [await submit(fleet.url, _turn(fleet, f"echo fine-{n}", queue="safe")) for n in range(3)]
+    # Both slow turns reached the agent before the kill.
+    await _until(lambda: sum(p["text"].startswith("slow 60") for p in fleet.prompts()) == 2)
+    victim.process.send_signal(signal.SIGKILL)
+    victim.process.wait()
+    settled = await fleet.wait_ended([h.run_id for h in (*slow, *fine)], deadline=fleet.lease * 20)
+    for handle in slow:
+        run = settled[handle.run_id]
+        assert (run.status, run.error_code) == ("RECOVERY_REQUIRED", "WORKER_LOST")
+    assert {settled[h.run_id].status for h in fine} == {"COMPLETED"}
+    with Store(fleet.url, read_only=True) as store:
+        assert store.get_worker("victim").state == "LOST"
+        assert store.get_run(waiting.run_id).status == "QUEUED"  # never taken, never run
+    texts = Counter(p["text"] for p in fleet.prompts())
+    assert all(count == 1 for count in texts.values())  # nothing ran twice
+    assert "echo never-started" not in texts
+
+
+async def test_idempotency_keys_and_cancelling_a_queued_run(fleet: Any) -> None:
+    first = await submit(fleet.url, _turn(fleet, "echo once", idempotency_key="ci-1"))
+    again = await submit(fleet.url, _turn(fleet, "echo once", idempotency_key="ci-1"))
+    assert (again.run_id, again.created) == (first.run_id, False)
+    doomed = await submit(fleet.url, _turn(fleet, "echo cancelled"))
+    assert await doomed.cancel()
+    fleet.start_worker("w1", "default")
+    result = await asyncio.wait_for(first.result(), 120)
+    assert (result.status, result.exit_code) == ("COMPLETED", 0)
+    events = [event.type async for event in first.events()]
+    assert events[0] == "run_started" and events[-1] == "result" and "text" in events
+    cancelled = await asyncio.wait_for(doomed.result(), 120)
+    assert (cancelled.status, cancelled.error_code) == ("INTERRUPTED", "QUEUED_RUN_CANCELLED")
+    assert not await doomed.cancel()  # already settled
+    texts = [p["text"] for p in fleet.prompts()]
+    assert texts == ["echo once"]  # one run for the key; the cancelled one never ran
+    await _the_cli_reads_the_shared_store(fleet, first.run_id)
+
+
+async def _the_cli_reads_the_shared_store(fleet: Any, run_id: str) -> None:
+    """`baton runs`, `workers` and `journal show` with --store, from "another host"."""
+    elsewhere = {**os.environ, "BATON_HOST": "another-host", "BATON_HOME": str(fleet.root / "x")}
+    listed = await _baton(elsewhere, "runs", "--store", fleet.url, "--json")
+    rows = [orjson.loads(line) for line in listed[1].splitlines()]
+    assert {row["id"] for row in rows} >= {run_id}
+    assert next(r for r in rows if r["id"] == run_id)["owner"].endswith("@host-w1")
+    code, out, _err = await _baton(elsewhere, "workers", "--store", fleet.url, "--json")
+    assert code == 0 and orjson.loads(out.splitlines()[0])["name"] == "w1"
+    code, _out, err = await _baton(elsewhere, "journal", "show", run_id, "--store", fleet.url)
+    assert code == 2 and "JOURNAL_ON_OTHER_HOST" in err and "host-w1" in err
+    here = {**os.environ, "BATON_HOST": "host-w1"}
+    data = str(fleet.root / "w1" / "data")
+    code, out, _err = await _baton(
+        here, "journal", "show", run_id, "--store", fleet.url, "--data-dir", data
+    )
+    assert code == 0 and "session/prompt" in out
+
+
+async def _baton(env: dict[str, str], *argv: str) -> tuple[int, str, str]:
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "baton",
+        *argv,
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode is not None
+    return process.returncode, out.decode(), err.decode()
+
+
+async def _until(condition: Any, deadline: float = 120.0) -> None:
+    loop = asyncio.get_running_loop()
+    until = loop.time() + deadline
+    while not condition():
+        if loop.time() > until:
+            raise AssertionError("condition not met in time")
+        await asyncio.sleep(0.1)
