@@ -156,8 +156,6 @@ class SessionDouble:
         }  # fmt: skip
 
     def answer(self, method: str, path: str, body: Any) -> tuple[int, Any]:
-        if path == "/api/v1/openapi.json":
-            return 200, {"paths": {"/api/v1/sessions": {}}}
         if path == "/api/v1/sessions/s1":
             record = {"name": "s1", "status": self.status, "profile": "scripted", "cwd": "/w",
                       "settings": {}}  # fmt: skip

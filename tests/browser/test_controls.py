@@ -2,8 +2,10 @@
 revision, a change sent as exactly {controlId, value, revision}, a stale revision refused and
 shown, controls disabled while the session is busy.
 
-The service's session routes are not on main yet (issue 18): these tests run the page against
-a stand-in of those routes (conftest.SessionDouble) that applies the same revision rule.
+These run the page against a stand-in of the service's session routes (conftest.SessionDouble,
+the same revision rule), which reaches the states a real agent reaches only by timing (a
+session busy or recovery-required while the page looks); tests/browser/test_sessions_live.py
+runs the page against the real routes.
 """
 
 from __future__ import annotations

@@ -201,22 +201,6 @@ def test_runs_list_filters_and_journal(page: tuple[Page, PageWatch], served: Ser
     assert not seen.page_errors and not seen.console_errors
 
 
-def test_sessions_are_listed_with_their_runs(page: tuple[Page, PageWatch], served: Served) -> None:
-    pg, seen = page
-    run_id = served.start("echo in a session", policy="auto-edits", allowUnattended=True)
-    record = served.wait_run(run_id)
-    session_id = record["sessionId"]
-    served.sign_in(pg, "#/sessions")
-    link = pg.locator(f"a[href='#/sessions/{session_id}']")
-    expect(link).to_be_visible()
-    row = pg.locator("tr", has=link)
-    expect(row).to_contain_text(str(served.cwd))
-    link.click()
-    expect(pg.get_by_role("heading", name=f"Session {session_id}")).to_be_visible()
-    expect(pg.locator("table")).to_contain_text(run_id)
-    assert not seen.page_errors and not seen.console_errors
-
-
 def test_a_run_started_from_the_page(page: tuple[Page, PageWatch], served: Served) -> None:
     pg, seen = page
     served.sign_in(pg, "#/runs")

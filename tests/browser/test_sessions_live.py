@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import pytest
 from playwright.sync_api import Page, expect
 
 from .conftest import AGENT_COMMAND, PageWatch, Served, shot_path
@@ -27,8 +26,6 @@ def wait_idle(served: Served, name: str) -> dict[str, object]:
 def test_a_session_is_created_prompted_and_its_controls_changed(
     page: tuple[Page, PageWatch], served: Served
 ) -> None:
-    if "/api/v1/sessions" not in served.api("GET", "/api/v1/openapi.json")["paths"]:
-        pytest.skip("this service has no session routes yet (issue 18)")
     pg, seen = page
     served.sign_in(pg, "#/sessions")
     pg.get_by_text("New session").click()
@@ -37,6 +34,14 @@ def test_a_session_is_created_prompted_and_its_controls_changed(
     form.get_by_label("Agent command").fill(AGENT_COMMAND)
     form.get_by_label("Working directory").fill(str(served.cwd))
     form.get_by_role("button", name="Create").click()
+    expect(pg.get_by_role("heading", name="Session inspected")).to_be_visible()
+    # The list shows it.
+    pg.goto(f"{served.url}/#/sessions")
+    expect(pg.locator("a[href='#/sessions/inspected']")).to_be_visible()
+    expect(pg.locator("tr", has=pg.locator("a[href='#/sessions/inspected']"))).to_contain_text(
+        str(served.cwd)
+    )
+    pg.locator("a[href='#/sessions/inspected']").click()
     expect(pg.get_by_role("heading", name="Session inspected")).to_be_visible()
     # A prompt: the run starts at once (nothing ahead) and completes.
     pg.get_by_role("textbox", name="prompt").fill("echo hello from the session page")

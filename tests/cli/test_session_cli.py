@@ -148,24 +148,30 @@ def test_reading_verbs_on_a_missing_data_dir_create_nothing(tmp_path: Path) -> N
 
 def test_a_second_process_waits_its_turn_or_fails_busy_with_no_wait(tmp_path: Path) -> None:
     new_session(tmp_path, "q")
-    first = background(tmp_path, "run", "--session", "q", "echo first; slow 3")
+    # A turn that lasts until it is interrupted (at most 30 s): the checks below never race
+    # its end, however slowly a loaded machine starts the other processes.
+    first = background(tmp_path, "run", "--session", "q", "echo first; slow 30")
+    patient: subprocess.Popen[str] | None = None
     try:
         wait_for_status(tmp_path, "q", "ACTIVE")
         busy = baton(tmp_path, "run", "--session", "q", "--no-wait", "echo impatient")
         assert busy.returncode == 8, busy.stderr
         assert "SESSION_BUSY" in busy.stderr
-        waited = baton(tmp_path, "run", "--session", "q", "echo patient")
-        assert waited.returncode == 0, waited.stderr
-        assert waited.stdout.startswith("patient")
-        assert first.wait(timeout=PATIENCE_SECONDS) == 0
+        patient = background(tmp_path, "run", "--session", "q", "echo patient")
+        first.send_signal(signal.SIGINT)  # the first turn ends (interrupted) ...
+        assert first.wait(timeout=PATIENCE_SECONDS) == 130
+        out, err = patient.communicate(timeout=PATIENCE_SECONDS)  # ... and the waiter runs
+        assert patient.returncode == 0, err
+        assert out.startswith("patient")
     finally:
-        if first.poll() is None:
-            first.kill()
-            first.wait()
+        for process in (first, patient):
+            if process is not None and process.poll() is None:
+                process.kill()
+                process.wait()
     history = baton(tmp_path, "session", "history", "q", "--json")
-    assert [t["prompt"] for t in json_lines(history.stdout)] == [
-        "echo first; slow 3",
-        "echo patient",
+    assert [(t["prompt"], t["status"]) for t in json_lines(history.stdout)] == [
+        ("echo first; slow 30", "INTERRUPTED"),
+        ("echo patient", "COMPLETED"),
     ]
 
 

@@ -366,7 +366,7 @@ async def test_a_batch_tap_journals_the_run_before_it_is_dispatched() -> None:
     assert handler.sizes == [6]
 
 
-async def test_one_by_one_handlers_get_the_run_after_it_was_journaled() -> None:
+async def test_a_one_by_one_handler_gets_each_frame_after_it_was_journaled() -> None:
     log: list[object] = []
     tap = RecordingTap(log)
     conn, agent_out = connection(tap)
@@ -378,7 +378,7 @@ async def test_one_by_one_handlers_get_the_run_after_it_was_journaled() -> None:
     conn.start()
     agent_out.write(lines(*(update(n) for n in range(3))))
     await finish(conn, agent_out)
-    assert log == [("batch", [0, 1, 2]), *(("handle", n, ("ref", n)) for n in range(3))]
+    assert log == [item for n in range(3) for item in (("batch", [n]), ("handle", n, ("ref", n)))]
 
 
 async def test_a_failing_batch_tap_closes_the_connection_before_dispatch() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -103,3 +105,19 @@ def test_the_page_has_no_inline_script_style_or_foreign_origin() -> None:
         if path.is_file() and path.suffix in {".html", ".js", ".css"}:
             text = path.read_text(encoding="utf-8")
             assert re.search(r"(?:https?:)?//[a-z0-9.-]+\.[a-z]{2,}/", text) is None, path.name
+
+
+def test_every_module_parses() -> None:
+    # A syntax error in one module stops the whole page; the browser tests would say so too,
+    # this says which file at once. Node parses each as an ES module (as the page loads it).
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node is not installed (the browser tests still load every module)")
+    for path in sorted(STATIC.rglob("*.js")):
+        done = subprocess.run(
+            [node, "--input-type=module", "--check"],
+            input=path.read_bytes(),
+            capture_output=True,
+            check=False,
+        )
+        assert done.returncode == 0, f"{path.name}: {done.stderr.decode(errors='replace')}"

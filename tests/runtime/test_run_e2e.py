@@ -626,6 +626,17 @@ async def test_a_silent_agent_ends_at_the_config_files_idle_bound(tmp_path: Path
     )
 
 
+async def test_an_idle_bound_that_ends_setup_is_named_like_a_turns(tmp_path: Path) -> None:
+    # An agent that never answers initialize: the configured idle bound ends the run during
+    # setup, and the result names that bound exactly as a turn's expiry does.
+    async with Runtime(data_dir=tmp_path / "d", idle_timeout=0.3) as rt:
+        request = RunRequest(
+            prompt="hello", agent_command=["/bin/sh", "-c", "exec sleep 30"], cwd=str(tmp_path)
+        )
+        result = await rt.run(request)
+    assert (result.error_code, result.bound, result.exit_code) == ("BUDGET_EXPIRED", "idle", 3)
+
+
 async def test_the_runs_off_overrides_a_configured_idle_bound(tmp_path: Path) -> None:
     async with Runtime(data_dir=tmp_path / "d", idle_timeout=0.05) as rt:
         result, events = await run(rt, "slow 0.3; echo done", tmp_path, idle_timeout="off")

@@ -28,7 +28,7 @@ async def test_initialize_and_resume_with_replay(sdk_agent: list[str], tmp_path:
     updates: list[dict[str, Any]] = []
     idle = asyncio.Event()
 
-    async def on_update(message: dict[str, Any], _ref: object) -> None:
+    def on_update(message: dict[str, Any], _ref: object) -> None:
         update = message["params"]["update"]
         updates.append(update)
         if update.get("sessionUpdate") == "state_update" and update.get("state") == "idle":

@@ -62,7 +62,12 @@ async def test_a_tool_call_with_a_diff(
     final = calls[-1]
     assert final["status"] == "completed"
     assert final["paths"] == [str(tmp_path / "a.txt")]
-    assert final["diff"] == {"files": 1, "added": 2, "removed": 1}
+    diff = final["diff"]
+    assert (diff["files"], diff["added"], diff["removed"]) == (1, 2, 1)
+    # The inspector's view of it: the changed path and the git patch (v2 sends no texts).
+    change = diff["changes"][0]
+    assert change["path"] == str(tmp_path / "a.txt") and change["oldText"] is None
+    assert change["patch"].startswith("diff --git a/a.txt b/a.txt")
 
 
 async def test_a_permission_request_allowed_by_policy(

@@ -158,20 +158,25 @@ def test_a_reused_agent_id_is_a_violation() -> None:
     assert isinstance(second, Broken) and second.violation.kind == "duplicate_request_id"
 
 
-def test_consecutive_notifications_of_one_method_are_one_event() -> None:
+def test_consecutive_notifications_of_a_grouped_method_are_one_event() -> None:
     peer = Peer()
+    peer.group("session/update")
     peer.request("session/prompt")
-    events = peer.receive(
-        [
-            note(0),
-            note(1),
-            note(2, "_x.ai/models/update"),
-            note(3),
-            b"",
-            note(4),
-            answer(1),
-            note(5),
-        ]
+    events = list(
+        peer.receive(
+            [
+                note(0),
+                note(1),
+                note(2, "_x.ai/models/update"),
+                note(3),
+                b"",
+                note(4),
+                answer(1),
+                note(5),
+                note(6, "_other"),
+                note(7, "_other"),
+            ]
+        )
     )
     kinds = [
         (type(e).__name__, [m["params"]["n"] for m in e.messages])
@@ -181,21 +186,36 @@ def test_consecutive_notifications_of_one_method_are_one_event() -> None:
     ]
     assert kinds == [
         ("Notifications", [0, 1]),
-        ("Notifications", [2]),
+        ("tuple", []),  # _x.ai/models/update is not grouped: a (method, message, raw) event
         ("Notifications", [3, 4]),  # a blank line is a separator, not a frame
         ("Reply", []),
         ("Notifications", [5]),
+        ("tuple", []),  # a method that is not grouped: one event per notification
+        ("tuple", []),
     ]
     first = events[0]
     assert isinstance(first, Notifications)
     assert first.raws == [note(0), note(1)]
-    assert peer.frames_in == 7
+    assert peer.frames_in == 9
+
+
+def test_events_are_decoded_as_they_are_pulled() -> None:
+    peer = Peer()
+    events = peer.receive([note(0), b"not json", note(1)])
+    assert peer.frames_in == 0  # nothing decoded before the first pull
+    first = next(events)
+    assert first == ("session/update", orjson.loads(note(0)), note(0))
+    assert (peer.frames_in, peer.skipped_frames) == (1, 0)
+    assert [type(e) for e in events] == [SkippedLine, tuple]
+    assert (peer.frames_in, peer.skipped_frames) == (2, 1)
 
 
 def test_lines_that_are_not_messages_are_skipped_and_counted() -> None:
     peer = Peer()
-    events = peer.receive(
-        [b"not json", b"[1]", b'{"jsonrpc":"1.0"}', b'{"jsonrpc":"2.0"}', b"   ", b"\xff\xfe"]
+    events = list(
+        peer.receive(
+            [b"not json", b"[1]", b'{"jsonrpc":"1.0"}', b'{"jsonrpc":"2.0"}', b"   ", b"\xff\xfe"]
+        )
     )
     reasons = [e.skipped.reason for e in events if isinstance(e, SkippedLine)]
     assert reasons == [
@@ -219,7 +239,7 @@ def test_malformed_envelopes_are_marked_violations() -> None:
 
 def test_kept_violations_are_bounded_all_counted() -> None:
     peer = Peer()
-    peer.receive([answer(1000 + n) for n in range(MAX_KEPT_VIOLATIONS + 10)])
+    list(peer.receive([answer(1000 + n) for n in range(MAX_KEPT_VIOLATIONS + 10)]))
     assert peer.violation_count == MAX_KEPT_VIOLATIONS + 10
     assert len(peer.violations) == MAX_KEPT_VIOLATIONS
     assert "1010" in str(peer.violations[0])  # the oldest were dropped
@@ -227,7 +247,7 @@ def test_kept_violations_are_bounded_all_counted() -> None:
 
 def test_requests_over_the_in_flight_bound_are_refused_with_owed_replies() -> None:
     peer = Peer()
-    accepted = peer.receive([ask(n) for n in range(MAX_AGENT_REQUESTS_IN_FLIGHT)])
+    accepted = list(peer.receive([ask(n) for n in range(MAX_AGENT_REQUESTS_IN_FLIGHT)]))
     assert all(isinstance(e, AgentRequest) for e in accepted)
     (refused,) = peer.receive([ask("over")])
     assert isinstance(refused, RefusedRequest) and refused.violation is None
@@ -267,7 +287,7 @@ def test_a_pipelined_flood_is_bounded_and_a_violation() -> None:
 
 def test_a_cancel_request_names_an_in_flight_request_only() -> None:
     peer = Peer()
-    peer.receive([ask("p1")])
+    list(peer.receive([ask("p1")]))
 
     def cancel(target: object) -> Message:
         return {"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": target}}
@@ -280,7 +300,7 @@ def test_a_cancel_request_names_an_in_flight_request_only() -> None:
 
 def test_a_reply_too_large_for_a_frame_becomes_an_internal_error() -> None:
     peer = Peer(max_frame_bytes=200)
-    peer.receive([ask(5)])
+    list(peer.receive([ask(5)]))
     message, _data = peer.reply(5, {"text": "x" * 500})
     assert message["error"]["code"] == jsonrpc.INTERNAL_ERROR
     assert peer.agent_requests == []
@@ -298,18 +318,23 @@ _frames = st.one_of(
 @given(st.lists(_frames, max_size=40))
 def test_events_cover_every_frame_in_order(frames: list[bytes]) -> None:
     peer = Peer()
+    peer.group("session/update")
     for _ in range(3):
         peer.request("ping")
-    events = peer.receive(frames)
+    events = list(peer.receive(frames))
     covered: list[bytes] = []
     for event in events:
         if isinstance(event, Notifications):
             assert len({m["method"] for m in event.messages}) == 1
             covered.extend(event.raws)
+        elif isinstance(event, tuple):
+            method, _message, raw = event
+            assert method == "_other"
+            covered.append(raw)
         else:
             covered.append(event.raw)
     assert covered == [f for f in frames if f.strip()]
-    # Two notification events in a row never share a method (else they would be one).
+    # Two grouped notification events in a row never share a method (else they would be one).
     for before, after in itertools.pairwise(events):
         if isinstance(before, Notifications) and isinstance(after, Notifications):
             assert before.method != after.method

@@ -14,7 +14,7 @@ from baton.connection.core import (
     RpcError,
 )
 from baton.connection.streams import ByteReader, ByteWriter, memory_pipe
-from baton.connection.tap import Mark, NullTap, Tap
+from baton.connection.tap import Mark, Tap
 
 __all__ = [
     "Answer",
@@ -25,7 +25,6 @@ __all__ = [
     "InboundRequest",
     "Mark",
     "NotificationHandler",
-    "NullTap",
     "RequestHandler",
     "RpcError",
     "Tap",

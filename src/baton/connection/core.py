@@ -39,7 +39,7 @@ from typing import Any, Final, Generic, TypeVar
 
 from baton.connection.reader import READ_CHUNK_BYTES, FrameReader
 from baton.connection.streams import ByteReader, ByteWriter
-from baton.connection.tap import Mark, NullTap, Tap
+from baton.connection.tap import Mark, Tap
 from baton.errors import (
     AgentRequestError,
     AuthenticationRequired,
@@ -199,7 +199,7 @@ class Connection(Generic[RefT]):
         self._writer = writer
         self._frames = FrameReader(reader, max_frame_bytes, read_chunk)
         self._peer = Peer(max_frame_bytes=max_frame_bytes)
-        self._tap: Tap[Any] = tap if tap is not None else NullTap()
+        self._tap: Tap[Any] | None = tap
         self._request_limit = request_limit
         self._on_violation = on_violation
         self._waiters: dict[int, _Waiter] = {}
@@ -261,6 +261,7 @@ class Connection(Generic[RefT]):
         :data:`BatchNotificationHandler`): the hot path of a streaming turn. Each batch is
         consecutive frames of one read, journaled before the call."""
         self._batch_notification_handlers[method] = handler
+        self._peer.group(method)
 
     def on_any_notification(self, handler: NotificationHandler) -> None:
         """Catch-all (a plain function) for notifications without a handler (never a
@@ -342,7 +343,11 @@ class Connection(Generic[RefT]):
             if self._closed.done():
                 raise self._closed.result()
             try:
-                ref: RefT = await self._tap.record_outbound(data, message)
+                ref: RefT = (
+                    await self._tap.record_outbound(data, message)
+                    if self._tap is not None
+                    else None  # type: ignore[assignment]  # RefT is None without a tap
+                )
             except Exception as exc:
                 failure = TapFailed(f"the durability tap failed on an outbound frame: {exc}")
                 self._shutdown(failure)
@@ -507,6 +512,7 @@ class Connection(Generic[RefT]):
         receive = self._peer.receive
         tap = self._tap
         loop = self._loop
+        handlers = self._notification_handlers
         reason: BatonError
         try:
             while True:
@@ -514,16 +520,32 @@ class Connection(Generic[RefT]):
                 if lines is None:
                     reason = TransportClosed("the agent closed its output")
                     break
+                touched = False  # last_frame_at is read from the clock once per read
                 for event in receive(lines):
-                    if type(event) is Notifications:
+                    if type(event) is tuple:
+                        # One by one (a method without a batch handler): no group, no list.
+                        if not touched:
+                            self.last_frame_at = loop.time()
+                            touched = True
+                        ref = None if tap is None else await self._record(event[2], event[1])
+                        handler = handlers.get(event[0])
+                        if handler is None:
+                            self._unhandled(event[0], event[1], ref)
+                        elif (returned := handler(event[1], ref)) is not None:
+                            raise _not_synchronous(handler, returned)
+                    elif type(event) is Notifications:
                         # The hot path: a run of streamed updates, journaled then handed over.
                         self.last_frame_at = loop.time()
-                        try:
-                            refs = await tap.record_inbound(event.raws, event.messages)
-                        except Exception as exc:
-                            raise TapFailed(
-                                f"the durability tap failed on inbound frames: {exc}"
-                            ) from exc
+                        touched = True
+                        if tap is None:
+                            refs: Sequence[object] = [None] * len(event.messages)
+                        else:
+                            try:
+                                refs = await tap.record_inbound(event.raws, event.messages)
+                            except Exception as exc:
+                                raise TapFailed(
+                                    f"the durability tap failed on inbound frames: {exc}"
+                                ) from exc
                         self._notify(event.method, event.messages, refs)
                     else:
                         await self._handle(event)
@@ -566,7 +588,19 @@ class Connection(Generic[RefT]):
             if returned is not None:
                 raise _not_synchronous(handler, returned)
 
+    def _unhandled(self, method: str, message: Message, ref: object) -> None:
+        """A notification of a method without a handler: ``$/cancel_request`` cancels the
+        agent request it names; anything else goes to the catch-all, if any."""
+        if method == "$/cancel_request":
+            self._cancel_inbound(message)
+            return
+        fallback = self._fallback
+        if fallback is not None and (returned := fallback(message, ref)) is not None:
+            raise _not_synchronous(fallback, returned)
+
     async def _record(self, raw: bytes, message: Message | None, mark: Mark = None) -> object:
+        if self._tap is None:
+            return None
         try:
             refs = await self._tap.record_inbound((raw,), (message,), mark)
         except Exception as exc:

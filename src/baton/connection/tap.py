@@ -41,17 +41,3 @@ class Tap(Protocol[RefT_co]):
         """Record an outbound frame before it is written (durably: it may change the agent's
         state); return its reference."""
         ...
-
-
-class NullTap:
-    """The tap of a connection that records nothing: every reference is None."""
-
-    async def record_inbound(
-        self, raws: Sequence[bytes], messages: Sequence[Message | None], mark: Mark = None
-    ) -> Sequence[None]:
-        """Nothing recorded: one None per frame."""
-        return [None] * len(raws)
-
-    async def record_outbound(self, raw: bytes, message: Message) -> None:
-        """Nothing recorded."""
-        return None

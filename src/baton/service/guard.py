@@ -94,7 +94,9 @@ def _headers(scope: Scope) -> dict[str, str]:
     return found
 
 
-async def send_error(send: Send, exc: BatonError, extra: list[tuple[bytes, bytes]] = []) -> None:  # noqa: B006
+async def send_error(
+    send: Send, exc: BatonError, extra: tuple[tuple[bytes, bytes], ...] = ()
+) -> None:
     """Answer with ``exc``'s status and JSON error body."""
     status, body = error_of(exc)
     data = orjson.dumps(body)
@@ -188,7 +190,7 @@ class Guard:
             await send_error(
                 send,
                 ApiUnauthorized("a token is required: Authorization: Bearer TOKEN"),
-                [(b"www-authenticate", b'Bearer realm="baton"')],
+                ((b"www-authenticate", b'Bearer realm="baton"'),),
             )
             return
         if method not in SAFE_METHODS:

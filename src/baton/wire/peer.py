@@ -14,7 +14,8 @@ What the peer owns:
 - the table of the agent's requests in flight, keyed by the agent's own ids (echoed exactly);
 - violations: classified (:func:`baton.wire.jsonrpc.classify` and the peer's own checks),
   counted, the newest kept (bounded);
-- grouping: consecutive notifications of one method in one read become one event;
+- grouping: consecutive notifications of one grouped method (:meth:`Peer.group`) in one read
+  become one event;
 - two bounds against a flooding agent. At most :data:`MAX_AGENT_REQUESTS_IN_FLIGHT` agent
   requests are handled at once; one beyond that is refused with a -32603 reply the peer owes.
   Owed replies wait in a backlog of at most :data:`MAX_OWED_REPLIES` (an agent that pipelines
@@ -26,6 +27,7 @@ What the peer owns:
 from __future__ import annotations
 
 from collections import OrderedDict, deque
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -76,6 +78,12 @@ class Notifications:
     method: str
     messages: list[Message]
     raws: list[bytes]
+
+
+#: A notification of a method that is not grouped: ``(method, message, raw)``. A plain tuple
+#: (immutable, and the cheapest object Python makes): it is the one event made per message on a
+#: client's one-by-one path, so it must cost next to nothing.
+Notification = tuple[str, Message, bytes]
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +154,16 @@ class SkippedLine:
     raw: bytes
 
 
-Event = Notifications | AgentRequest | RefusedRequest | Reply | LateReply | Broken | SkippedLine
+Event = (
+    Notifications
+    | Notification
+    | AgentRequest
+    | RefusedRequest
+    | Reply
+    | LateReply
+    | Broken
+    | SkippedLine
+)
 
 
 # --- the peer -------------------------------------------------------------------------------
@@ -160,6 +177,7 @@ class Peer:
 
     __slots__ = (
         "_abandoned",
+        "_grouped",
         "_in_flight",
         "_max_frame_bytes",
         "_next_id",
@@ -179,6 +197,7 @@ class Peer:
         self._abandoned: OrderedDict[int, str] = OrderedDict()
         self._in_flight: dict[RequestId, str] = {}
         self._owed: deque[RequestId] = deque()
+        self._grouped: set[str] = set()
         #: Valid inbound frames so far (violations included, skipped lines not).
         self.frames_in = 0
         #: Unparseable inbound lines skipped so far (blank lines are not counted).
@@ -286,17 +305,24 @@ class Peer:
 
     # --- inbound ----------------------------------------------------------------------------
 
-    def receive(self, lines: list[bytes]) -> list[Event]:
-        """Decode one read's lines into events, in order. Never raises on agent input.
+    def group(self, method: str) -> None:
+        """Group consecutive notifications of ``method`` read together into one
+        :class:`Notifications` (the owner handles them in one call). Other methods' notifications
+        are one :class:`Notification` each."""
+        self._grouped.add(method)
 
-        Consecutive notifications of one method become one :class:`Notifications`; any other
-        frame (and a notification of another method) ends the group.
+    def receive(self, lines: list[bytes]) -> Iterator[Event]:
+        """Decode one read's lines into events, in order, as they are pulled (a frame is decoded
+        after the event before it was handled, so a message lives no longer than it must).
+        Never raises on agent input; pull every event (the counters follow the pull).
+
+        Consecutive notifications of a grouped method (:meth:`group`) become one
+        :class:`Notifications`; any other frame ends the group.
         """
-        events: list[Event] = []
+        grouped = self._grouped
         group: list[Message] = []
         group_raws: list[bytes] = []
         group_method = ""  # no group yet (a group always holds its method's first message)
-        valid = 0
         for line in lines:
             if not line:
                 continue
@@ -307,30 +333,37 @@ class Peer:
             if type(message) is dict and message.get("jsonrpc") == "2.0":
                 method = message.get("method")
                 if type(method) is str and "id" not in message:
-                    if method != group_method:
-                        if group:
-                            events.append(Notifications(group_method, group, group_raws))
-                            valid += len(group)
-                            group, group_raws = [], []
-                        group_method = method
-                    group.append(message)
-                    group_raws.append(line)
+                    if method in grouped:
+                        if method != group_method:
+                            if group:
+                                self.frames_in += len(group)
+                                yield Notifications(group_method, group, group_raws)
+                                group, group_raws = [], []
+                            group_method = method
+                        group.append(message)
+                        group_raws.append(line)
+                        continue
+                    if group:
+                        self.frames_in += len(group)
+                        yield Notifications(group_method, group, group_raws)
+                        group, group_raws = [], []
+                        group_method = ""
+                    self.frames_in += 1
+                    yield (method, message, line)
                     continue
             if group:
-                events.append(Notifications(group_method, group, group_raws))
-                valid += len(group)
+                self.frames_in += len(group)
+                yield Notifications(group_method, group, group_raws)
                 group, group_raws = [], []
                 group_method = ""
             event = self._frame(line, message)
             if event is not None:
-                events.append(event)
                 if type(event) is not SkippedLine:
-                    valid += 1
+                    self.frames_in += 1
+                yield event
         if group:
-            events.append(Notifications(group_method, group, group_raws))
-            valid += len(group)
-        self.frames_in += valid
-        return events
+            self.frames_in += len(group)
+            yield Notifications(group_method, group, group_raws)
 
     def _frame(self, line: bytes, message: object) -> Event | None:
         """A frame that is not a plain notification."""

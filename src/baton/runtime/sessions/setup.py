@@ -99,12 +99,22 @@ class SetupEnded:
 
 
 def _failure(
-    code: str, message: str, run_outcome: RunOutcome, *, status: str = "FAILED"
+    code: str,
+    message: str,
+    run_outcome: RunOutcome,
+    *,
+    status: str = "FAILED",
+    bound: str | None = None,
 ) -> SetupEnded:
     recovery = message if status == "RECOVERY_REQUIRED" else None
     return SetupEnded(
         TurnOutcome(
-            status, error_code=code, message=message, recovery_reason=recovery, outcome=run_outcome
+            status,
+            error_code=code,
+            message=message,
+            recovery_reason=recovery,
+            outcome=run_outcome,
+            bound=bound,
         )
     )
 
@@ -174,7 +184,9 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
         )
     except BudgetExpired as exc:
         await lane.quarantine("setup outlived the turn budget")
-        return _failure(exc.code, exc.message, RunOutcome.BUDGET_EXPIRED)
+        # The bound that elapsed is named as it is for a turn's expiry (an idle bound shorter
+        # than a slow start ends here, before the prompt).
+        return _failure(exc.code, exc.message, RunOutcome.BUDGET_EXPIRED, bound=exc.bound)
     except LaneFenced as exc:
         return _failure(exc.code, exc.message, RunOutcome.AGENT_UNAVAILABLE)
     except (TransportClosed, ProtocolError) as exc:

@@ -38,16 +38,31 @@ export function listOf(data, ...keys) {
   return [];
 }
 
-/** Call `tick` now and every `ms`; returns the function that stops it. */
+/**
+ * Call `tick` now and every `ms`; returns the function that stops it, whose `now()` runs a
+ * tick at once (after the one in flight, never two at a time).
+ */
 export function every(ms, tick) {
   let stopped = false;
   let timer = null;
+  let running = false;
+  let again = false;
   const loop = async () => {
     if (stopped) return;
-    try { await tick(); } finally { if (!stopped) timer = setTimeout(loop, ms); }
+    if (running) { again = true; return; }
+    running = true;
+    clearTimeout(timer);
+    try { await tick(); } finally {
+      running = false;
+      if (!stopped) {
+        if (again) { again = false; loop(); } else timer = setTimeout(loop, ms);
+      }
+    }
   };
   loop();
-  return () => { stopped = true; clearTimeout(timer); };
+  const stop = () => { stopped = true; clearTimeout(timer); };
+  stop.now = loop;
+  return stop;
 }
 
 /** A labelled form field; `control` is the input/select node. */

@@ -41,7 +41,7 @@ function detail(view, runId) {
       facts([
         ["status", runStatus(run)],
         ["why", run.recoveryReason ?? run.diagnostic],
-        ["session", run.sessionId ? h("a", { href: `#/sessions/${encodeURIComponent(run.sessionId)}` }, String(run.sessionId)) : null],
+        ["session", run.sessionId ? h("code", {}, String(run.sessionId)) : null],
         ["provider session", run.session?.providerSessionId ? h("code", {}, String(run.session.providerSessionId)) : null],
         ["agent", run.agent],
         ["prompt", run.promptText ? h("pre", {}, String(run.promptText)) : null],

@@ -41,7 +41,8 @@ export function runsTable(runs) {
     ["run", (r) => h("a", { href: `#/runs/${encodeURIComponent(r.id ?? r.runId)}` }, h("code", {}, String(r.id ?? r.runId)))],
     ["status", runStatus],
     ["agent", (r) => String(r.agent ?? "")],
-    ["session", (r) => r.sessionId ? h("a", { href: `#/sessions/${encodeURIComponent(r.sessionId)}` }, h("code", {}, String(r.sessionId).slice(0, 12))) : ""],
+    // Baton's session id (a named session's page is addressed by its name, on Sessions).
+    ["session", (r) => (r.sessionId ? h("code", {}, String(r.sessionId)) : "")],
     ["cwd", (r) => h("code", {}, String(r.cwd ?? ""))],
     ["prompt", (r) => String(r.promptText ?? "").slice(0, 80)],
     ["started", (r) => String(r.startedAt ?? r.createdAt ?? "")],
@@ -107,13 +108,14 @@ export function runsPage(view) {
 
 /**
  * Open the live event stream of `runId` into `transcript`; `onState` hears the connection
- * state. Returns the function that closes it. A broken connection is resumed by the browser's
- * EventSource, which sends the id of the last event it saw as Last-Event-ID. A stream the
+ * state and `onEach` every event. Returns the function that closes it. A broken connection is
+ * resumed by the browser's EventSource, which sends the id of the last event it saw as
+ * Last-Event-ID. A stream the
  * service drops (the page fell behind) is reopened at once with `?lastEventId=` (the
  * EventSource would wait its retry delay, while the service's backlog moves on). Events at or
  * below the last id seen are ignored.
  */
-export function followRun(runId, transcript, onState) {
+export function followRun(runId, transcript, onState, onEach = () => {}) {
   let source = null;
   let lastId = -1;
   let finished = false;
@@ -127,6 +129,7 @@ export function followRun(runId, transcript, onState) {
     try { event = JSON.parse(message.data); } catch { return; }
     if (!event.type) event.type = message.type === "message" ? "notice" : message.type;
     transcript.push([event]);
+    onEach(event);
     if (event.type === "result" || (event.type === "replay" && ENDED_STATUSES.has(event.run?.status))) {
       finished = true;
       source.close();
@@ -176,7 +179,7 @@ export function runPage(view, [runId]) {
       replaceChildren(summary, facts([
         ["status", runStatus(run)],
         ["agent", run.agent],
-        ["session", run.sessionId ? h("a", { href: `#/sessions/${encodeURIComponent(run.sessionId)}` }, String(run.sessionId)) : null],
+        ["session", run.sessionId ? h("code", {}, String(run.sessionId)) : null],
         ["cwd", run.cwd ? h("code", {}, String(run.cwd)) : null],
         ["duration", run.durationSeconds !== undefined && run.durationSeconds !== null ? duration(run.durationSeconds * 1000) : null],
         ["permission outcomes", run.permissionOutcomes ? Object.entries(run.permissionOutcomes).map(([k, v]) => `${k} ${v}`).join(", ") : null],
@@ -200,6 +203,9 @@ export function runPage(view, [runId]) {
     }[state] ?? state;
     connection.dataset.state = state;
     if (state === "finished") { showSummary(); stopPermissions(); cancel.disabled = true; }
+  }, (event) => {
+    // A request opened or closed: show its card (or its end) now, not at the next poll.
+    if (event.type === "permission_request" || event.type === "permission_closed") stopPermissions.now();
   });
   return () => { close(); stopPermissions(); };
 }

@@ -1,15 +1,13 @@
 // Sessions: the list, and one session with its prompt box (queued prompts shown with their
 // position), the cancel button of its active turn, its runs, and its safe controls (BOOLEAN
 // and SELECT only, sent back as exactly {controlId, value, revision}).
-//
-// The session routes are the service's (docs/api.md); a service that does not have them yet
-// (its OpenAPI document lists no /api/v1/sessions) is shown its sessions as its runs record
-// them: grouped by session id, with their runs, and no controls or prompt box.
+// The session routes are the service's (docs/api.md, "Sessions"); a session is addressed by
+// its name.
 
 import { h, replaceChildren, badge, facts } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
 import { errorBox, every, field, listOf, table } from "./common.js";
-import { runsTable, runStatus } from "./runs.js";
+import { runsTable } from "./runs.js";
 
 // How often a session's page reads its status, queue and runs again (ms).
 export const SESSION_POLL_MS = 2000;
@@ -22,50 +20,20 @@ const BUSY = new Set(["QUEUED", "STARTING", "RUNNING", "AWAITING_APPROVAL", "INT
 // Session statuses during which controls are disabled (a turn runs, or recovery is required).
 const BUSY_SESSION = new Set(["ACTIVE", "RECOVERY_REQUIRED"]);
 
-let sessionRoutes = null;
-
-/** Whether the service has the session routes (read once from its OpenAPI document). */
-export async function hasSessionRoutes() {
-  if (sessionRoutes === null) {
-    const doc = await get("/api/v1/openapi.json");
-    sessionRoutes = Boolean(doc?.paths?.["/api/v1/sessions"]);
-  }
-  return sessionRoutes;
-}
-
-/** Sessions as their runs record them: one row per session id, newest first. */
-export function sessionsFromRuns(runs) {
-  const sessions = new Map();
-  for (const run of runs) {
-    if (!run.sessionId) continue;
-    let s = sessions.get(run.sessionId);
-    if (!s) {
-      s = { sessionId: run.sessionId, agent: run.agent, cwd: run.cwd, turns: 0, lastRun: run };
-      sessions.set(run.sessionId, s);
-    }
-    s.turns++;
-  }
-  return [...sessions.values()];
-}
-
 export function sessionsPage(view) {
   const agent = h("input", { name: "agent", placeholder: "any", autocomplete: "off" });
   const box = h("div", { "aria-live": "polite" });
   const load = async () => {
     try {
-      const sessions = await hasSessionRoutes()
-        ? listOf(await get(ROUTES.sessions(), { agent: agent.value.trim() }), "sessions")
-        : sessionsFromRuns(listOf(await get(ROUTES.runs(), { agent: agent.value.trim(), limit: 1000 }), "runs"));
-      // A named session is addressed by its name; one its runs record, by its id.
-      const key = (s) => String(s.name ?? s.sessionId);
+      const sessions = listOf(await get(ROUTES.sessions(), { agent: agent.value.trim() }), "sessions");
+      const key = (s) => String(s.name);
       replaceChildren(box, table([
         ["session", (s) => h("a", { href: `#/sessions/${encodeURIComponent(key(s))}` }, h("code", {}, key(s)))],
         ["status", (s) => (s.status ? badge(s.status) : "")],
-        ["agent", (s) => String(s.agent ?? (s.profile === "custom" && s.agentCommand ? s.agentCommand : s.profile) ?? "")],
+        ["agent", (s) => String((s.profile === "custom" && s.agentCommand ? s.agentCommand : s.profile) ?? "")],
         ["cwd", (s) => h("code", {}, String(s.cwd ?? ""))],
-        ["turns", (s) => String(s.turns ?? "")],
-        ["last run", (s) => (s.lastRun ? runStatus(s.lastRun)
-          : s.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(s.activeRunId)}` }, "active run") : "")],
+        ["active run", (s) => (s.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(s.activeRunId)}` }, String(s.activeRunId)) : "")],
+        ["updated", (s) => String(s.updatedAt ?? "")],
       ], sessions, "No sessions."));
     } catch (error) {
       replaceChildren(box, errorBox(error));
@@ -73,9 +41,8 @@ export function sessionsPage(view) {
   };
   const form = h("form", { class: "filters", "aria-label": "filters", onsubmit: (e) => { e.preventDefault(); load(); } },
     field("Agent", agent), h("button", { type: "submit" }, "Filter"));
-  replaceChildren(view, h("h1", {}, "Sessions"), form, box);
+  replaceChildren(view, h("h1", {}, "Sessions"), newSessionForm(), h("h2", {}, "Sessions"), form, box);
   load();
-  hasSessionRoutes().then((yes) => { if (yes) form.before(newSessionForm()); }, () => {});
 }
 
 /** The form that creates a named session (`POST /api/v1/sessions`); the page opens it. */
@@ -169,31 +136,8 @@ export async function controlsInto(box, sessionId, busy) {
     status);
 }
 
-/** A session as its runs record it: facts and the runs (no controls, no prompt box). */
-async function sessionFromRuns(view, sessionId) {
-  const box = h("div", {});
-  replaceChildren(view, h("h1", {}, "Session ", h("code", {}, sessionId)), box);
-  try {
-    const runs = listOf(await get(ROUTES.runs(), { sessionId, limit: 1000 }), "runs");
-    const [first] = runs;
-    replaceChildren(box,
-      facts([["agent", first?.agent], ["cwd", first?.cwd ? h("code", {}, String(first.cwd)) : null], ["turns", String(runs.length)]]),
-      h("p", { class: "muted" }, "This service records the session through its runs; its controls and a prompt box come with the service's session routes."),
-      h("h2", {}, "Runs"), runsTable(runs));
-  } catch (error) {
-    replaceChildren(box, errorBox(error));
-  }
-}
-
-export function sessionPage(view, [sessionId]) {
-  let stop = null;
-  let left = false;
-  hasSessionRoutes().then((yes) => {
-    if (left) return;
-    if (yes) stop = liveSessionPage(view, sessionId);
-    else sessionFromRuns(view, sessionId);
-  }, (error) => replaceChildren(view, h("h1", {}, "Session"), errorBox(error)));
-  return () => { left = true; if (stop) stop(); };
+export function sessionPage(view, [name]) {
+  return liveSessionPage(view, name);
 }
 
 function liveSessionPage(view, sessionId) {
