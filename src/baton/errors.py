@@ -247,6 +247,18 @@ class InvalidArgument(UsageError):
     code = "INVALID_ARGUMENT"
 
 
+class AdditionalDirectoryInvalid(UsageError):
+    """An additional workspace root (``--add-dir``) is not an existing directory, or is the
+    working directory itself or inside it; nothing was started. ``path`` is the directory as
+    resolved."""
+
+    code = "ADD_DIR_INVALID"
+
+    def __init__(self, path: str, why: str) -> None:
+        super().__init__(f"additional directory {path!r} {why}")
+        self.path = path
+
+
 class ElicitationAnswerInvalid(UsageError):
     """An answer to an elicitation form breaks the request's schema (a wrong type, a value out
     of range or not among the choices, a missing required field, an unknown field); nothing

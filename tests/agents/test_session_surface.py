@@ -103,6 +103,7 @@ async def test_auth_required_until_authenticate(spawn: Any, stage: str) -> None:
     assert await agent.prompt(session, "echo hi") == {"stopReason": "end_turn"}
 
 
+@pytest.mark.off_schema_outbound  # malformed set_config_option params on purpose
 async def test_config_options_select_and_boolean(spawn: Any) -> None:
     agent = await spawn()
     session = await agent.start()
@@ -190,6 +191,7 @@ async def test_config_id_key_and_legacy_models(spawn: Any) -> None:
     assert resumed["configOptions"][1]["currentValue"] == "scripted-large[1m]"
 
 
+@pytest.mark.off_schema_outbound  # malformed set_mode / set_config_option params on purpose
 async def test_models_legacy_only_and_no_config(spawn: Any) -> None:
     agent = await spawn("--models", "legacy", "--no-config-options", "--no-modes")
     await agent.initialize()

@@ -30,6 +30,7 @@ async def test_write_allowed_writes_inside_cwd(spawn: Any) -> None:
         "sessionUpdate": "tool_call",
         "toolCallId": "call_1",
         "title": "Write old.txt",
+        "name": "Write",
         "kind": "edit",
         "status": "pending",
         "content": [{"type": "diff", "path": path, "oldText": "before\n", "newText": "after\n"}],
@@ -132,6 +133,7 @@ async def test_shell_never_executes(spawn: Any) -> None:
         "sessionUpdate": "tool_call",
         "toolCallId": "call_1",
         "title": f"touch {marker}",
+        "name": "Bash",
         "kind": "execute",
         "status": "pending",
         "content": [

@@ -214,6 +214,20 @@ def test_describe_lists_a_bounded_number_of_paths() -> None:
     assert lines[-1] == "  ... and 15 more paths"
 
 
+def test_describe_names_the_tool() -> None:
+    request = parse_permission_request(
+        {
+            "sessionId": "s",
+            "toolCall": {"toolCallId": "t", "kind": "execute", "name": "Bash", "title": "ls"},
+            "options": [{"optionId": "a", "name": "A", "kind": "allow_once"}],
+        }
+    )
+    prompt = AskPrompt(
+        request, request.tool_call, request.options, LocalDecision(True, "c", "d"), "r"
+    )
+    assert describe(prompt)[0] == "The agent asks permission (tool kind: execute, tool: Bash):"
+
+
 def _prompt() -> AskPrompt:
     request = parse_permission_request(_fixture("codex-edit")["params"])
     local = LocalDecision(True, "c", "d")

@@ -104,3 +104,71 @@ def test_the_next_step_names_the_real_run_id() -> None:
     show.summary(result, 6, fail_on_denied=False)
     assert "`baton recover run-abc123`" in err.getvalue()
     assert "baton recover RUN" not in err.getvalue()
+
+
+# --- issue 20: tool names, nested tools, notices, compaction, turn usage ---------------------
+
+
+def test_a_tool_name_is_shown_once_and_nested_tools_are_indented() -> None:
+    show, _out, err = printer()
+    show(tool("completed", "Run tests", kind="execute", name="Bash"))
+    show(
+        RunEvent(
+            "tool_call",
+            "run-1",
+            {
+                "toolCallId": "t2",
+                "kind": "read",
+                "title": "Read a.py",
+                "status": "completed",
+                "paths": [],
+                "name": "Read",
+                "parentToolCallId": "t1",
+            },
+        )
+    )
+    assert err.getvalue().splitlines() == [
+        "⚙ execute Run tests (Bash) [completed]",
+        "  ↳ ⚙ read Read a.py [completed]",
+    ]
+
+
+def test_notices_by_severity() -> None:
+    show, _out, err = printer()
+    show(
+        RunEvent(
+            "notice",
+            "run-1",
+            {"severity": "warning", "title": "Rate limited", "description": "Retrying in 30 s"},
+        )
+    )
+    show(
+        RunEvent("notice", "run-1", {"severity": "_vendor", "title": "Custom", "description": None})
+    )
+    assert err.getvalue().splitlines() == [
+        "! notice: Rate limited — Retrying in 30 s",
+        "ℹ notice: [_vendor] Custom",
+    ]
+
+
+def test_a_compaction_prints_on_status_changes_only() -> None:
+    show, _out, err = printer()
+    base = {"compactionId": "c1", "error": None, "truncated": False, "otherBlocks": 0}
+    show(RunEvent("compaction", "run-1", {**base, "status": "in_progress", "summary": ""}))
+    show(RunEvent("compaction", "run-1", {**base, "status": "in_progress", "summary": "Kept "}))
+    show(RunEvent("compaction", "run-1", {**base, "status": "completed", "summary": "Kept it"}))
+    assert err.getvalue().splitlines() == [
+        "⟲ context compaction [in_progress]",
+        "⟲ context compaction [completed]: Kept it",
+    ]
+
+
+def test_turn_usage_shows_only_what_was_sent() -> None:
+    assert usage_text({"turn": {"totalTokens": 108, "inputTokens": 84, "outputTokens": 24}}) == (
+        "turn 108 tokens (84 in, 24 out)"
+    )
+    assert (
+        usage_text({"used": 43, "size": 200000, "turn": {"inputTokens": 5, "cachedReadTokens": 0}})
+        == "43/200000 tokens · turn (5 in, 0 cache read)"
+    )
+    assert usage_text({"used": 1, "size": 2}) == "1/2 tokens"

@@ -9,12 +9,16 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from baton.connection import Connection, Mark, memory_pipe
 from baton.connection.streams import MemoryWriter
 from baton.errors import InternalError, TapFailed
 from baton.journal import Journal, JournalLimits, JournalRef, JournalTap
 from baton.redaction.frames import redact_frame_message
+
+#: The generic connection is driven with made-up frames (no ACP client builds them).
+pytestmark = pytest.mark.off_schema_outbound
 
 WAIT = 10.0
 UPDATE = "session/update"

@@ -25,6 +25,9 @@ from baton.wire.jsonrpc import Skipped
 
 from .conftest import Peer
 
+#: The generic connection is driven with made-up frames (no ACP client builds them).
+pytestmark = pytest.mark.off_schema_outbound
+
 Pair = tuple[Connection[Any], Peer]
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from baton.connection import Connection, InboundRequest, memory_pipe
 from baton.journal import Journal, JournalRef, JournalTap, SecretValues
@@ -25,6 +26,9 @@ from baton.store import NewItem, Store
 # The planted credentials of every shape the redaction table knows (tests/redaction).
 sys.path.insert(0, str(Path(__file__).parents[1] / "redaction"))
 import shape_tokens
+
+#: The scan drives a raw connection with a minimal hand-written handshake.
+pytestmark = pytest.mark.off_schema_outbound
 
 WAIT = 10.0
 
@@ -39,6 +43,7 @@ JWT = (
     "eyJzdWIiOiJiYXRvbi10ZXN0IiwiaWF0IjoxNzAwMDAwMDAwfQ."
     "k3Yp9XqL2vT8mW4nR6sB1cD5fG7hJ0aZ"
 )
+
 BEARER_TOKEN = "tkn9Fq2Lx7Pv4Rm8Zs1Wd6Hy3Ja5Kc0Eb"
 BASIC_TOKEN = "ZGVwbG95OmhvcnNlLWJhdHRlcnktOTk4Mg=="
 AUTH_HEADER_TOKEN = "hdr7Mz2Qk9Lw4Rx8Ns3Bv6Ct1Yj5Pu0Ge"

@@ -43,6 +43,7 @@ VERBS: dict[str, tuple[str, str]] = {
     "worker": ("baton.cli.commands.worker", "run the fleet's queued turns on this host"),
     "workers": ("baton.cli.commands.workers", "list the fleet's workers"),
     "agent": ("baton.cli.commands.agent", "run a bundled ACP agent on stdin/stdout"),
+    "logout": ("baton.cli.commands.logout", "sign out of an agent (ACP logout, where advertised)"),
     "completion": (
         "baton.cli.commands.completion",
         "print a shell completion script (bash, zsh, fish)",

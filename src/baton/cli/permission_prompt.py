@@ -31,6 +31,7 @@ from baton.wire.toolcalls import (
     tool_cwd,
     tool_diff_stats,
     tool_kind,
+    tool_name,
     tool_network_target,
     tool_paths,
 )
@@ -63,7 +64,9 @@ def describe(prompt: AskPrompt) -> list[str]:
     """The lines shown before the choices (no trailing newline)."""
     tool_call: Mapping[str, Any] = prompt.tool_call
     kind = tool_kind(tool_call)
-    lines = [f"The agent asks permission (tool kind: {sanitize(kind, 40)}):"]
+    name = tool_name(tool_call)
+    named = f", tool: {sanitize(name, 60)}" if name is not None else ""
+    lines = [f"The agent asks permission (tool kind: {sanitize(kind, 40)}{named}):"]
     title = tool_call.get("title")
     if isinstance(title, str) and title:
         lines.append(f"  {sanitize(title)}")
@@ -125,6 +128,11 @@ class TtyAsker(Asker):
         self._output = output
         self._screen = screen
         self._turn = asyncio.Lock()
+
+    @property
+    def question_lock(self) -> asyncio.Lock:
+        """Held while a question is on screen; other prompts (elicitation) share it."""
+        return self._turn
 
     async def ask(self, prompt: AskPrompt) -> AskAnswer:
         """Show ``prompt`` and read the answer (see the module docstring). Cancellation-safe:

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import os
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,7 @@ from baton.runtime.lanes.loss import LaneLost, Quarantined
 from baton.runtime.lanes.reconcile import reconcile
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker, NoUserAsker
+from baton.runtime.permissions.elicitations import Elicitor
 from baton.runtime.permissions.policies import (
     available_policies,
     check_policy,
@@ -59,11 +61,13 @@ from baton.runtime.turns.execution import execute_turn, record_setup_failure
 from baton.runtime.turns.outcome import EXIT_CODES, RunOutcome, TurnOutcome
 from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.streaming import StreamMemory
+from baton.runtime.turns.system_prompts import requested_system_prompt
 from baton.runtime.turns.turn import (
     CALLER_CANCELLED,
     INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
     Turn,
 )
+from baton.runtime.turns.workspace_roots import resolve_additional_directories
 from baton.store import Store, prepare_data_dir, resolve_data_dir
 from baton.store.location import resolve_store
 from baton.wire.budget import (
@@ -114,6 +118,8 @@ class RunResult:
     #: The class of the ending (its exit code is ``EXIT_CODES[outcome]``); None only for a
     #: result built by hand.
     outcome: RunOutcome | None = None
+    #: What the agent reported of usage: ``{used, size, cost?, turn?}``, or None.
+    usage: dict[str, Any] | None = None
 
     def to_event(self) -> RunEvent:
         """The final ``result`` event."""
@@ -135,6 +141,7 @@ class RunResult:
                 "retryable": self.retryable,
                 "skippedFrames": self.skipped_frames,
                 "violations": self.violations,
+                "usage": self.usage,
             },
         )
 
@@ -154,6 +161,7 @@ class Runtime:
         request_limit: float = DEFAULT_REQUEST_LIMIT_SECONDS,
         interrupt_timeout: float = INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
         idle_timeout: BoundSetting = None,
+        elicitor: Elicitor | None = None,
     ) -> None:
         self.environ = dict(os.environ if environ is None else environ)
         self.data_dir = resolve_data_dir(
@@ -164,6 +172,9 @@ class Runtime:
         #: directory either way (docs/fleet.md).
         self.store_location = resolve_store(store, self.environ)
         self.asker: Asker = asker or NoUserAsker()
+        #: Who answers the agents' elicitations (a person at a TTY, an API): only then is
+        #: elicitation advertised; None declines every request (recorded).
+        self.elicitor = elicitor
         self.profiles = dict(BUILTIN_PROFILES if profiles is None else profiles)
         self.config_overrides = dict(config_overrides or {})
         self.request_limit = request_limit
@@ -223,6 +234,27 @@ class Runtime:
 
     async def __aexit__(self, *_exc: object) -> None:
         await self.close()
+
+    async def logout(
+        self,
+        *,
+        agent: str | None = None,
+        agent_command: str | Sequence[str] | None = None,
+        env_keys: Sequence[str] = (),
+    ) -> None:
+        """Send ``logout`` to an agent because a user asked for it by name (Baton never logs out
+        on its own). Starts (or reuses) the agent's lane; refused with
+        :class:`~baton.errors.CapabilityNotAdvertised` naming ``auth.logout`` when the agent did
+        not advertise it, before anything beyond ``initialize`` is written. Cancellation: the
+        request is abandoned; the lane stays as it is."""
+        await self.open()
+        request = RunRequest(
+            prompt="logout", agent=agent, agent_command=agent_command, env_keys=env_keys
+        )
+        spec = await self.resolve(request)
+        lane = await self.lane_for(spec, lambda _event: None)
+        client = await lane.ensure_started(None)
+        await client.logout()
 
     # --- resolving the agent ---------------------------------------------------------------
 
@@ -316,6 +348,7 @@ class Runtime:
                 on_quarantine=self._quarantined,
             )
             lane.fingerprint = fingerprint
+            lane.elicitor = self.elicitor
             self.lanes[spec.identity] = lane
         return lane
 
@@ -372,6 +405,14 @@ class Runtime:
         cwd = os.path.realpath(request.cwd or os.getcwd())
         if not os.path.isdir(cwd):
             raise ConfigurationError(f"the working directory {cwd} is not a directory")
+        # Checked before anything starts; the resolved roots replace the asked ones.
+        request = dataclasses.replace(
+            request,
+            additional_directories=resolve_additional_directories(
+                request.additional_directories, cwd
+            ),
+        )
+        requested_system_prompt(request.system_prompt, request.append_system_prompt)
         tools = load_tool_declarations(request.tools_file, self.environ)
         if spec.read_only:
             check_review_root(cwd, self.environ)
@@ -596,6 +637,7 @@ def _result(run_id: str, outcome: TurnOutcome, session: LaneSession | None) -> R
         skipped_frames=outcome.skipped_frames,
         violations=outcome.violations,
         outcome=outcome.run_outcome,
+        usage=outcome.usage,
     )
 
 

@@ -17,6 +17,7 @@ from baton.runtime.agents.profiles import (
     CLAUDE,
     CODEX,
     CURSOR,
+    EXT_CLAUDE_SUBAGENT_PARENT,
     EXT_CURSOR_MODEL_PICKER,
     EXT_GROK_SESSION_MODELS,
     GEMINI,
@@ -96,8 +97,9 @@ def test_policies(profile: Profile, policies: tuple[str, ...], remembered: bool)
 def test_extension_flags_are_profile_gated() -> None:
     assert GROK.session_models_extension and not GROK.parameterized_model_picker
     assert CURSOR.parameterized_model_picker and not CURSOR.session_models_extension
-    others = [CLAUDE, CODEX, GEMINI, OPENCODE]
+    others = [CODEX, GEMINI, OPENCODE]
     assert not any(p.extensions for p in others)
+    assert CLAUDE.extensions == {EXT_CLAUDE_SUBAGENT_PARENT}
     assert GROK.extensions == {EXT_GROK_SESSION_MODELS}
     assert CURSOR.extensions == {EXT_CURSOR_MODEL_PICKER}
 

@@ -63,6 +63,7 @@ class Agent:
 @dataclass
 class Spec:
     terminal_failure_text: str | None = None
+    extensions: frozenset[str] = frozenset()
 
 
 @dataclass

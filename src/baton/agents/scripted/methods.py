@@ -18,6 +18,7 @@ import orjson
 from baton.agents.scripted import frames
 from baton.agents.scripted.script import ScriptError, parse_prompt
 from baton.agents.scripted.session import ConfigError, Session, StreamRecord
+from baton.agents.scripted.setup_params import SetupRefused, read_setup
 from baton.wire.jsonrpc import (
     AUTH_REQUIRED,
     INVALID_PARAMS,
@@ -180,11 +181,19 @@ class AcpMethods:
         self.authenticated = self.options.auth_required == "off"
         return {}
 
+    def _setup(self, params: Params) -> dict[str, Any]:
+        try:
+            return read_setup(params, self.options.capabilities)
+        except SetupRefused as exc:
+            raise RpcFailure(exc.code, str(exc)) from None
+
     async def _session_new(self, _id: RequestId, params: Params) -> Any:
         cwd = _cwd_param(params)
         _mcp_param(params)
         self._require_auth("new")
+        setup = self._setup(params)
         session = self.shape.initial(self.store.new_id(), cwd)
+        session.setup = setup
         self.store.put(session)
         return {"sessionId": session.session_id, **self.shape.describe(session)}
 
@@ -192,8 +201,10 @@ class AcpMethods:
         cwd = _cwd_param(params)
         _mcp_param(params)
         self._require_auth("new")
+        setup = self._setup(params)
         session = self._idle_session(params)
         session.cwd = cwd
+        session.setup = setup
         await self._replay(session)
         self.store.put(session)
         return self.shape.describe(session)
@@ -212,8 +223,10 @@ class AcpMethods:
         cwd = _cwd_param(params)
         _mcp_param(params, required=False)
         self._require_auth("new")
+        setup = self._setup(params)
         session = self._idle_session(params)
         session.cwd = cwd
+        session.setup = setup
         self.store.put(session)
         return self.shape.describe(session)
 

@@ -233,6 +233,38 @@ COMMAND_SPECS: Final[tuple[CommandSpec, ...]] = (
         Param("IDS", ArgKind.TEXT, required=False, default=""),
     ),
     _spec(
+        "notice",
+        "send a notice (stable ACP session.notices); TEXT is 'title|description'",
+        Param("SEVERITY", ArgKind.WORD, required=False, default="info"),
+        _TEXT,
+    ),
+    _spec(
+        "compact",
+        "send a compaction (in_progress, TEXT as summary chunks, then STATUS)",
+        Param("STATUS", ArgKind.WORD, required=False, default="completed"),
+        _TEXT,
+    ),
+    _spec(
+        "cost",
+        "send a usage_update with a cumulative cost of CENTS/100 CURRENCY",
+        _count("CENTS", MAX_USAGE_TOKENS, required=False, default=12),
+        Param("CURRENCY", ArgKind.WORD, required=False, default="USD"),
+    ),
+    _spec(
+        "subagent",
+        "send Claude's subagent shape: a Task tool call and a nested read (parentToolUseId)",
+        _TEXT,
+    ),
+    _spec(
+        "elicit",
+        "send elicitation/create in MODE (form or url) and report the answer",
+        Param("MODE", ArgKind.CHOICE, required=False, choices=("form", "url"), default="form"),
+    ),
+    _spec(
+        "setup",
+        "report the session's additionalDirectories and systemPrompt (mode, size) as JSON",
+    ),
+    _spec(
         "client_request",
         "send an agent-to-client request and report its answer",
         Param("METHOD", ArgKind.WORD),

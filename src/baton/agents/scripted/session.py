@@ -62,6 +62,9 @@ class Session:
     tool_calls: int = 0
     #: True once history reached :data:`MAX_HISTORY_ENTRIES` and stopped recording.
     history_full: bool = False
+    #: What the client's last session/new, load or resume set up beyond cwd and MCP servers
+    #: (see :mod:`~baton.agents.scripted.setup_params`).
+    setup: dict[str, Any] = field(default_factory=dict)
 
     def next_tool_call_id(self) -> str:
         """A fresh tool call id, unique within the session (``call_1``, ``call_2``...)."""

@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from baton.agents.scripted import control, extensions, faults, frames, output, tools
+from baton.agents.scripted import control, extensions, faults, frames, live_commands, output, tools
 from baton.agents.scripted.context import ClientReply, CommandFailed, Flow, Handler
 from baton.agents.scripted.frames import StreamBlob
 from baton.agents.scripted.script import Script
@@ -39,6 +39,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     **tools.HANDLERS,
     **control.HANDLERS,
     **faults.HANDLERS,
+    **live_commands.HANDLERS,
     **extensions.HANDLERS,
 }
 

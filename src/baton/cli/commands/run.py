@@ -27,13 +27,15 @@ import sys
 from typing import Any, Final, Literal
 
 from baton.cli import exit_codes
+from baton.cli.elicitation_prompt import terminal_elicitor
 from baton.cli.json_output import SCHEMA_VERSION, write_json
 from baton.cli.main import reader_gone
-from baton.cli.permission_prompt import terminal_asker
+from baton.cli.permission_prompt import TtyAsker, terminal_asker
 from baton.cli.remote_turn import cancel_through_service, prompt_through_service
 from baton.cli.service_link import ServiceClient, service_for
 from baton.cli.store_access import add_store_option
 from baton.cli.terminal import Screen, error_line, visible
+from baton.cli.usage_view import usage_text
 from baton.errors import (
     AgentLaunchFailed,
     BatonError,
@@ -51,6 +53,7 @@ from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
 from baton.store.location import resolve_store
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
+from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
 from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice
 
 #: Characters of the prompt read from stdin (`baton run -`), at most.
@@ -177,6 +180,27 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--attach", action="append", default=[], metavar="FILE", help="attach a file (repeatable)"
     )
     parser.add_argument(
+        "--add-dir",
+        action="append",
+        default=[],
+        metavar="DIR",
+        dest="add_dirs",
+        help="an additional workspace root (an existing directory; repeatable); needs the "
+        "agent's sessionCapabilities.additionalDirectories",
+    )
+    prompts = parser.add_mutually_exclusive_group()
+    prompts.add_argument(
+        "--system-prompt",
+        metavar="TEXT|@FILE",
+        help="replace the agent's default instructions (unstable ACP; needs "
+        "sessionCapabilities.systemPrompt.mode.override)",
+    )
+    prompts.add_argument(
+        "--append-system-prompt",
+        metavar="TEXT|@FILE",
+        help="add to the agent's instructions (unstable ACP; needs sessionCapabilities.systemPrompt)",
+    )
+    parser.add_argument(
         "--idle-timeout",
         type=idle_bound,
         metavar="SECONDS|off",
@@ -281,24 +305,8 @@ def permission_counts(permissions: list[dict[str, Any]]) -> dict[str, int]:
     return counts
 
 
-def usage_text(usage: dict[str, Any] | None) -> str | None:
-    """``42/200000 tokens · $0.0123`` from a usage event, or None."""
-    if not usage:
-        return None
-    parts = []
-    used, size = usage.get("used"), usage.get("size")
-    if isinstance(used, int | float):
-        parts.append(
-            f"{used:g}/{size:g} tokens" if isinstance(size, int | float) else f"{used:g} tokens"
-        )
-    cost = usage.get("cost")
-    if isinstance(cost, dict) and isinstance(cost.get("amount"), int | float):
-        currency = str(cost.get("currency") or "")
-        amount = float(cost["amount"])
-        parts.append(
-            f"${amount:.4f}" if currency in ("USD", "") else f"{amount:.4f} {visible(currency, 8)}"
-        )
-    return " · ".join(parts) or None
+#: Notice severity -> its mark and colour in text output (other severities: the info mark).
+NOTICE_MARKS: Final = {"info": ("ℹ", "dim"), "warning": ("!", "yellow"), "error": ("✗", "red")}
 
 
 class TextPrinter:
@@ -309,6 +317,8 @@ class TextPrinter:
         self.screen = screen
         # toolCallId -> the status last printed for it ("" while nothing was printed).
         self._tools: dict[str, str] = {}
+        # compactionId -> the status last printed for it.
+        self._compactions: dict[str, str] = {}
         self.usage: dict[str, Any] | None = None
         self._thought = ""
 
@@ -346,6 +356,10 @@ class TextPrinter:
             self._permission(data)
         elif kind == "usage":
             self.usage = dict(data)
+        elif kind == "notice":
+            self._notice(data)
+        elif kind == "compaction":
+            self._compaction(data)
         elif kind == "warning":
             self._note(
                 self.screen.style(
@@ -369,7 +383,11 @@ class TextPrinter:
         tool_kind = str(data.get("kind") or "tool")
         target = data.get("command") or ", ".join(str(p) for p in data.get("paths") or [])
         shown = visible(title or tool_kind)
-        line = f"⚙ {visible(tool_kind, 20)} {shown}"
+        name = str(data.get("name") or "")
+        if name and name not in title:
+            shown += f" ({visible(name, 60)})"
+        nested = "  ↳ " if data.get("parentToolCallId") else ""
+        line = f"{nested}⚙ {visible(tool_kind, 20)} {shown}"
         if target and str(target) not in title:
             line += f" {visible(str(target))}"
         diff = data.get("diff")
@@ -377,6 +395,32 @@ class TextPrinter:
             line += f" +{diff.get('added', 0)} -{diff.get('removed', 0)}"
         mark = {"completed": ("green",), "failed": ("red",)}.get(status, ("dim",))
         self._note(f"{line} {self.screen.style(f'[{visible(status, 20)}]', *mark)}")
+
+    def _notice(self, data: dict[str, Any]) -> None:
+        """One line per notice: severity mark, title, and the description after a dash."""
+        severity = str(data.get("severity") or "info")
+        mark, colour = NOTICE_MARKS.get(severity, NOTICE_MARKS["info"])
+        label = "" if severity in NOTICE_MARKS else f"[{visible(severity, 32)}] "
+        text = f"{mark} notice: {label}{visible(str(data.get('title') or ''))}"
+        description = data.get("description")
+        if description:
+            text += f" — {visible(str(description))}"
+        self._note(self.screen.style(text, colour))
+
+    def _compaction(self, data: dict[str, Any]) -> None:
+        """One line when a compaction starts or changes status (chunks print nothing)."""
+        compaction_id = str(data.get("compactionId") or "")
+        status = str(data.get("status") or "")
+        if self._compactions.get(compaction_id) == status:
+            return
+        self._compactions[compaction_id] = status
+        line = f"⟲ context compaction [{visible(status, 20)}]"
+        error = data.get("error")
+        if error:
+            line += f": {visible(str(error))}"
+        elif status == "completed" and data.get("summary"):
+            line += f": {visible(str(data['summary']).replace(chr(10), ' '), MAX_THOUGHT_CHARS)}"
+        self._note(self.screen.style(line, "dim"))
 
     def _permission(self, data: dict[str, Any]) -> None:
         by = visible(str(data.get("chosenBy")), 20)
@@ -472,6 +516,20 @@ def _read_prompt(value: str) -> str:
     return text
 
 
+def _system_prompt_text(value: str | None, flag: str) -> str | None:
+    """A system prompt flag's text: the value, or the file's contents for ``@FILE`` (read up
+    to one character past the bound, which the runtime then refuses with its own message)."""
+    if value is None or not value.startswith("@"):
+        return value
+    path = value[1:]
+    try:
+        with open(path, encoding="utf-8") as handle:
+            return handle.read(MAX_SYSTEM_PROMPT_CHARS + 1)
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else "not UTF-8 text"
+        raise BadFlag(f"{flag} @{path}: cannot read the file ({reason})") from None
+
+
 def run(args: argparse.Namespace) -> int:
     """Handle `baton run`."""
     fmt = args.format or "text"
@@ -502,6 +560,11 @@ def run(args: argparse.Namespace) -> int:
             attachments=tuple(args.attach),
             execution=ExecutionSettings(args.workspace, args.network, args.reviewer),
             lane=args.lane,
+            additional_directories=tuple(args.add_dirs),
+            system_prompt=_system_prompt_text(args.system_prompt, "--system-prompt"),
+            append_system_prompt=_system_prompt_text(
+                args.append_system_prompt, "--append-system-prompt"
+            ),
             protocol=None if args.protocol is None else parse_protocol_choice(args.protocol),
         )
     except BatonError as exc:
@@ -509,11 +572,17 @@ def run(args: argparse.Namespace) -> int:
     screen = Screen(sys.stdout, sys.stderr)
     # A prompt read from stdin leaves no terminal to ask on: nobody can answer.
     asker = terminal_asker(sys.stdin, sys.stderr, screen) if args.prompt != "-" else NoUserAsker()
+    # Elicitation is advertised only when a person can answer: a terminal, under ask.
+    elicitor = None
+    if args.prompt != "-" and args.policy == "ask":
+        lock = asker.question_lock if isinstance(asker, TtyAsker) else None
+        elicitor = terminal_elicitor(sys.stdin, sys.stderr, screen, lock)
     try:
         shared = resolve_store(args.store, os.environ, config.store_url).url
     except BatonError as exc:
         return _refused(exc, fmt, None)
     runtime = Runtime(
+        elicitor=elicitor,
         data_dir=args.data_dir,
         store=shared,
         asker=asker,

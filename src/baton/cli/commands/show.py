@@ -13,6 +13,7 @@ from baton.cli.json_output import document, uncamel, write_json
 from baton.cli.service_link import service_for
 from baton.cli.store_access import add_store_option, open_store, plain, resolve_run, run_context
 from baton.cli.terminal import visible
+from baton.cli.usage_view import usage_text
 from baton.store import Store
 
 #: Characters of the prompt `show` prints (the JSON has all of it).
@@ -138,6 +139,9 @@ def print_view(view: dict[str, Any]) -> None:
     if view["prompt_ref"]:
         ref = view["prompt_ref"]
         print(f"journal    prompt at {ref.get('server')}#{ref.get('sequence')}")
+    usage = next((i["content"] for i in view["items"] if i["kind"] == "usage"), None)
+    if isinstance(usage, dict) and usage_text(usage):
+        print(f"usage      {usage_text(usage)}")
     counts = view["permission_outcomes"]
     if view["interactions"]:
         print(
@@ -151,6 +155,20 @@ def print_view(view: dict[str, Any]) -> None:
             summary = (
                 f"{content.get('kind')} {content.get('title') or ''} [{content.get('status')}]"
             )
+            if content.get("name"):
+                summary += f" ({content['name']})"
+            if content.get("parentToolCallId"):
+                summary = f"↳ {summary} (in {content['parentToolCallId']})"
+        elif item["kind"] == "notice" and isinstance(content, dict):
+            summary = f"[{content.get('severity')}] {content.get('title') or ''}"
+            if content.get("description"):
+                summary += f" — {content['description']}"
+        elif item["kind"] == "compaction" and isinstance(content, dict):
+            summary = (
+                f"[{content.get('status')}] {content.get('summary') or content.get('error') or ''}"
+            )
+        elif item["kind"] == "usage" and isinstance(content, dict):
+            summary = usage_text(content) or ""
         count = item["coalesced_events"]
         print(
             f"item {item['seq']:<4} {item['kind']:<10} ({count} {'event' if count == 1 else 'events'}) "

@@ -30,6 +30,7 @@ from baton.runtime.agents.environment import (
     EnvironmentContract,
 )
 from baton.wire.budget import BoundSetting, parse_bound_setting
+from baton.wire.extensions import claude as claude_extension
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, validate_frame_cap
 from baton.wire.version import AUTO_CHOICE, ProtocolChoice
 
@@ -58,8 +59,14 @@ EXT_GROK_SESSION_MODELS: Final = "grok-build-acp/session-models@v1"
 #: and ``clientCapabilities._meta.parameterizedModelPicker``).
 EXT_CURSOR_MODEL_PICKER: Final = "cursor-agent-acp/parameterized-model-picker@v1"
 
+#: Profile-gated extension: Claude's subagent parent link (``_meta.claudeCode.parentToolUseId``
+#: on nested tool calls), recorded and shown nested.
+EXT_CLAUDE_SUBAGENT_PARENT: Final = claude_extension.EXTENSION
+
 #: Every extension a profile may enable. No other profile may claim one of these.
-KNOWN_EXTENSIONS: Final = frozenset({EXT_GROK_SESSION_MODELS, EXT_CURSOR_MODEL_PICKER})
+KNOWN_EXTENSIONS: Final = frozenset(
+    {EXT_GROK_SESSION_MODELS, EXT_CURSOR_MODEL_PICKER, EXT_CLAUDE_SUBAGENT_PARENT}
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +234,7 @@ CLAUDE: Final = Profile(
     allowed_policies=("ask",),
     install_command="npm install -g @zed-industries/claude-agent-acp",
     unattended_edit_mode="acceptEdits",
+    extensions=frozenset({EXT_CLAUDE_SUBAGENT_PARENT}),
 )
 
 #: codex-acp 0.16.0: ``--version`` exits 2 ("unexpected argument"), so there is no version

@@ -47,13 +47,16 @@ from baton.runtime.lanes.loss import (
 from baton.runtime.lanes.phase import LanePhase, LanePhases
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.correlation import TOOL_CALL_UPDATES, ToolCallTracker
+from baton.runtime.permissions.elicitations import NO_ACTIVE_PROMPT as ELICITATION_NO_ACTIVE_PROMPT
+from baton.runtime.permissions.elicitations import Elicitor, refuse_elicitation
 from baton.runtime.permissions.engine import Resolution, refuse
 from baton.runtime.permissions.records import NO_ACTIVE_PROMPT, STALE_GENERATION, UNKNOWN_SESSION
 from baton.runtime.processes.process import FAILURE_SIGTERM_GRACE_SECONDS, ShutdownResult
 from baton.store import new_id
 from baton.wire.budget import BudgetClock
-from baton.wire.capabilities import InitializeResult
+from baton.wire.capabilities import NO_ELICITATION, InitializeResult
 from baton.wire.codec import SessionUpdateDecoder, is_idle
+from baton.wire.elicitation import CREATE_METHOD as ELICITATION_CREATE
 from baton.wire.jsonrpc import Message, Skipped
 
 #: Notifications that arrive beside the initialize answer (before a session exists) are kept,
@@ -88,6 +91,10 @@ class TurnHandler(Protocol):
         """Consecutive updates of the session, in order (a plain call; it never waits)."""
 
     async def on_permission(self, request: InboundRequest) -> Resolution: ...
+
+    async def on_elicitation(self, request: InboundRequest) -> dict[str, Any]:
+        """Answer an ``elicitation/create`` of the session (see permissions/elicitations)."""
+        ...
 
     def on_lost(self, reason: BatonError) -> None: ...
 
@@ -184,6 +191,9 @@ class Lane:
         #: Provider session ids this lane opened earlier that are no longer active.
         self.inactive: set[str] = set()
         self.fenced_messages = 0
+        #: Who answers elicitations on this lane's processes (set by the runtime before the
+        #: first start); None: elicitation is not advertised and every request is declined.
+        self.elicitor: Elicitor | None = None
         self._start_lock = asyncio.Lock()
         self._settled: asyncio.Event = asyncio.Event()
         self._settled.set()
@@ -294,6 +304,9 @@ class Lane:
         async def on_permission(request: InboundRequest) -> Any:
             return await self._route_permission(generation, request)
 
+        async def on_elicitation(request: InboundRequest) -> Any:
+            return await self._route_elicitation(generation, request)
+
         def on_violation(violation: ProtocolViolation) -> None:
             self._quarantine_later(ProtocolBroken(violation.kind), generation)
 
@@ -308,12 +321,14 @@ class Lane:
         connection.on_notifications("session/update", on_updates)
         connection.on_any_notification(on_other)
         connection.on_request("session/request_permission", on_permission)
+        connection.on_request(ELICITATION_CREATE, on_elicitation)
         connection.start()
         self.connection = connection
         client = AcpClient(
             connection,
             initialize_transform=self.extensions.initialize_transform(),
             protocol=self.spec.protocol,
+            elicitation=self.elicitor.offer if self.elicitor is not None else NO_ELICITATION,
         )
         self._watch(generation, connection)
         try:
@@ -585,6 +600,18 @@ class Lane:
                 reason="the lane was quarantined while the request was pending",
             ).outcome
         return resolution.outcome
+
+    async def _route_elicitation(self, generation: int, request: InboundRequest) -> Any:
+        """An ``elicitation/create``: the session's active run answers; anything else (a stale
+        generation, a request-scoped or foreign one, no active run) is declined."""
+        if generation != self.generation:
+            stale = "the request came from an invalidated process generation"
+            return refuse_elicitation(request.params, STALE_GENERATION, stale).answer
+        _provider_id, session = self._session_for(request.params)
+        if session is None or session.active is None:
+            idle = "no Baton-owned prompt is active on the elicitation's session"
+            return refuse_elicitation(request.params, ELICITATION_NO_ACTIVE_PROMPT, idle).answer
+        return await session.active.on_elicitation(request)
 
     # --- sessions --------------------------------------------------------------------------
 

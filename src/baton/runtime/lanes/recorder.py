@@ -112,6 +112,20 @@ class Recorder:
             "BATON_RESOLUTION", native, session_id=session_id, run_id=run_id, journal_ref=_ref(ref)
         )
 
+    async def session_setup(
+        self, session_id: str, run_id: str, setup: dict[str, Any], ref: object
+    ) -> None:
+        """What Baton asked for when it opened the session beyond cwd and tools (the system
+        prompt, redacted, and its mode; the additional roots): a BATON_RESOLUTION whose payload
+        is ``{"sessionSetup": setup}``, citing the setup answer's journal record."""
+        await self.store.record_observation(
+            "BATON_RESOLUTION",
+            {"sessionSetup": setup},
+            session_id=session_id,
+            run_id=run_id,
+            journal_ref=_ref(ref),
+        )
+
     def session_state(self, session_id: str, state: str) -> None:
         """The session's lifecycle state changed."""
         self.store.update_session(session_id, state=state)  # type: ignore[arg-type]

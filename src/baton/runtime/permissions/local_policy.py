@@ -165,10 +165,33 @@ class LocalContext:
     network_allowed: bool
     #: A read-only lane: file mutations can only be declined or cancelled.
     read_only: bool = False
+    #: Additional workspace roots (``--add-dir``): inside them counts as inside the worktree,
+    #: under the same symlink, hard-link and ``.git`` rules, each root its own boundary.
+    additional_roots: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         # Resolved once, with symlinks followed, so every comparison is between real paths.
         object.__setattr__(self, "worktree", os.path.realpath(self.worktree))
+        object.__setattr__(
+            self, "additional_roots", tuple(os.path.realpath(r) for r in self.additional_roots)
+        )
+
+    @property
+    def roots(self) -> tuple[str, ...]:
+        """The worktree, then the additional roots."""
+        return (self.worktree, *self.additional_roots)
+
+    def root_of(self, resolved: str) -> str | None:
+        """The root (the innermost, when roots nest) that holds the real path ``resolved``."""
+        holding = [root for root in self.roots if _inside(resolved, root)]
+        return max(holding, key=len) if holding else None
+
+    def root_for(self, raw: str, base: str) -> str:
+        """The root to check ``raw`` (relative ones against ``base``) against: the one holding
+        it, else the worktree (whose check then reports it outside)."""
+        resolved = _resolve(raw, base)
+        found = self.root_of(resolved) if resolved is not None else None
+        return found or self.worktree
 
 
 @dataclass(frozen=True, slots=True)
@@ -354,7 +377,7 @@ def _working_directories(
         if not isinstance(value, str):
             return _block(CWD_OUTSIDE_WORKTREE, "a working directory that is not a string")
         resolved = _resolve(value, context.worktree)
-        if resolved is None or not _inside(resolved, context.worktree):
+        if resolved is None or context.root_of(resolved) is None:
             return _block(CWD_OUTSIDE_WORKTREE, f"working directory {_quote(value)} is outside")
         found.append(resolved)
     return list(dict.fromkeys(found)) or [context.worktree]
@@ -372,7 +395,8 @@ def _check_paths(tool_call: Mapping[str, Any], kind: str, context: LocalContext)
     mutating = kind in MUTATING_KINDS
     for raw in walk.strings:
         for base in bases:
-            refusal = check_path(raw, base, context.worktree, mutating=mutating)
+            root = context.root_for(raw, base)
+            refusal = check_path(raw, base, root, mutating=mutating)
             if refusal is not None:
                 return refusal
     count = len(walk.strings)
@@ -437,7 +461,7 @@ def _check_command(tool_call: Mapping[str, Any], kind: str, context: LocalContex
         reached = set()
         for base in cwds:
             resolved = _resolve(directory, base)
-            if resolved is None or not _inside(resolved, context.worktree):
+            if resolved is None or context.root_of(resolved) is None:
                 return _block(
                     CWD_OUTSIDE_WORKTREE, f"the command changes into {_quote(directory)}, outside"
                 )
@@ -448,9 +472,10 @@ def _check_command(tool_call: Mapping[str, Any], kind: str, context: LocalContex
     # Git run from inside another repository nested in the worktree acts on that repository:
     # a fetch there delivers into it.
     for directory in sorted(cwds):
-        nested = _nested_git_dir(directory, context.worktree, with_work_tree=True)
+        root = context.root_of(directory) or context.worktree
+        nested = _nested_git_dir(directory, root, with_work_tree=True)
         if nested is not None:
-            shown = os.path.relpath(nested, context.worktree)
+            shown = os.path.relpath(nested, root)
             return _block(
                 CWD_OUTSIDE_WORKTREE,
                 f"the command runs inside another Git repository ({_quote(shown)})",
@@ -491,7 +516,8 @@ def _check_fetch(tool_call: Mapping[str, Any], context: LocalContext) -> LocalDe
     for item in walk.strings:
         if item in urls:
             continue
-        refusal = check_path(item, context.worktree, context.worktree, mutating=False)
+        root = context.root_for(item, context.worktree)
+        refusal = check_path(item, context.worktree, root, mutating=False)
         if refusal is not None:
             return _block(LOCAL_FILE_FETCH, f"fetch names a local target: {refusal.detail}")
     return LocalDecision(True, NETWORK_PERMITTED, f"fetch of {named}")

@@ -29,6 +29,7 @@ from baton.wire.permission import (
     cancelled_outcome,
     selected_outcome,
 )
+from baton.wire.toolcalls import tool_name
 
 #: Version of the record's JSON shape; bumped when a field changes meaning.
 RECORD_VERSION: Final = 1
@@ -204,6 +205,8 @@ class InteractionRecord:
             "requestId": _plain(self.request_id),
             "sessionId": _plain(self.session_id),
             "toolCallId": _plain(self.tool_call_id),
+            # The tool's programmatic name (stable ACP since SDK 2.4.0), latest known first.
+            "toolName": tool_name(self.correlated_tool_call or self.request_tool_call or {}),
             "policy": self.policy,
             "requestToolCall": _plain(self.request_tool_call),
             "correlatedToolCall": _plain(self.correlated_tool_call),

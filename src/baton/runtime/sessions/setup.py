@@ -35,6 +35,7 @@ from baton.runtime.turns.context import RunContext
 from baton.runtime.turns.controls import project_controls
 from baton.runtime.turns.outcome import RunOutcome, TurnOutcome
 from baton.runtime.turns.settings import RequestedSettings, apply_settings
+from baton.runtime.turns.system_prompts import requested_system_prompt, session_setup_record
 from baton.wire.content import build_prompt, text_block
 from baton.wire.session_state import NewSessionResult
 
@@ -134,6 +135,8 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
         )
         window.open()
         attach_method: str | None = None
+        roots = tuple(request.additional_directories)
+        system_prompt = requested_system_prompt(request.system_prompt, request.append_system_prompt)
         kept = _kept_idle(lane, request.attach_session)
         if kept is not None:
             # Attached in this process (kept by an earlier run): used as it is.
@@ -141,16 +144,29 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
             attach_method = ATTACHED_HERE
         elif request.attach_session is not None:
             attached = await client.attach_session(
-                request.attach_session, ctx.cwd, mcp_servers=ctx.tools
+                request.attach_session,
+                ctx.cwd,
+                mcp_servers=ctx.tools,
+                additional_directories=roots,
+                system_prompt=system_prompt,
             )
             opened = NewSessionResult(attached.session_id, attached.state)
             attach_method = attached.method
         elif ctx.setup_clock is not None:
             opened = await client.new_session_within(
-                ctx.setup_clock, ctx.cwd, mcp_servers=ctx.tools
+                ctx.setup_clock,
+                ctx.cwd,
+                mcp_servers=ctx.tools,
+                additional_directories=roots,
+                system_prompt=system_prompt,
             )
         else:
-            opened = await client.new_session(ctx.cwd, mcp_servers=ctx.tools)
+            opened = await client.new_session(
+                ctx.cwd,
+                mcp_servers=ctx.tools,
+                additional_directories=roots,
+                system_prompt=system_prompt,
+            )
         ref = client.state_ref(opened.session_id)
     except (AgentLaunchFailed, IncompatibleProtocolVersion) as exc:
         return _failure(exc.code, redact(exc.message), RunOutcome.AGENT_UNAVAILABLE)
@@ -183,6 +199,9 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
         session = await _reuse(ctx, window, kept)
     else:
         session = await _adopt(ctx, window, opened, ref, attach_method)
+        setup_record = session_setup_record(system_prompt, roots, redact)
+        if setup_record:
+            await ctx.recorder.session_setup(session.session_id, ctx.run_id, setup_record, ref)
     if request.inspect_only:
         return await _inspected(ctx, session, attach_method)
     try:

@@ -22,9 +22,12 @@ EVENT_TYPES: Final = (
     "text",  # runId, text, coalescedEvents
     "thought",  # runId, text, coalescedEvents
     "user_text",  # runId, text (load replays of the user's own messages)
-    "tool_call",  # runId, toolCallId, kind, title, status, paths, command
+    "tool_call",  # runId, toolCallId, kind, title, status, paths, command, name, parentToolCallId
     "plan",  # runId, entries [{content, status, priority}]
-    "usage",  # runId, used, size, cost
+    "usage",  # runId, used, size, cost, turn
+    "notice",  # runId, severity, title, description
+    "compaction",  # runId, compactionId, status, summary, error, truncated, otherBlocks
+    "elicitation",  # runId, request, action, reasonCode, reason, chosenBy, content
     "mode",  # runId, modeId
     "config",  # runId, configOptions (ids and current values)
     "session_info",  # runId, title

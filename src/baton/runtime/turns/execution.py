@@ -51,6 +51,7 @@ async def execute_turn(
             worktree=ctx.cwd,
             network_allowed=request.execution.network == "enabled",
             read_only=spec.read_only,
+            additional_roots=tuple(request.additional_directories),
         ),
     )
     turn = Turn(

@@ -80,6 +80,8 @@ class TurnOutcome:
     #: Unparseable lines skipped and protocol violations seen on the connection.
     skipped_frames: int = 0
     violations: int = 0
+    #: ``{used, size, cost?, turn?}``: what the agent reported, or None (see LiveUpdates).
+    usage: dict[str, Any] | None = None
 
     @property
     def run_outcome(self) -> RunOutcome:

@@ -47,6 +47,16 @@ class RunRequest:
     #: Keep the provider session attached after the run (its controls can then be read and
     #: changed with :meth:`Runtime.controls` and :meth:`Runtime.apply_control`).
     keep_session: bool = False
+    #: Additional workspace roots (``--add-dir``): existing directories outside ``cwd``, sent
+    #: as ``additionalDirectories`` (needs ``sessionCapabilities.additionalDirectories``) and
+    #: treated by the local permission policy as inside the worktree.
+    additional_directories: Sequence[str] = ()
+    #: Unstable ACP: a system prompt replacing the agent's default instructions (``override``;
+    #: needs ``sessionCapabilities.systemPrompt.mode.override``). Excludes the next field.
+    system_prompt: str | None = None
+    #: Unstable ACP: a system prompt added to the agent's own (``append``; needs
+    #: ``sessionCapabilities.systemPrompt``).
+    append_system_prompt: str | None = None
     #: Run this QUEUED run (a queue's submission, docs/fleet.md) instead of creating one: it
     #: is taken over compare-and-set (QUEUED to STARTING, owned by this process), so a run
     #: cancelled or settled meanwhile is never started.

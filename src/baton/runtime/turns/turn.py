@@ -25,12 +25,15 @@ from baton.errors import (
     ProtocolError,
     TransportClosed,
 )
+from baton.redaction import redact_json
 from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker
+from baton.runtime.permissions.elicitations import settle_elicitation
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
 from baton.runtime.permissions.records import TURN_CANCELLED
 from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.live_updates import LiveUpdates
 from baton.runtime.turns.outcome import TurnOutcome
 from baton.runtime.turns.phase import (
     LOSABLE_PHASES,
@@ -51,9 +54,10 @@ from baton.store import NewItem
 from baton.wire.bounded import bounded, bounded_text
 from baton.wire.budget import BudgetClock
 from baton.wire.codec import PromptAck, SessionActivity, parse_state_update
+from baton.wire.extensions import claude as claude_extension
 from baton.wire.session_state import parse_config_options
 from baton.wire.stop import PromptResult, StopReason
-from baton.wire.toolcalls import tool_command, tool_diff_stats, tool_paths
+from baton.wire.toolcalls import tool_command, tool_diff_stats, tool_name, tool_paths
 
 #: How long Baton waits for a ``cancelled`` answer after session/cancel (seconds).
 INTERRUPT_COMPLETION_TIMEOUT_SECONDS: Final = 15.0
@@ -154,8 +158,14 @@ class Turn:
             secrets=lane.secrets,
         )
         self.tool_calls: dict[str, dict[str, Any]] = {}
+        #: toolCallId -> its parent tool call (claude profile only: the subagent link).
+        self.tool_parents: dict[str, str] = {}
+        self._reads_parents = claude_extension.EXTENSION in lane.spec.extensions
         self.plan: list[Any] | None = None
-        self.usage: dict[str, Any] | None = None
+        #: Usage, notices and compactions (events as they arrive, items at the end).
+        self.live = LiveUpdates(
+            run_id, self.emit, lane.redact, lambda: self.buffer.flush_output(release=True)
+        )
         self.permission_log: list[dict[str, Any]] = []
         self._pending: set[asyncio.Task[Resolution]] = set()
         #: The turn's state machine (see baton.runtime.turns.phase).
@@ -255,10 +265,12 @@ class Turn:
                 return
             tool_state = self.session.tracker.get(tool_call_id) or dict(update)
             self.tool_calls[tool_call_id] = tool_state
+            if self._reads_parents and tool_call_id not in self.tool_parents:
+                parent = claude_extension.parent_tool_use_id(update)
+                if parent is not None and parent != tool_call_id:
+                    self.tool_parents[tool_call_id] = parent
             self.buffer.flush_output(release=True)
-            self.emit(
-                RunEvent("tool_call", self.run_id, _tool_call_view(tool_state, self.lane.redact))
-            )
+            self.emit(RunEvent("tool_call", self.run_id, self._tool_view(tool_state)))
             return
         if kind == "plan":
             entries = update.get("entries")
@@ -266,11 +278,7 @@ class Turn:
             self.buffer.flush_output(release=True)
             self.emit(RunEvent("plan", self.run_id, {"entries": _plan_view(self.plan)}))
             return
-        if kind == "usage_update":
-            self.usage = bounded(
-                {k: update.get(k) for k in ("used", "size", "cost") if k in update}
-            )
-            self.emit(RunEvent("usage", self.run_id, dict(self.usage)))
+        if self.live.handle(kind, update):
             return
         if kind == "current_mode_update":
             mode_id = update.get("currentModeId")
@@ -374,6 +382,7 @@ class Turn:
         view = bounded(
             {
                 "toolCallId": record.get("toolCallId"),
+                "toolName": record.get("toolName"),
                 "options": [
                     {"optionId": o.get("optionId"), "name": o.get("name"), "kind": o.get("kind")}
                     for o in record.get("options", [])
@@ -393,6 +402,18 @@ class Turn:
         self.buffer.flush_output(release=True)
         self.emit(RunEvent("permission", self.run_id, view))
         return resolution
+
+    async def on_elicitation(self, request: InboundRequest) -> dict[str, Any]:
+        """Answer one ``elicitation/create`` of this run's session (the lane's elicitor asks,
+        see :func:`~baton.runtime.permissions.elicitations.settle_elicitation`); the request,
+        the answer and why are kept as an ``elicitation`` event and item, redacted."""
+        outcome = await settle_elicitation(
+            request.params,
+            self.lane.elicitor,
+            cancelling=self.phases.current in REFUSING_PHASES,
+        )
+        self.live.elicitation(redact_json(outcome.record, self.lane.secrets))
+        return outcome.answer
 
     # --- loss and interruption -------------------------------------------------------------
 
@@ -464,6 +485,7 @@ class Turn:
         outcome.tool_calls = len(self.tool_calls)
         outcome.permissions = self.permission_log
         outcome.text = "".join(self._text_parts)
+        outcome.usage = self.live.usage_view()
         gate = self.lane.spec.terminal_failure_text
         if outcome.status == "COMPLETED" and gate is not None and outcome.text.strip() == gate:
             # The profile's exact usage-gate message followed by end_turn (Cursor): a failed,
@@ -586,6 +608,7 @@ class Turn:
             )
             answer = codec.prompt_answer(result)
             if isinstance(answer, PromptResult):
+                self.live.on_prompt_answer(result)
                 return answer
             self._ack = answer
         return await self._await_idle(budget=budget, timeout=timeout)
@@ -769,16 +792,22 @@ class Turn:
     def _finish_items(self, outcome: TurnOutcome) -> None:
         self.buffer.close()
         for tool_state in self.tool_calls.values():
-            self._items.append(Item("tool_call", _tool_call_view(tool_state, self.lane.redact)))
+            self._items.append(Item("tool_call", self._tool_view(tool_state)))
         if self.plan is not None:
             self._items.append(Item("plan", {"entries": _plan_view(self.plan)}))
-        if self.usage is not None:
-            self._items.append(Item("usage", dict(self.usage)))
+        self._items.extend(self.live.items())
         self._write_items()
         if self._append_failed is not None and outcome.status != "RECOVERY_REQUIRED":
             outcome.status = "RECOVERY_REQUIRED"
             outcome.error_code = "OUTPUT_APPEND_FAILED"
             outcome.recovery_reason = self._append_failed
+
+    def _tool_view(self, tool_state: dict[str, Any]) -> dict[str, Any]:
+        view = _tool_call_view(tool_state, self.lane.redact)
+        parent = self.tool_parents.get(str(tool_state.get("toolCallId")))
+        if parent is not None:
+            view["parentToolCallId"] = parent
+        return view
 
     def _write_items(self) -> None:
         if not self._items or self._append_failed is not None:
@@ -834,6 +863,9 @@ def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict
         "status": state.get("status"),
         "paths": [redact(p) for p in tool_paths(state)[:MAX_TOOL_PATHS]],
     }
+    name = tool_name(state)
+    if name is not None:
+        view["name"] = redact(name)
     command = tool_command(state)
     if command is not None:
         view["command"] = redact(command)[:MAX_TOOL_COMMAND_CHARS]

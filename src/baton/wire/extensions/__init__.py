@@ -6,6 +6,8 @@ Each module implements one captured, versioned contract and is pure (no I/O, no 
   catalog, ``session/set_model`` with ``_meta.reasoningEffort``, ``_x.ai/models/update``).
 - :mod:`baton.wire.extensions.cursor`: ``cursor-agent-acp/parameterized-model-picker@v1``
   (``clientCapabilities._meta.parameterizedModelPicker``, ``cursor/list_available_models``).
+- :mod:`baton.wire.extensions.claude`: ``claude-agent-acp/subagent-parent@v1`` (the parent link
+  ``_meta.claudeCode.parentToolUseId`` of a subagent's tool calls).
 
 Nothing here decides *whether* an extension applies: callers use these functions only for a
 profile whose flag enables the contract (:attr:`baton.runtime.agents.profiles.Profile.

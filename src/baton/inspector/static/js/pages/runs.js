@@ -17,7 +17,8 @@ const POLICIES = ["", "ask", "auto-edits", "full"];
 // Event types the service sends as named SSE events (docs/events.md) plus its own markers.
 const EVENT_TYPES = ["run_started", "session", "controls", "text", "thought", "user_text", "tool_call",
   "plan", "usage", "mode", "config", "session_info", "commands", "state", "permission", "item", "warning",
-  "result", "dropped", "notice", "replay", "permission_request", "permission_closed"];
+  "result", "dropped", "notice", "replay", "permission_request", "permission_closed",
+  "compaction", "elicitation"];
 
 /** A run's status badge; RECOVERY_REQUIRED links to the recovery view. */
 export function runStatus(run) {

@@ -1,0 +1,155 @@
+"""Answering the agent's ``elicitation/create`` during a run.
+
+Baton advertises elicitation only when someone can answer (an :class:`Elicitor`: a person at a
+TTY under the ``ask`` policy, or the service's API); the lane then serves the request and hands
+it to the session's active run. :func:`settle_elicitation` decides the answer:
+
+- a malformed request, a mode Baton did not offer (always the case headless: nothing was
+  offered), a form with a field Baton cannot present, or no active run: ``decline``, with a
+  recorded reason and ``chosenBy: baton``;
+- a turn being cancelled: ``cancel``;
+- otherwise the elicitor asks; a form answer is checked against the request's schema subset
+  once more (an invalid one becomes ``decline``). Nothing is ever accepted automatically: only
+  an :class:`Elicitor` (a person or an API caller) can say ``accept``.
+
+Every request and answer is journaled by the connection's tap (as every frame is); the record
+this module returns (``request``, ``action``, ``reasonCode``, ``reason``, ``chosenBy``,
+``content``) goes into the run's events and items, redacted like any run event: credential-named
+fields and credential-looking values are masked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Protocol
+
+from baton.errors import ElicitationAnswerInvalid, InvalidElicitationRequest
+from baton.wire.capabilities import ElicitationOffer
+from baton.wire.elicitation import (
+    FORM,
+    URL,
+    ElicitationRequest,
+    accept_answer,
+    cancel_answer,
+    decline_answer,
+    parse_elicitation_request,
+    validate_form_answer,
+)
+
+#: Reason codes of an answer Baton chose itself (``chosenBy: baton``).
+MALFORMED_REQUEST: Final = "malformed_request"
+MODE_NOT_OFFERED: Final = "mode_not_offered"
+FIELDS_UNSUPPORTED: Final = "fields_unsupported"
+NO_ACTIVE_PROMPT: Final = "no_active_prompt"
+TURN_CANCELLED: Final = "turn_cancelled"
+ANSWER_INVALID: Final = "answer_invalid"
+#: The reason code of an answer a person (or an API caller) gave.
+ANSWERED: Final = "answered"
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationReply:
+    """What an elicitor's person said: ``accept`` (with ``content`` for a form), ``decline``
+    or ``cancel``."""
+
+    action: str
+    content: Mapping[str, Any] | None = None
+
+
+class Elicitor(Protocol):
+    """Someone who can answer elicitations: which modes they offer, and how they ask."""
+
+    @property
+    def offer(self) -> ElicitationOffer:
+        """The modes advertised in ``initialize`` for lanes of this runtime."""
+        ...
+
+    async def ask(self, request: ElicitationRequest) -> ElicitationReply:
+        """Ask and wait for the answer. Cancellation: the waiting is abandoned (the caller then
+        answers ``cancel``)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationOutcome:
+    """The answer to send and the record to keep."""
+
+    answer: dict[str, Any]
+    record: dict[str, Any]
+
+
+def _outcome(
+    answer: dict[str, Any],
+    request: ElicitationRequest | None,
+    reason_code: str,
+    reason: str,
+    chosen_by: str,
+) -> ElicitationOutcome:
+    record: dict[str, Any] = {
+        "request": request.to_json() if request is not None else None,
+        "action": answer["action"],
+        "reasonCode": reason_code,
+        "reason": reason,
+        "chosenBy": chosen_by,
+    }
+    if "content" in answer:
+        record["content"] = dict(answer["content"])
+    return ElicitationOutcome(answer, record)
+
+
+def refuse_elicitation(params: object, reason_code: str, reason: str) -> ElicitationOutcome:
+    """Decline without asking (no active run, a stale generation); the request is parsed for
+    the record when it can be."""
+    try:
+        request: ElicitationRequest | None = parse_elicitation_request(params)
+    except InvalidElicitationRequest:
+        request = None
+    return _outcome(decline_answer(), request, reason_code, reason, "baton")
+
+
+async def settle_elicitation(
+    params: object,
+    elicitor: Elicitor | None,
+    *,
+    cancelling: bool = False,
+) -> ElicitationOutcome:
+    """Decide the answer to one ``elicitation/create`` (see the module docstring)."""
+    try:
+        request = parse_elicitation_request(params)
+    except InvalidElicitationRequest as exc:
+        return _outcome(decline_answer(), None, MALFORMED_REQUEST, exc.message, "baton")
+    offer = elicitor.offer if elicitor is not None else ElicitationOffer()
+    offered = (request.mode == FORM and offer.form) or (request.mode == URL and offer.url)
+    if elicitor is None or not offered:
+        return _outcome(
+            decline_answer(),
+            request,
+            MODE_NOT_OFFERED,
+            f"Baton did not offer {request.mode!r} elicitation (nobody here can answer it)",
+            "baton",
+        )
+    if request.unsupported_fields:
+        return _outcome(
+            decline_answer(),
+            request,
+            FIELDS_UNSUPPORTED,
+            "the form has fields Baton cannot present: " + ", ".join(request.unsupported_fields),
+            "baton",
+        )
+    if cancelling:
+        return _outcome(
+            cancel_answer(), request, TURN_CANCELLED, "the turn is being cancelled", "baton"
+        )
+    reply = await elicitor.ask(request)
+    if reply.action == "accept":
+        if request.mode == URL:
+            return _outcome(accept_answer(), request, ANSWERED, "the user accepted", "user")
+        try:
+            content = validate_form_answer(request, reply.content or {})
+        except ElicitationAnswerInvalid as exc:
+            return _outcome(decline_answer(), request, ANSWER_INVALID, exc.message, "baton")
+        return _outcome(accept_answer(content), request, ANSWERED, "the user accepted", "user")
+    if reply.action == "cancel":
+        return _outcome(cancel_answer(), request, ANSWERED, "the user dismissed it", "user")
+    return _outcome(decline_answer(), request, ANSWERED, "the user declined", "user")

@@ -1,0 +1,74 @@
+"""Elicitation on a real pseudo-terminal (pexpect): `baton run` under ask advertises it, asks
+field by field, re-asks an invalid answer, shows a URL without opening it; headless runs
+decline (tests/runtime/test_live_updates_e2e.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pexpect
+
+AGENT = f"{sys.executable} -m baton.agents.scripted"
+
+
+def spawn(tmp_path: Path, prompt: str) -> pexpect.spawn:
+    return pexpect.spawn(
+        sys.executable,
+        [
+            "-m",
+            "baton.cli.main",
+            "run",
+            "--data-dir",
+            str(tmp_path / "d"),
+            "--cwd",
+            str(tmp_path),
+            "--agent-command",
+            AGENT,
+            prompt,
+        ],
+        encoding="utf-8",
+        timeout=30,
+        cwd=str(tmp_path),
+    )
+
+
+def test_a_person_fills_in_the_form(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "elicit form")
+    child.expect("The agent asks: The scripted agent needs a few details")
+    child.expect("Answer\\? y = fill in")
+    child.sendline("y")
+    child.expect("Project name: ")
+    child.sendline("web")
+    child.expect("Replicas: ")
+    child.sendline("9")
+    child.expect("above the maximum 5")
+    child.expect("Replicas: ")
+    child.sendline("2")
+    child.expect("2\\) Americas")
+    child.expect("Region \\(number or value\\): ")
+    child.sendline("1")
+    child.expect("Deploy now \\[y/n\\]: ")
+    child.sendline("y")
+    child.expect(
+        '"action":"accept","content":\\{"name":"web","replicas":2,"region":"eu","confirm":true\\}'
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_a_person_declines_and_a_url_is_only_shown(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "elicit form; elicit url")
+    child.expect("Answer\\? y = fill in")
+    child.sendline("n")
+    child.expect("Open this URL yourself \\(Baton does not open it\\)")
+    child.expect("https://127.0.0.1:9/scripted-sign-in")
+    child.expect("Done\\? y = finished")
+    child.sendline("y")
+    # The replies stream to stdout after the questions (the output buffer's boundary).
+    child.expect('elicitation answer: \\{"action":"decline"\\}')
+    child.expect('elicitation answer: \\{"action":"accept"\\}')
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
