@@ -56,6 +56,7 @@ from baton.runtime.turns.controls import (
     refuse_while,
     resolve_control,
 )
+from baton.runtime.turns.event_stream import iterate_events
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.execution import execute_turn, record_setup_failure
 from baton.runtime.turns.outcome import EXIT_CODES, RunOutcome, TurnOutcome
@@ -601,21 +602,12 @@ class Runtime:
 
         Cancellation: cancelling the consumer (or closing the generator early) cancels the
         run and waits for it to settle, with :meth:`run`'s cancellation semantics."""
-        queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
-        task = asyncio.ensure_future(self.run(request, on_event=queue.put_nowait))
-        task.add_done_callback(lambda _t: queue.put_nowait(None))
-        try:
-            while True:
-                event = await queue.get()
-                if event is None:
-                    break
+        # aclosing: closing this generator closes the inner one at once, so the run is
+        # cancelled and settled before close returns (not when the inner one is collected).
+        events = iterate_events(lambda emit: self.run(request, on_event=emit))
+        async with contextlib.aclosing(events):
+            async for event in events:
                 yield event
-            task.result()
-        finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
 
 
 def _result(run_id: str, outcome: TurnOutcome, session: LaneSession | None) -> RunResult:

@@ -54,6 +54,7 @@ from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.controls import ControlSet
+from baton.runtime.turns.event_stream import iterate_events
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import Turn
 from baton.store import Conversation, ConversationStatus, Run, Store
@@ -364,21 +365,10 @@ class Conversations:
         refusal before the turn (busy, closed...) is raised from the iterator.
 
         Cancellation: closing the iterator early cancels the prompt (see :meth:`prompt`)."""
-        queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
-        task = asyncio.ensure_future(self.prompt(name, text, options, on_event=queue.put_nowait))
-        task.add_done_callback(lambda _t: queue.put_nowait(None))
-        try:
-            while True:
-                event = await queue.get()
-                if event is None:
-                    break
+        events = iterate_events(lambda emit: self.prompt(name, text, options, on_event=emit))
+        async with contextlib.aclosing(events):  # closed at once with this iterator
+            async for event in events:
                 yield event
-            task.result()
-        finally:
-            if not task.done():
-                task.cancel()
-                with contextlib.suppress(BaseException):
-                    await task
 
     def cancel(self, name: str) -> bool:
         """Interrupt the running turn of ``name`` in this process (session/cancel, then the
