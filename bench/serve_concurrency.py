@@ -257,15 +257,18 @@ def clis(sessions: int, updates: int, work: Path) -> float:
                 f"stream {updates}",
             ],
             stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             cwd=str(work),
         )
         for index in range(sessions)
     ]
-    outputs = [p.communicate(timeout=PHASE_TIMEOUT_SECONDS)[0] for p in processes]
+    outputs = [p.communicate(timeout=PHASE_TIMEOUT_SECONDS) for p in processes]
     elapsed = time.perf_counter() - started
-    for output in outputs:
-        last = orjson.loads(output.splitlines()[-1])
+    for process, (output, errors) in zip(processes, outputs, strict=True):
+        lines = output.splitlines()
+        # A run that printed no result says why on stderr (kept for this message only).
+        assert lines, f"baton run exited {process.returncode}: {errors.decode()[-2000:]}"
+        last = orjson.loads(lines[-1])
         assert last["status"] == "COMPLETED", last
     return elapsed
 
