@@ -236,3 +236,40 @@ def test_remote_lists_the_agents_sessions_marking_those_baton_knows(tmp_path: Pa
     assert refused.returncode == 2 and "CAPABILITY_NOT_ADVERTISED" in refused.stderr
     alone = baton(tmp_path, "sessions", "--remote")
     assert alone.returncode == 2 and "--remote needs exactly one" in alone.stderr
+
+
+def test_remote_delete_is_explicit_gated_and_refused_for_a_live_conversation(
+    tmp_path: Path,
+) -> None:
+    new_session(tmp_path, "kept")
+    provider_id = listing(tmp_path)["kept"]["providerSessionId"]
+    held = baton(
+        tmp_path,
+        "sessions",
+        "--remote",
+        "--agent-command",
+        agent(tmp_path),
+        "--delete",
+        provider_id,
+    )
+    assert held.returncode == 2 and "'kept' holds provider session" in held.stderr
+    assert baton(tmp_path, "session", "rm", "kept").returncode == 0
+    before = baton(tmp_path, "sessions", "--remote", "--agent-command", agent(tmp_path), "--json")
+    assert provider_id in [row["sessionId"] for row in json_lines(before.stdout)]
+    undeletable = agent(tmp_path, "--cap", "sessionCapabilities.delete=omit")
+    refused = baton(
+        tmp_path, "sessions", "--remote", "--agent-command", undeletable, "--delete", provider_id
+    )
+    assert refused.returncode == 2 and "CAPABILITY_NOT_ADVERTISED" in refused.stderr
+    done = baton(
+        tmp_path, "sessions", "--remote", "--agent-command", agent(tmp_path),
+        "--delete", provider_id, "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json_lines(done.stdout) == [
+        {"sessionId": provider_id, "deleted": True, "schemaVersion": 1}
+    ]
+    left = baton(tmp_path, "sessions", "--remote", "--agent-command", agent(tmp_path), "--json")
+    assert provider_id not in [row["sessionId"] for row in json_lines(left.stdout)]
+    alone = baton(tmp_path, "sessions", "--delete", provider_id)
+    assert alone.returncode == 2 and "use it with --remote" in alone.stderr

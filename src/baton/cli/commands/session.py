@@ -193,6 +193,12 @@ def register_list(subparsers: argparse._SubParsersAction[argparse.ArgumentParser
     )
     parser.add_argument("--cwd", metavar="DIR", help="with --remote: only sessions of this cwd")
     parser.add_argument(
+        "--delete",
+        metavar="PROVIDER_SESSION_ID",
+        help="with --remote: delete this session of the agent's (session/delete, when the agent "
+        "advertises it; refused while a Baton session that is not closed holds it)",
+    )
+    parser.add_argument(
         "--config", "--config-file", metavar="FILE", dest="config_file", help="config file"
     )
     _common(parser)
@@ -336,6 +342,8 @@ def _remote(args: argparse.Namespace) -> int:
         profiles=config.all_profiles(),
         config_overrides=dict(config.executables),
     )
+    if args.delete is not None:
+        return _delete_remote(args, runtime)
     listing = _with_conversations(
         args,
         lambda c: c.remote(
@@ -369,7 +377,30 @@ def _remote(args: argparse.Namespace) -> int:
     return exit_codes.OK
 
 
+def _delete_remote(args: argparse.Namespace, runtime: Runtime) -> int:
+    _with_conversations(
+        args,
+        lambda c: c.delete_remote(
+            args.delete,
+            agent=args.agent,
+            agent_command=args.agent_command,
+            env_keys=tuple(args.env),
+        ),
+        runtime=runtime,
+    )
+    if args.json:
+        write_json(
+            sys.stdout,
+            {"sessionId": args.delete, "deleted": True, "schemaVersion": SCHEMA_VERSION},
+        )
+    else:
+        print(f"deleted the agent's session {visible(args.delete, None)}")
+    return exit_codes.OK
+
+
 def _list(args: argparse.Namespace) -> int:
+    if args.delete is not None and not args.remote:
+        raise UsageError("--delete names a session of the agent's own: use it with --remote")
     if args.remote:
         return _remote(args)
     if args.agent_command is not None or args.env or args.cwd is not None:

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
+from baton.errors import UsageError
 from baton.runtime.runtime import RunRequest, Runtime
 from baton.store import Store
 
@@ -95,3 +96,35 @@ async def list_remote_sessions(
             return RemoteListing(found, True)
         seen.add(cursor)
     return RemoteListing(found, True)
+
+
+async def delete_remote_session(
+    runtime: Runtime,
+    store: Store,
+    session_id: str,
+    *,
+    agent: str | None = None,
+    agent_command: str | Sequence[str] | None = None,
+    env_keys: Sequence[str] = (),
+) -> None:
+    """``session/delete`` of the agent's session ``session_id``: only behind this explicit
+    request, never on Baton's own. CAPABILITY_NOT_ADVERTISED when the agent does not advertise
+    ``sessionCapabilities.delete``. Refused (USAGE_ERROR) while a Baton conversation that is not
+    CLOSED holds that provider session: deleting it underneath would leave the conversation
+    pointing at nothing (close it, or `baton session rm` it, first).
+
+    Cancellation: a cancel before the request is written deletes nothing; after it, the
+    outcome is the agent's (the request is abandoned under the fixed request limit's rules)."""
+    spec = await runtime.resolve(
+        RunRequest(prompt="", agent=agent, agent_command=agent_command, env_keys=env_keys)
+    )
+    for conversation in store.list_conversations(profile=spec.profile_id):
+        if conversation.provider_session_id == session_id and conversation.status != "CLOSED":
+            raise UsageError(
+                f"the Baton session {conversation.name!r} holds provider session "
+                f"{session_id!r} ({conversation.status}); close it or `baton session rm` it "
+                "before deleting the provider's session"
+            )
+    lane = await runtime.lane_for(spec)
+    client = await lane.ensure_started(None)
+    await client.delete_session(session_id)

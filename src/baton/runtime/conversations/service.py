@@ -48,7 +48,11 @@ from baton.runtime.conversations.decisions import (
 )
 from baton.runtime.conversations.history import HistoryTurn, conversation_history
 from baton.runtime.conversations.names import check_session_name, generate_session_name
-from baton.runtime.conversations.remote import RemoteListing, list_remote_sessions
+from baton.runtime.conversations.remote import (
+    RemoteListing,
+    delete_remote_session,
+    list_remote_sessions,
+)
 from baton.runtime.conversations.turn_queue import TurnQueue
 from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.permissions.policies import PolicyName
@@ -229,6 +233,27 @@ class Conversations:
             agent_command=agent_command,
             env_keys=env_keys,
             cwd=where,
+        )
+
+    async def delete_remote(
+        self,
+        session_id: str,
+        *,
+        agent: str | None = None,
+        agent_command: str | Sequence[str] | None = None,
+        env_keys: Sequence[str] = (),
+    ) -> None:
+        """``session/delete`` of one of the agent's own sessions, asked for explicitly (see
+        :func:`baton.runtime.conversations.remote.delete_remote_session`, which states the
+        refusals and the cancellation rules)."""
+        store = await self._store()
+        await delete_remote_session(
+            self.runtime,
+            store,
+            session_id,
+            agent=agent,
+            agent_command=agent_command,
+            env_keys=env_keys,
         )
 
     # --- creating --------------------------------------------------------------------------
