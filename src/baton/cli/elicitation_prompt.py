@@ -24,6 +24,7 @@ import os
 from typing import IO, Any, Final
 
 from baton.cli.terminal import Screen, visible
+from baton.cli.tty_input import read_available
 from baton.errors import ElicitationAnswerInvalid
 from baton.runtime.permissions.elicitations import ElicitationReply, Elicitor
 from baton.wire.capabilities import ElicitationOffer
@@ -153,22 +154,7 @@ class TtyElicitor:
         return line.decode("utf-8", errors="replace")[:MAX_LINE_CHARS]
 
     async def _read_chunk(self) -> bytes:
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-
-        def on_readable() -> None:
-            if not ready.done():
-                ready.set_result(None)
-
-        try:
-            loop.add_reader(self._fd, on_readable)
-        except (OSError, NotImplementedError, ValueError):
-            return await asyncio.to_thread(os.read, self._fd, READ_CHUNK_BYTES)
-        try:
-            await ready
-        finally:
-            loop.remove_reader(self._fd)
-        return os.read(self._fd, READ_CHUNK_BYTES)
+        return await read_available(self._fd, READ_CHUNK_BYTES)
 
 
 _SKIPPED: Final = object()

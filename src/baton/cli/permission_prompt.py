@@ -24,6 +24,7 @@ from collections.abc import Iterator, Mapping
 from typing import IO, Any, Final
 
 from baton.cli.terminal import Screen, visible
+from baton.cli.tty_input import read_available
 from baton.runtime.permissions.ask import AskAnswer, Asker, AskPrompt, NoUserAsker
 from baton.runtime.permissions.policies import note_for
 from baton.wire.toolcalls import (
@@ -212,23 +213,7 @@ class TtyAsker(Asker):
                 typed = ""
 
     async def _read_chunk(self) -> bytes:
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-
-        def on_readable() -> None:
-            if not ready.done():
-                ready.set_result(None)
-
-        try:
-            loop.add_reader(self._fd, on_readable)
-        except (OSError, NotImplementedError, ValueError):
-            # A regular file cannot be polled; reading it never blocks for long.
-            return await asyncio.to_thread(os.read, self._fd, READ_CHUNK_BYTES)
-        try:
-            await ready
-        finally:
-            loop.remove_reader(self._fd)
-        return os.read(self._fd, READ_CHUNK_BYTES)
+        return await read_available(self._fd, READ_CHUNK_BYTES)
 
 
 def _interpret(typed: str, prompt: AskPrompt) -> AskAnswer | None:
