@@ -235,7 +235,10 @@ def _text(value: object) -> str | None:
     return value[:MAX_AUTH_TEXT_CHARS]
 
 
-def _parse_auth_methods(raw: object) -> tuple[AuthMethod, ...]:
+def parse_auth_methods(raw: object, *, id_key: str = "id") -> tuple[AuthMethod, ...]:
+    """The advertised auth methods (at most :data:`MAX_AUTH_METHODS`); an invalid or repeated
+    entry is skipped, as the schema asks. ``id_key`` is the id's name: ``id`` in v1,
+    ``methodId`` in v2."""
     if not isinstance(raw, list):
         return ()
     methods: list[AuthMethod] = []
@@ -245,9 +248,9 @@ def _parse_auth_methods(raw: object) -> tuple[AuthMethod, ...]:
             break
         if not isinstance(entry, Mapping):
             continue
-        method_id, name = entry.get("id"), entry.get("name")
+        method_id, name = entry.get(id_key), entry.get("name")
         if not isinstance(method_id, str) or not isinstance(name, str) or method_id in seen:
-            continue  # an invalid or repeated entry is skipped, as the schema asks
+            continue
         kind = entry.get("type")
         seen.add(method_id)
         methods.append(
@@ -292,7 +295,7 @@ def parse_v1_initialize_result(result: Mapping[str, Any], version: int) -> Initi
     return InitializeResult(
         protocol_version=version,
         capabilities=parse_agent_capabilities(result.get("agentCapabilities")),
-        auth_methods=_parse_auth_methods(result.get("authMethods")),
+        auth_methods=parse_auth_methods(result.get("authMethods")),
         agent_info=_parse_agent_info(result.get("agentInfo")),
     )
 
@@ -330,13 +333,18 @@ def client_capabilities(elicitation: ElicitationOffer = NO_ELICITATION) -> dict[
         "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
     }
     if elicitation.any:
-        modes: dict[str, Any] = {}
-        if elicitation.form:
-            modes["form"] = {}
-        if elicitation.url:
-            modes["url"] = {}
-        capabilities["elicitation"] = modes
+        capabilities["elicitation"] = elicitation_modes(elicitation)
     return capabilities
+
+
+def elicitation_modes(offer: ElicitationOffer) -> dict[str, Any]:
+    """The ``elicitation`` capability object for ``offer`` (same shape in v1 and v2)."""
+    modes: dict[str, Any] = {}
+    if offer.form:
+        modes["form"] = {}
+    if offer.url:
+        modes["url"] = {}
+    return modes
 
 
 def initialize_params(

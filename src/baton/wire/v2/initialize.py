@@ -16,8 +16,6 @@ from typing import Any, Final
 from baton.errors import MalformedResult
 from baton.wire.capabilities import (
     CLIENT_NAME,
-    DEFAULT_AUTH_METHOD_TYPE,
-    MAX_AUTH_METHODS,
     MAX_AUTH_TEXT_CHARS,
     MAX_CAPABILITY_KEY_CHARS,
     MAX_UNMODELED_PATHS,
@@ -27,7 +25,9 @@ from baton.wire.capabilities import (
     AuthMethod,
     ElicitationOffer,
     InitializeResult,
+    elicitation_modes,
     leaf_advertised,
+    parse_auth_methods,
 )
 
 _META: Final = "_meta"
@@ -120,29 +120,7 @@ def _text(value: object) -> str | None:
 def parse_v2_auth_methods(raw: object) -> tuple[AuthMethod, ...]:
     """The advertised auth methods (``methodId``, ``name``, ``type``); invalid or repeated
     entries are skipped, as the schema asks."""
-    if not isinstance(raw, list):
-        return ()
-    methods: list[AuthMethod] = []
-    seen: set[str] = set()
-    for entry in raw:
-        if len(methods) >= MAX_AUTH_METHODS:
-            break
-        if not isinstance(entry, Mapping):
-            continue
-        method_id, name = entry.get("methodId"), entry.get("name")
-        if not isinstance(method_id, str) or not isinstance(name, str) or method_id in seen:
-            continue
-        kind = entry.get("type")
-        seen.add(method_id)
-        methods.append(
-            AuthMethod(
-                id=method_id,
-                name=name[:MAX_AUTH_TEXT_CHARS],
-                type=kind if isinstance(kind, str) else DEFAULT_AUTH_METHOD_TYPE,
-                description=_text(entry.get("description")),
-            )
-        )
-    return tuple(methods)
+    return parse_auth_methods(raw, id_key="methodId")
 
 
 def parse_v2_info(raw: object) -> AgentInfo:
@@ -188,12 +166,7 @@ def v2_client_capabilities(elicitation: ElicitationOffer = NO_ELICITATION) -> di
     terminal methods at all), and elicitation (form and/or URL) only when offered."""
     capabilities: dict[str, Any] = {}
     if elicitation.any:
-        modes: dict[str, Any] = {}
-        if elicitation.form:
-            modes["form"] = {}
-        if elicitation.url:
-            modes["url"] = {}
-        capabilities["elicitation"] = modes
+        capabilities["elicitation"] = elicitation_modes(elicitation)
     return capabilities
 
 
