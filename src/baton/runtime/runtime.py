@@ -42,6 +42,7 @@ from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker, NoUserAsker
 from baton.runtime.permissions.elicitations import Elicitor
 from baton.runtime.permissions.policies import (
+    PolicyName,
     available_policies,
     check_policy,
     check_run_settings,
@@ -163,6 +164,7 @@ class Runtime:
         interrupt_timeout: float = INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
         idle_timeout: BoundSetting = None,
         elicitor: Elicitor | None = None,
+        elicitation_policies: frozenset[PolicyName] | None = None,
     ) -> None:
         self.environ = dict(os.environ if environ is None else environ)
         self.data_dir = resolve_data_dir(
@@ -176,6 +178,10 @@ class Runtime:
         #: Who answers the agents' elicitations (a person at a TTY, an API): only then is
         #: elicitation advertised; None declines every request (recorded).
         self.elicitor = elicitor
+        #: The policies whose runs the elicitor answers (None: every run). The service asks
+        #: only under ``ask``: somebody is expected to watch those runs; an unattended run is
+        #: never offered elicitation by the lane it starts, and is declined on a shared lane.
+        self.elicitation_policies = elicitation_policies
         self.profiles = dict(BUILTIN_PROFILES if profiles is None else profiles)
         self.config_overrides = dict(config_overrides or {})
         self.request_limit = request_limit
@@ -349,7 +355,6 @@ class Runtime:
                 on_quarantine=self._quarantined,
             )
             lane.fingerprint = fingerprint
-            lane.elicitor = self.elicitor
             self.lanes[spec.identity] = lane
         return lane
 
@@ -473,6 +478,7 @@ class Runtime:
             setup_clock=setup_clock,
             emit=emit,
             on_turn=on_turn,
+            elicitor=self.elicitor_for(policy),
         )
         window = SetupWindow(lane)
         try:
@@ -483,6 +489,13 @@ class Runtime:
         result.duration_ms = int((time.monotonic() - started) * 1000)
         emit(result.to_event())
         return result
+
+    def elicitor_for(self, policy: PolicyName) -> Elicitor | None:
+        """Who answers the elicitations of a run under ``policy`` (None: nobody; a lane the run
+        starts then advertises no elicitation)."""
+        if self.elicitation_policies is not None and policy not in self.elicitation_policies:
+            return None
+        return self.elicitor
 
     async def _run_on_lane(
         self, ctx: RunContext, window: SetupWindow
