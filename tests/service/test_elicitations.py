@@ -17,9 +17,7 @@ async def pending(api: Api, run_id: str, after: str | None = None) -> dict[str, 
     for _ in range(1000):
         answer = await api.client.get(f"/api/v1/elicitations?runId={run_id}", headers=AUTH)
         assert answer.status_code == 200, answer.text
-        found: list[dict[str, Any]] = [
-            e for e in answer.json()["elicitations"] if e["id"] != after
-        ]
+        found: list[dict[str, Any]] = [e for e in answer.json()["elicitations"] if e["id"] != after]
         if found:
             [only] = found
             return only

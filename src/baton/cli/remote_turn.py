@@ -27,7 +27,13 @@ from baton.runtime.turns.events import RunEvent
 QUEUE_POLL_SECONDS: Final = 0.1
 #: Event types the service adds to a run's stream that `baton run` never prints.
 SERVICE_ONLY_EVENTS: Final = frozenset(
-    {"permission_request", "permission_closed", "elicitation_request", "elicitation_closed", "replay"}
+    {
+        "permission_request",
+        "permission_closed",
+        "elicitation_request",
+        "elicitation_closed",
+        "replay",
+    }
 )
 
 
