@@ -40,6 +40,14 @@ def reported(view: dict[str, Any]) -> list[dict[str, Any]]:
     return [orjson.loads(line.removeprefix("elicitation answer: ")) for line in lines]
 
 
+def offered(view: dict[str, Any]) -> dict[str, Any]:
+    """The clientCapabilities the scripted agent reports it was offered (``offered``)."""
+    text = "".join(i["content"].get("text", "") for i in view["items"] if i["kind"] == "text")
+    [line] = [line for line in text.splitlines() if line.startswith("client capabilities: ")]
+    found: dict[str, Any] = orjson.loads(line.removeprefix("client capabilities: "))
+    return found
+
+
 def elicitation_items(view: dict[str, Any]) -> list[dict[str, Any]]:
     return [i["content"] for i in view["items"] if i["kind"] == "elicitation"]
 
@@ -172,8 +180,9 @@ async def test_a_turn_budget_withdraws_its_question(api: Api) -> None:
 
 
 async def test_an_unattended_run_is_not_offered_elicitation(api: Api) -> None:
-    run_id = await api.start("elicit form", policy="full", allowUnattended=True)
+    run_id = await api.start("offered; elicit form", policy="full", allowUnattended=True)
     view = await api.finish(run_id)
+    assert "elicitation" not in offered(view)  # what the agent says it was offered
     assert "elicitation" not in await initialize_capabilities(api, run_id)
     assert reported(view) == [{"action": "decline"}]
     [record] = elicitation_items(view)
@@ -182,8 +191,8 @@ async def test_an_unattended_run_is_not_offered_elicitation(api: Api) -> None:
 
 
 async def test_a_shared_lane_never_asks_for_an_unattended_run(api: Api) -> None:
-    first = await api.start("echo hi")  # under ask: the lane it starts advertises elicitation
-    await api.finish(first)
+    first = await api.start("offered")  # under ask: the lane it starts advertises elicitation
+    assert offered(await api.finish(first))["elicitation"] == {"form": {}, "url": {}}
     assert (await initialize_capabilities(api, first))["elicitation"] == {"form": {}, "url": {}}
     run_id = await api.start("elicit form", policy="full", allowUnattended=True)
     view = await api.finish(run_id)

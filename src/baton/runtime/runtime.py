@@ -79,6 +79,7 @@ from baton.wire.budget import (
     TurnBudget,
     resolve_idle_bound,
 )
+from baton.wire.capabilities import NO_ELICITATION, ElicitationOffer
 
 __all__ = [
     "AgentNotInstalled",
@@ -146,6 +147,11 @@ class RunResult:
                 "usage": self.usage,
             },
         )
+
+
+def _offers_less(advertised: ElicitationOffer, wanted: ElicitationOffer) -> bool:
+    """Whether a process offered ``advertised`` lacks a mode of ``wanted``."""
+    return (wanted.form and not advertised.form) or (wanted.url and not advertised.url)
 
 
 class Runtime:
@@ -303,7 +309,11 @@ class Runtime:
         return spec
 
     async def lane_for(
-        self, spec: LaunchSpec, emit: Callable[[RunEvent], None] | None = None
+        self,
+        spec: LaunchSpec,
+        emit: Callable[[RunEvent], None] | None = None,
+        *,
+        elicitation: ElicitationOffer = NO_ELICITATION,
     ) -> Lane:
         """The lane of ``spec``'s runtime identity, created on first use (started lazily).
 
@@ -311,6 +321,11 @@ class Runtime:
         started (another path, or the same path with another file), an idle old lane is shut
         down; one with an active or ambiguous prompt is never terminated for a settings
         change: it keeps running and the change waits (a ``warning`` event says so).
+
+        ``elicitation``: the modes the calling run can answer. A running lane whose process was
+        offered fewer (another run started it) is replaced when it is idle and holds no kept
+        session, so the run's agent is offered them; otherwise it keeps running and the run is
+        not offered elicitation (advertisement is per process, at initialize).
         """
         fingerprint = self._fingerprints.get(spec.identity)
         for identity, old in list(self.lanes.items()):
@@ -339,6 +354,19 @@ class Runtime:
             await old.shutdown()
             del self.lanes[identity]
         lane = self.lanes.get(spec.identity)
+        if (
+            lane is not None
+            and lane.running
+            and _offers_less(lane.advertised, elicitation)
+            and not lane.busy
+            and not lane.sessions
+        ):
+            # Elicitation is negotiated once, at initialize: an idle lane started for a run
+            # nobody answers is replaced for one somebody does (never downgraded: later
+            # unattended runs on it are declined, no_answerer).
+            await lane.shutdown()
+            del self.lanes[spec.identity]
+            lane = None
         if lane is not None and lane.spec.protocol != spec.protocol and not lane.busy:
             # Another ACP version pin (--protocol): an idle lane is replaced, since its
             # version was negotiated once, at initialize. A busy one keeps running.
@@ -424,7 +452,10 @@ class Runtime:
             check_review_root(cwd, self.environ)
             if len(tools):
                 raise ConfigurationError("the read-only review lane takes no MCP servers (--tools)")
-        lane = await self.lane_for(spec, emit)
+        elicitor = self.elicitor_for(policy)
+        lane = await self.lane_for(
+            spec, emit, elicitation=elicitor.offer if elicitor is not None else NO_ELICITATION
+        )
         # The tools' env values go to the agent: from now on they are secrets of its lane.
         lane.secrets.add(tools.secret_values())
         lane_secrets.append(lane.secrets)
@@ -478,7 +509,7 @@ class Runtime:
             setup_clock=setup_clock,
             emit=emit,
             on_turn=on_turn,
-            elicitor=self.elicitor_for(policy),
+            elicitor=elicitor,
         )
         window = SetupWindow(lane)
         try:
