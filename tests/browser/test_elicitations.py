@@ -82,7 +82,10 @@ def test_a_url_is_shown_and_never_opened(page: tuple[Page, PageWatch], served: S
 
     context.on("request", on_request)
     run_id = served.start("elicit url")
-    served.sign_in(pg, f"#/runs/{run_id}")
+    # The Permissions page lists every run's open questions too.
+    served.sign_in(pg, "#/permissions")
+    expect(pg.locator(".question-card code")).to_have_text(SCRIPTED_URL)
+    pg.goto(f"{served.url}/#/runs/{run_id}")
     card = pg.locator(".question-card")
     expect(card).to_have_count(1)
     expect(card.locator("code")).to_have_text(SCRIPTED_URL)
