@@ -12,7 +12,7 @@ import pexpect
 AGENT = f"{sys.executable} -m baton.agents.scripted"
 
 
-def spawn(tmp_path: Path, prompt: str) -> pexpect.spawn:
+def spawn(tmp_path: Path, prompt: str, *flags: str) -> pexpect.spawn:
     return pexpect.spawn(
         sys.executable,
         [
@@ -25,6 +25,7 @@ def spawn(tmp_path: Path, prompt: str) -> pexpect.spawn:
             str(tmp_path),
             "--agent-command",
             AGENT,
+            *flags,
             prompt,
         ],
         encoding="utf-8",
@@ -72,3 +73,26 @@ def test_a_person_declines_and_a_url_is_only_shown(tmp_path: Path) -> None:
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_the_turn_budget_withdraws_an_open_question(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "elicit form", "--timeout", "2")
+    child.expect("Answer\\? y = fill in")
+    # Nobody types: the budget interrupts the turn, the prompt stops waiting and says so.
+    child.expect("the agent's question was withdrawn: the turn was interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 3  # the turn budget elapsed
+
+
+def test_ctrl_c_withdraws_an_open_question_and_the_agent_gets_cancel(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "elicit form", "--format", "json")
+    child.expect("Answer\\? y = fill in")
+    child.sendline("y")
+    child.expect("Project name: ")
+    child.sendintr()
+    child.expect("the agent's question was withdrawn: the turn was interrupted")
+    child.expect('"action":"cancel","reasonCode":"turn_cancelled"')
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130

@@ -86,6 +86,7 @@ async def make_api(
     settings: ServiceSettings | None = None,
     permission_wait: float = 60.0,
     bounds: QueueBounds | None = None,
+    elicitation_wait: float = 60.0,
 ) -> tuple[Api, Runtime]:
     runtime = Runtime(data_dir=tmp_path / "data", environ={"PATH": "/usr/bin:/bin"})
     service = build_service(
@@ -93,6 +94,7 @@ async def make_api(
         settings or ServiceSettings(allow_agent_command=True),
         permission_wait=permission_wait,
         bounds=bounds or QueueBounds(),
+        elicitation_wait=elicitation_wait,
     )
     await runtime.open()
     credentials = Credentials(TOKEN)

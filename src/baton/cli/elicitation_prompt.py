@@ -8,7 +8,8 @@ multi-select comma-separated numbers or values; an empty line skips an optional 
 that breaks the form's rules is said and that field asked again (at most
 :data:`MAX_INVALID_ANSWERS` times, then the form is declined). A URL is shown, never opened:
 the person opens it and says when they are done. End of input declines; Ctrl-C interrupts the
-run (the elicitation is then answered ``cancel``).
+run, and an interrupted turn (Ctrl-C, its budget) withdraws an open question: the prompt stops
+reading, says so on a line of its own, and the agent is answered ``cancel``.
 
 Everything the agent wrote is shown through the terminal layer's sanitizer. Lines are read in
 the terminal's normal (canonical) mode through the event loop, never by a blocking call on it.
@@ -38,6 +39,9 @@ MAX_LINE_CHARS: Final = 64 * 1024
 MAX_INVALID_ANSWERS: Final = 5
 #: Bytes read from the terminal at a time.
 READ_CHUNK_BYTES: Final = 4096
+
+#: What the terminal says when the turn stops while a question is open.
+WITHDRAWN_LINE: Final = "\n(the agent's question was withdrawn: the turn was interrupted)\n"
 
 _YES: Final = frozenset({"y", "yes"})
 _NO: Final = frozenset({"n", "no"})
@@ -72,7 +76,9 @@ class TtyElicitor:
 
     async def ask(self, request: ElicitationRequest) -> ElicitationReply:
         """Show ``request`` and read the answer (see the module docstring). Cancellation-safe:
-        a cancelled wait releases the screen and the lock."""
+        a cancelled wait (the turn was interrupted: Ctrl-C, the turn budget, a lost agent)
+        stops reading, says the question was withdrawn, and releases the screen and the lock;
+        the turn then answers the agent ``cancel``."""
         async with self._lock:
             with self._screen.hold() if self._screen is not None else contextlib.nullcontext():
                 try:
@@ -80,6 +86,11 @@ class TtyElicitor:
                 except _EndOfInput:
                     self._write("\n(end of input: declined)\n")
                     return ElicitationReply("decline")
+                except asyncio.CancelledError:
+                    # Whatever was typed for this question belongs to no later one.
+                    self._pending = b""
+                    self._write(WITHDRAWN_LINE)
+                    raise
 
     async def _ask(self, request: ElicitationRequest) -> ElicitationReply:
         self._write(f"\nThe agent asks: {visible(request.message, MAX_DISPLAY_CHARS)}\n")

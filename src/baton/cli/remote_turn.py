@@ -5,7 +5,7 @@ prints the same events it would print for an in-process turn.
 The prompt goes to ``POST /api/v1/sessions/{name}/prompt``; a queued prompt is followed
 (``GET .../prompts/{id}``) until it is a run, then the run's event stream is read and each
 event handed to the CLI's own sink, exactly the objects ``Runtime.run`` would have handed it
-(the service-only ``permission_request``/``permission_closed`` events are left out). Under
+(the service-only ``permission_*`` and ``elicitation_*`` events are left out). Under
 the ``ask`` policy the service asks through its API (`GET /api/v1/permissions`, the
 inspector), not this terminal.
 """
@@ -26,7 +26,15 @@ from baton.runtime.turns.events import RunEvent
 #: Seconds between two looks at a queued prompt.
 QUEUE_POLL_SECONDS: Final = 0.1
 #: Event types the service adds to a run's stream that `baton run` never prints.
-SERVICE_ONLY_EVENTS: Final = frozenset({"permission_request", "permission_closed", "replay"})
+SERVICE_ONLY_EVENTS: Final = frozenset(
+    {
+        "permission_request",
+        "permission_closed",
+        "elicitation_request",
+        "elicitation_closed",
+        "replay",
+    }
+)
 
 
 def _prompt_body(request: RunRequest) -> dict[str, Any]:

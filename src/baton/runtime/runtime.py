@@ -42,6 +42,7 @@ from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker, NoUserAsker
 from baton.runtime.permissions.elicitations import Elicitor
 from baton.runtime.permissions.policies import (
+    PolicyName,
     available_policies,
     check_policy,
     check_run_settings,
@@ -78,6 +79,7 @@ from baton.wire.budget import (
     TurnBudget,
     resolve_idle_bound,
 )
+from baton.wire.capabilities import NO_ELICITATION, ElicitationOffer
 
 __all__ = [
     "AgentNotInstalled",
@@ -147,6 +149,11 @@ class RunResult:
         )
 
 
+def _offers_less(advertised: ElicitationOffer, wanted: ElicitationOffer) -> bool:
+    """Whether a process offered ``advertised`` lacks a mode of ``wanted``."""
+    return (wanted.form and not advertised.form) or (wanted.url and not advertised.url)
+
+
 class Runtime:
     """Baton's core: lanes, sessions, turns, over one data directory."""
 
@@ -163,6 +170,7 @@ class Runtime:
         interrupt_timeout: float = INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
         idle_timeout: BoundSetting = None,
         elicitor: Elicitor | None = None,
+        elicitation_policies: frozenset[PolicyName] | None = None,
     ) -> None:
         self.environ = dict(os.environ if environ is None else environ)
         self.data_dir = resolve_data_dir(
@@ -176,6 +184,10 @@ class Runtime:
         #: Who answers the agents' elicitations (a person at a TTY, an API): only then is
         #: elicitation advertised; None declines every request (recorded).
         self.elicitor = elicitor
+        #: The policies whose runs the elicitor answers (None: every run). The service asks
+        #: only under ``ask``: somebody is expected to watch those runs; an unattended run is
+        #: never offered elicitation by the lane it starts, and is declined on a shared lane.
+        self.elicitation_policies = elicitation_policies
         self.profiles = dict(BUILTIN_PROFILES if profiles is None else profiles)
         self.config_overrides = dict(config_overrides or {})
         self.request_limit = request_limit
@@ -297,7 +309,11 @@ class Runtime:
         return spec
 
     async def lane_for(
-        self, spec: LaunchSpec, emit: Callable[[RunEvent], None] | None = None
+        self,
+        spec: LaunchSpec,
+        emit: Callable[[RunEvent], None] | None = None,
+        *,
+        elicitation: ElicitationOffer = NO_ELICITATION,
     ) -> Lane:
         """The lane of ``spec``'s runtime identity, created on first use (started lazily).
 
@@ -305,6 +321,11 @@ class Runtime:
         started (another path, or the same path with another file), an idle old lane is shut
         down; one with an active or ambiguous prompt is never terminated for a settings
         change: it keeps running and the change waits (a ``warning`` event says so).
+
+        ``elicitation``: the modes the calling run can answer. A running lane whose process was
+        offered fewer (another run started it) is replaced when it is idle and holds no kept
+        session, so the run's agent is offered them; otherwise it keeps running and the run is
+        not offered elicitation (advertisement is per process, at initialize).
         """
         fingerprint = self._fingerprints.get(spec.identity)
         for identity, old in list(self.lanes.items()):
@@ -333,6 +354,19 @@ class Runtime:
             await old.shutdown()
             del self.lanes[identity]
         lane = self.lanes.get(spec.identity)
+        if (
+            lane is not None
+            and lane.running
+            and _offers_less(lane.advertised, elicitation)
+            and not lane.busy
+            and not lane.sessions
+        ):
+            # Elicitation is negotiated once, at initialize: an idle lane started for a run
+            # nobody answers is replaced for one somebody does (never downgraded: later
+            # unattended runs on it are declined, no_answerer).
+            await lane.shutdown()
+            del self.lanes[spec.identity]
+            lane = None
         if lane is not None and lane.spec.protocol != spec.protocol and not lane.busy:
             # Another ACP version pin (--protocol): an idle lane is replaced, since its
             # version was negotiated once, at initialize. A busy one keeps running.
@@ -349,7 +383,6 @@ class Runtime:
                 on_quarantine=self._quarantined,
             )
             lane.fingerprint = fingerprint
-            lane.elicitor = self.elicitor
             self.lanes[spec.identity] = lane
         return lane
 
@@ -419,7 +452,10 @@ class Runtime:
             check_review_root(cwd, self.environ)
             if len(tools):
                 raise ConfigurationError("the read-only review lane takes no MCP servers (--tools)")
-        lane = await self.lane_for(spec, emit)
+        elicitor = self.elicitor_for(policy)
+        lane = await self.lane_for(
+            spec, emit, elicitation=elicitor.offer if elicitor is not None else NO_ELICITATION
+        )
         # The tools' env values go to the agent: from now on they are secrets of its lane.
         lane.secrets.add(tools.secret_values())
         lane_secrets.append(lane.secrets)
@@ -473,6 +509,7 @@ class Runtime:
             setup_clock=setup_clock,
             emit=emit,
             on_turn=on_turn,
+            elicitor=elicitor,
         )
         window = SetupWindow(lane)
         try:
@@ -483,6 +520,13 @@ class Runtime:
         result.duration_ms = int((time.monotonic() - started) * 1000)
         emit(result.to_event())
         return result
+
+    def elicitor_for(self, policy: PolicyName) -> Elicitor | None:
+        """Who answers the elicitations of a run under ``policy`` (None: nobody; a lane the run
+        starts then advertises no elicitation)."""
+        if self.elicitation_policies is not None and policy not in self.elicitation_policies:
+            return None
+        return self.elicitor
 
     async def _run_on_lane(
         self, ctx: RunContext, window: SetupWindow

@@ -17,6 +17,7 @@ from starlette.responses import JSONResponse, Response
 
 from baton.errors import ApiRouteNotFound, BatonError, InternalError, ServiceError
 from baton.service import (
+    routes_elicitations,
     routes_inspector,
     routes_journal,
     routes_meta,
@@ -69,6 +70,7 @@ def routes() -> list[Any]:
         *routes_readiness.ROUTES,
         *routes_runs.ROUTES,
         *routes_permissions.ROUTES,
+        *routes_elicitations.ROUTES,
         *routes_recovery.ROUTES,
         *routes_journal.ROUTES,
         *routes_sessions.ROUTES,

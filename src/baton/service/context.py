@@ -10,6 +10,7 @@ from starlette.requests import Request
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import Runtime
 from baton.service.asking import ApiAsker
+from baton.service.eliciting import ApiElicitor
 from baton.service.feeds import FeedBoard
 from baton.service.launcher import RunLauncher
 
@@ -38,6 +39,8 @@ class Service:
     settings: ServiceSettings
     pid: int
     started_at: str
+    #: Answers the elicitations of runs under ``ask`` (docs/api.md).
+    elicitor: ApiElicitor
 
     @property
     def data_dir(self) -> Path:

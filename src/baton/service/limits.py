@@ -52,3 +52,13 @@ MAX_JOURNAL_PAGE: Final = 500
 #: Pending permission requests held at once, service-wide; past it a request is answered
 #: cancelled at once (an agent that floods requests cannot grow the service's memory).
 MAX_PENDING_PERMISSIONS: Final = 256
+
+#: Seconds an elicitation waits for an answer through the API; then it is declined as "no user
+#: available" (``no_user``, chosen by Baton: never accepted on anyone's behalf). The turn's own
+#: budget still applies (its expiry withdraws the question). Protects a turn from waiting
+#: forever on a page nobody looks at; as long as a permission's wait, since a person filling in
+#: a form needs at least as long.
+DEFAULT_ELICITATION_WAIT_SECONDS: Final = 600.0
+#: Pending elicitations held at once, service-wide; past it a question is declined at once
+#: (``no_user``): an agent that floods questions cannot grow the service's memory.
+MAX_PENDING_ELICITATIONS: Final = 256

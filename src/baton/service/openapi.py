@@ -46,6 +46,8 @@ OPERATIONS: Final = (
     _op("get", "/api/v1/servers/{server}/journal", "serverJournal", "A server instance's redacted journal records, paged", 200, (400, 404)),
     _op("get", "/api/v1/permissions", "listPermissions", "Pending permission requests (filter: runId)"),
     _op("post", "/api/v1/permissions/{permission}/answer", "answerPermission", "Answer one offered optionId, or cancel", 200, (400, 403, 404, 409, 422), "PermissionAnswer"),
+    _op("get", "/api/v1/elicitations", "listElicitations", "Pending elicitations of runs under ask (filter: runId)"),
+    _op("post", "/api/v1/elicitations/{elicitation}/answer", "answerElicitation", "Accept (with a form's content), decline or cancel", 200, (400, 403, 404, 409, 422), "ElicitationAnswer"),
     _op("get", "/api/v1/sessions", "listSessions", "Sessions, most recently used first (filters: status, agent)", 200, (400,)),
     _op("post", "/api/v1/sessions", "createSession", "Create a session (its provider session too)", 201, (400, 403, 409, 413, 503), "NewSession"),
     _op("get", "/api/v1/sessions/{name}", "showSession", "A session: record, runs, native state, queue", 200, (404,)),
@@ -98,6 +100,17 @@ SCHEMAS: Final[dict[str, dict[str, Any]]] = {
         "type": "object",
         "properties": {"optionId": _STRING, "cancel": {"const": True}},
         "description": "exactly one of optionId (one the request offered) and cancel",
+    },
+    "ElicitationAnswer": {
+        "type": "object",
+        "required": ["action"],
+        "properties": {
+            "action": {"enum": ["accept", "decline", "cancel"]},
+            "content": {
+                "type": "object",
+                "description": "a form's answer (accept only), checked against the form",
+            },
+        },
     },
     "NewSession": {
         "type": "object",

@@ -32,15 +32,17 @@ from baton.cli.service_link import RUNTIME_FILENAME, RuntimeInfo
 from baton.durable.timestamps import format_timestamp
 from baton.errors import ServeAddressRefused
 from baton.runtime.agents.config_file import load_config
+from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.service.app import build_app
 from baton.service.asking import ApiAsker, PendingPermission
 from baton.service.context import Service, ServiceSettings
+from baton.service.eliciting import ApiElicitor, PendingElicitation
 from baton.service.feeds import FeedBoard, QueueBounds
 from baton.service.guard import HostRule
 from baton.service.launcher import RunLauncher
-from baton.service.limits import DEFAULT_PERMISSION_WAIT_SECONDS
+from baton.service.limits import DEFAULT_ELICITATION_WAIT_SECONDS, DEFAULT_PERMISSION_WAIT_SECONDS
 from baton.service.runtime_file import ServiceLock
 from baton.service.tokens import Credentials, token_from
 from baton.store import prepare_data_dir, resolve_data_dir
@@ -64,6 +66,7 @@ class ServeOptions:
     data_dir: str | None = None
     settings: ServiceSettings = field(default_factory=ServiceSettings)
     permission_wait: float = DEFAULT_PERMISSION_WAIT_SECONDS
+    elicitation_wait: float = DEFAULT_ELICITATION_WAIT_SECONDS
     queue_bounds: QueueBounds = field(default_factory=QueueBounds)
     open_browser: bool = False
 
@@ -95,10 +98,20 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+#: The policies whose runs the service's elicitor answers: under ``ask`` somebody is expected to
+#: watch the run (the API, the inspector); an unattended run is never asked (docs/decisions.md).
+ELICITATION_POLICIES: Final[frozenset[PolicyName]] = frozenset({"ask"})
+
+
 def build_service(
-    runtime: Runtime, settings: ServiceSettings, *, permission_wait: float, bounds: QueueBounds
+    runtime: Runtime,
+    settings: ServiceSettings,
+    *,
+    permission_wait: float,
+    bounds: QueueBounds,
+    elicitation_wait: float = DEFAULT_ELICITATION_WAIT_SECONDS,
 ) -> Service:
-    """A service over an (unopened) runtime whose asker is the API's."""
+    """A service over an (unopened) runtime whose asker and elicitor are the API's."""
     feeds = FeedBoard(bounds)
     launcher = RunLauncher(runtime, feeds)
 
@@ -111,11 +124,25 @@ def build_service(
 
     asker = ApiAsker(run_of=launcher.run_of, announce=announce, wait_seconds=permission_wait)
     runtime.asker = asker
+
+    def announce_elicitation(pending: PendingElicitation, what: str) -> None:
+        feed = feeds.live.get(pending.run_id or "")
+        if feed is not None:
+            kind = "elicitation_request" if what == "opened" else "elicitation_closed"
+            data = pending.to_json() if what == "opened" else {"id": pending.id}
+            feed.publish(RunEvent(kind, feed.run_id, data))
+
+    elicitor = ApiElicitor(
+        run_of=launcher.run_of, announce=announce_elicitation, wait_seconds=elicitation_wait
+    )
+    runtime.elicitor = elicitor
+    runtime.elicitation_policies = ELICITATION_POLICIES
     return Service(
         runtime=runtime,
         feeds=feeds,
         launcher=launcher,
         asker=asker,
+        elicitor=elicitor,
         settings=settings,
         pid=os.getpid(),
         started_at=format_timestamp(datetime.now(UTC)),
@@ -166,6 +193,7 @@ async def _serve_locked(
         options.settings,
         permission_wait=options.permission_wait,
         bounds=options.queue_bounds,
+        elicitation_wait=options.elicitation_wait,
     )
     await runtime.open()
     sock = bind(host, options.port)

@@ -102,3 +102,34 @@ async def test_a_cancelling_turn_answers_cancel() -> None:
     elicitor = FakeElicitor(ElicitationReply("accept", {"name": "x"}))
     outcome = await settle_elicitation(FORM, elicitor, cancelling=True)
     assert outcome.answer == {"action": "cancel"} and not elicitor.asked
+
+
+async def test_an_advertised_mode_with_nobody_for_the_run_is_no_answerer() -> None:
+    both = ElicitationOffer(form=True, url=True)
+    outcome = await settle_elicitation(FORM, None, advertised=both)
+    assert outcome.answer == {"action": "decline"}
+    assert outcome.record["reasonCode"] == el.NO_ANSWERER
+    assert outcome.record["chosenBy"] == "baton"
+
+
+async def test_a_mode_the_lane_did_not_advertise_is_never_asked() -> None:
+    elicitor = FakeElicitor(ElicitationReply("accept", {"name": "x"}))
+    outcome = await settle_elicitation(FORM, elicitor, advertised=ElicitationOffer())
+    assert outcome.record["reasonCode"] == el.MODE_NOT_OFFERED and not elicitor.asked
+
+
+async def test_an_elicitors_own_answer_is_recorded_as_batons() -> None:
+    reply = ElicitationReply.by_baton("decline", "no_user", "no user available")
+    outcome = await settle_elicitation(FORM, FakeElicitor(reply))
+    assert outcome.answer == {"action": "decline"}
+    assert outcome.record["chosenBy"] == "baton" and outcome.record["reasonCode"] == "no_user"
+    with pytest.raises(ValueError):
+        ElicitationReply.by_baton("accept", "no_user", "never")
+
+
+def test_a_withdrawn_question_is_cancel_turn_cancelled() -> None:
+    outcome = el.withdraw_elicitation(FORM)
+    assert outcome.answer == {"action": "cancel"}
+    assert outcome.record["reasonCode"] == el.TURN_CANCELLED
+    assert outcome.record["request"]["message"] == "Token?"
+    validate_stable("CreateElicitationResponse", outcome.answer)

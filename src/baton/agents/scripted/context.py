@@ -77,6 +77,11 @@ class TurnContext(Protocol):
     #: Updates to send after the prompt response (``late_update``).
     late_updates: list[Message]
 
+    @property
+    def client_capabilities(self) -> Message:
+        """The ``clientCapabilities`` the client offered in its initialize."""
+        ...
+
     def emit(self, update: Message, *, record: bool = True) -> None:
         """Send a session/update for this session (and record it in history)."""
         ...

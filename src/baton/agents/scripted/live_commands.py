@@ -1,5 +1,5 @@
 """Commands for the updates and requests of current stable ACP (SDK 2.4.0): ``notice``,
-``compact``, ``cost``, ``subagent`` and ``elicit``.
+``compact``, ``cost``, ``subagent``, ``elicit`` and ``offered``.
 
 They send what they are told, whether or not the client advertised the matching capability
 (``session.notices``, ``session.compaction``, ``elicitation``): a test can then check a client's
@@ -167,6 +167,19 @@ async def elicit(turn: TurnContext, command: Command) -> Flow:
     return Flow.NEXT
 
 
+async def offered(turn: TurnContext, command: Command) -> Flow:
+    """``offered``: report the client's initialize ``clientCapabilities`` (what it offered:
+    elicitation modes among them) as ``client capabilities: JSON``."""
+    report = orjson.dumps(turn.client_capabilities, option=orjson.OPT_SORT_KEYS).decode()
+    turn.emit(
+        {
+            "sessionUpdate": "agent_message_chunk",
+            "content": {"type": "text", "text": f"client capabilities: {report}\n"},
+        }
+    )
+    return Flow.NEXT
+
+
 async def setup(turn: TurnContext, command: Command) -> Flow:
     """``setup``: report what session/new, load or resume set up beyond cwd and MCP servers
     (additional directories, the system prompt's mode and size) as an agent message."""
@@ -182,4 +195,5 @@ HANDLERS: Final[dict[str, Handler]] = {
     "cost": cost,
     "subagent": subagent,
     "elicit": elicit,
+    "offered": offered,
 }

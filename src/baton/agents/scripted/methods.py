@@ -107,6 +107,8 @@ class AcpMethods:
         #: True once the client's initialize set ``clientCapabilities._meta.
         #: parameterizedModelPicker`` (Cursor's picker is served only then).
         self.model_picker = False
+        #: The ``clientCapabilities`` of the client's initialize (``offered`` reports them).
+        self.client_capabilities: dict[str, Any] = {}
 
     def table(self) -> Mapping[str, MethodHandler]:
         """Handlers by method name."""
@@ -156,6 +158,7 @@ class AcpMethods:
         capabilities = params.get("clientCapabilities")
         meta = capabilities.get("_meta") if isinstance(capabilities, dict) else None
         self.model_picker = isinstance(meta, dict) and meta.get(CURSOR_PICKER_FLAG) is True
+        self.client_capabilities = dict(capabilities) if isinstance(capabilities, dict) else {}
         result: dict[str, Any] = {
             "protocolVersion": version,
             "agentCapabilities": self.options.capabilities,

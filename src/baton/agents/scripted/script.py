@@ -260,6 +260,7 @@ COMMAND_SPECS: Final[tuple[CommandSpec, ...]] = (
         "send elicitation/create in MODE (form or url) and report the answer",
         Param("MODE", ArgKind.CHOICE, required=False, choices=("form", "url"), default="form"),
     ),
+    _spec("offered", "report the client's initialize clientCapabilities as JSON"),
     _spec(
         "setup",
         "report the session's additionalDirectories and systemPrompt (mode, size) as JSON",

@@ -135,6 +135,11 @@ class Turn:
         """Freeze the whole agent."""
         self._agent.hang()
 
+    @property
+    def client_capabilities(self) -> Message:
+        """The ``clientCapabilities`` the client offered in its initialize."""
+        return self._agent.methods.client_capabilities
+
     # --- running ---------------------------------------------------------------------------
 
     def cancel(self) -> None:

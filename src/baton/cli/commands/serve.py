@@ -15,6 +15,7 @@ from baton.errors import UsageError
 from baton.service.context import ServiceSettings
 from baton.service.feeds import QueueBounds
 from baton.service.limits import (
+    DEFAULT_ELICITATION_WAIT_SECONDS,
     DEFAULT_PERMISSION_WAIT_SECONDS,
     DEFAULT_SHUTDOWN_GRACE_SECONDS,
     SUBSCRIBER_QUEUE_BYTES,
@@ -70,6 +71,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="SECONDS",
         help="how long a permission request waits for an answer when its turn has no budget "
         f"(default {DEFAULT_PERMISSION_WAIT_SECONDS:g}); then it is cancelled, no user available",
+    )
+    parser.add_argument(
+        "--elicitation-wait",
+        type=_seconds,
+        default=DEFAULT_ELICITATION_WAIT_SECONDS,
+        metavar="SECONDS",
+        help="how long an agent's question (elicitation) waits for an answer "
+        f"(default {DEFAULT_ELICITATION_WAIT_SECONDS:g}); then it is declined, no user available",
     )
     parser.add_argument(
         "--shutdown-grace",
@@ -132,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
             shutdown_grace=args.shutdown_grace,
         ),
         permission_wait=args.permission_wait,
+        elicitation_wait=args.elicitation_wait,
         queue_bounds=QueueBounds(events=args.sse_queue_events, bytes=args.sse_queue_bytes),
         open_browser=args.open,
     )

@@ -48,13 +48,13 @@ from baton.runtime.lanes.phase import LanePhase, LanePhases
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.correlation import TOOL_CALL_UPDATES, ToolCallTracker
 from baton.runtime.permissions.elicitations import NO_ACTIVE_PROMPT as ELICITATION_NO_ACTIVE_PROMPT
-from baton.runtime.permissions.elicitations import Elicitor, refuse_elicitation
+from baton.runtime.permissions.elicitations import refuse_elicitation
 from baton.runtime.permissions.engine import Resolution, refuse
 from baton.runtime.permissions.records import NO_ACTIVE_PROMPT, STALE_GENERATION, UNKNOWN_SESSION
 from baton.runtime.processes.process import FAILURE_SIGTERM_GRACE_SECONDS, ShutdownResult
 from baton.store import new_id
 from baton.wire.budget import BudgetClock
-from baton.wire.capabilities import NO_ELICITATION, InitializeResult
+from baton.wire.capabilities import NO_ELICITATION, ElicitationOffer, InitializeResult
 from baton.wire.codec import SessionUpdateDecoder, is_idle
 from baton.wire.elicitation import CREATE_METHOD as ELICITATION_CREATE
 from baton.wire.jsonrpc import Message, Skipped
@@ -191,9 +191,11 @@ class Lane:
         #: Provider session ids this lane opened earlier that are no longer active.
         self.inactive: set[str] = set()
         self.fenced_messages = 0
-        #: Who answers elicitations on this lane's processes (set by the runtime before the
-        #: first start); None: elicitation is not advertised and every request is declined.
-        self.elicitor: Elicitor | None = None
+        #: The elicitation modes the current generation's ``initialize`` advertised: chosen by
+        #: whoever starts the generation (a run with an answerer offers its modes; anything
+        #: else offers none). Advertisement is per process, not per session: each run is still
+        #: answered by its own elicitor (see Turn.on_elicitation).
+        self.advertised: ElicitationOffer = NO_ELICITATION
         self._start_lock = asyncio.Lock()
         self._settled: asyncio.Event = asyncio.Event()
         self._settled.set()
@@ -240,8 +242,11 @@ class Lane:
         """True while a generation's child is connected."""
         return self.connection is not None and not self.connection.is_closed
 
-    async def ensure_started(self, budget: BudgetClock | None) -> AcpClient:
-        """The connected client, starting the child (and initializing it) if needed."""
+    async def ensure_started(
+        self, budget: BudgetClock | None, *, elicitation: ElicitationOffer = NO_ELICITATION
+    ) -> AcpClient:
+        """The connected client, starting the child (and initializing it) if needed; a new
+        generation advertises ``elicitation`` (a running one keeps what it advertised)."""
         async with self._start_lock:
             if self.fence is not None:
                 raise LaneFenced(self.fence)
@@ -256,10 +261,11 @@ class Lane:
                 await self._stopped.wait()
             if self.fence is not None:
                 raise LaneFenced(self.fence)
-            return await self._start(budget)
+            return await self._start(budget, elicitation)
 
-    async def _start(self, budget: BudgetClock | None) -> AcpClient:
+    async def _start(self, budget: BudgetClock | None, elicitation: ElicitationOffer) -> AcpClient:
         self.phases.move(LanePhase.STARTING)
+        self.advertised = elicitation
         self.generation += 1
         generation = self.generation
         server_id = new_id("srv")
@@ -328,7 +334,7 @@ class Lane:
             connection,
             initialize_transform=self.extensions.initialize_transform(),
             protocol=self.spec.protocol,
-            elicitation=self.elicitor.offer if self.elicitor is not None else NO_ELICITATION,
+            elicitation=elicitation,
         )
         self._watch(generation, connection)
         try:

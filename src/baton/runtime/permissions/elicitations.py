@@ -7,7 +7,10 @@ it to the session's active run. :func:`settle_elicitation` decides the answer:
 - a malformed request, a mode Baton did not offer (always the case headless: nothing was
   offered), a form with a field Baton cannot present, or no active run: ``decline``, with a
   recorded reason and ``chosenBy: baton``;
-- a turn being cancelled: ``cancel``;
+- a turn being cancelled: ``cancel``; a question still open when its turn is interrupted
+  (cancel, interrupt, the turn budget) is withdrawn the same way (:func:`withdraw_elicitation`);
+- a run nobody answers for (a lane that advertised elicitation for another run, e.g. the
+  service's ``ask`` runs beside an unattended one): ``decline`` (``no_answerer``);
 - otherwise the elicitor asks; a form answer is checked against the request's schema subset
   once more (an invalid one becomes ``decline``). Nothing is ever accepted automatically: only
   an :class:`Elicitor` (a person or an API caller) can say ``accept``.
@@ -44,6 +47,7 @@ FIELDS_UNSUPPORTED: Final = "fields_unsupported"
 NO_ACTIVE_PROMPT: Final = "no_active_prompt"
 TURN_CANCELLED: Final = "turn_cancelled"
 ANSWER_INVALID: Final = "answer_invalid"
+NO_ANSWERER: Final = "no_answerer"
 #: The reason code of an answer a person (or an API caller) gave.
 ANSWERED: Final = "answered"
 
@@ -51,10 +55,21 @@ ANSWERED: Final = "answered"
 @dataclass(frozen=True, slots=True)
 class ElicitationReply:
     """What an elicitor's person said: ``accept`` (with ``content`` for a form), ``decline``
-    or ``cancel``."""
+    or ``cancel``. An elicitor that answers without a person (nobody answered within its
+    wait) sets ``reason_code`` and ``reason``: the record then says Baton chose, and why; such
+    a reply can never accept."""
 
     action: str
     content: Mapping[str, Any] | None = None
+    reason_code: str | None = None
+    reason: str | None = None
+
+    @classmethod
+    def by_baton(cls, action: str, reason_code: str, reason: str) -> ElicitationReply:
+        """A ``decline`` or ``cancel`` Baton chose (never ``accept``)."""
+        if action not in ("decline", "cancel"):
+            raise ValueError(f"Baton never answers {action!r} on its own")
+        return cls(action, None, reason_code, reason)
 
 
 class Elicitor(Protocol):
@@ -98,6 +113,22 @@ def _outcome(
     return ElicitationOutcome(answer, record)
 
 
+def withdraw_elicitation(params: object) -> ElicitationOutcome:
+    """``cancel`` for a question still open when its turn was interrupted (a cancel, an
+    interrupt, the turn budget, a lost lane): nobody answered, the turn stopped asking."""
+    try:
+        request: ElicitationRequest | None = parse_elicitation_request(params)
+    except InvalidElicitationRequest:
+        request = None
+    return _outcome(
+        cancel_answer(),
+        request,
+        TURN_CANCELLED,
+        "the turn was cancelled while the question was open",
+        "baton",
+    )
+
+
 def refuse_elicitation(params: object, reason_code: str, reason: str) -> ElicitationOutcome:
     """Decline without asking (no active run, a stale generation); the request is parsed for
     the record when it can be."""
@@ -113,15 +144,35 @@ async def settle_elicitation(
     elicitor: Elicitor | None,
     *,
     cancelling: bool = False,
+    advertised: ElicitationOffer | None = None,
 ) -> ElicitationOutcome:
-    """Decide the answer to one ``elicitation/create`` (see the module docstring)."""
+    """Decide the answer to one ``elicitation/create`` (see the module docstring).
+
+    ``elicitor`` answers for the run (None: nobody does); ``advertised`` is what the agent's
+    connection was offered at ``initialize`` (default: the elicitor's offer). A mode not
+    advertised is ``mode_not_offered``; an advertised one with nobody to answer for this run is
+    ``no_answerer``. Cancellation: the elicitor's wait is cancelled with the caller (the caller
+    answers :func:`withdraw_elicitation`)."""
     try:
         request = parse_elicitation_request(params)
     except InvalidElicitationRequest as exc:
         return _outcome(decline_answer(), None, MALFORMED_REQUEST, exc.message, "baton")
-    offer = elicitor.offer if elicitor is not None else ElicitationOffer()
-    offered = (request.mode == FORM and offer.form) or (request.mode == URL and offer.url)
-    if elicitor is None or not offered:
+    if advertised is None:
+        advertised = elicitor.offer if elicitor is not None else ElicitationOffer()
+    offered = (request.mode == FORM and advertised.form) or (request.mode == URL and advertised.url)
+    if offered and elicitor is None:
+        return _outcome(
+            decline_answer(),
+            request,
+            NO_ANSWERER,
+            "nobody here answers elicitations for this run (its policy is not one Baton asks under)",
+            "baton",
+        )
+    answerable = elicitor is not None and (
+        (request.mode == FORM and elicitor.offer.form)
+        or (request.mode == URL and elicitor.offer.url)
+    )
+    if elicitor is None or not offered or not answerable:
         return _outcome(
             decline_answer(),
             request,
@@ -142,6 +193,9 @@ async def settle_elicitation(
             cancel_answer(), request, TURN_CANCELLED, "the turn is being cancelled", "baton"
         )
     reply = await elicitor.ask(request)
+    if reply.reason_code is not None:
+        answer = cancel_answer() if reply.action == "cancel" else decline_answer()
+        return _outcome(answer, request, reply.reason_code, reply.reason or "", "baton")
     if reply.action == "accept":
         if request.mode == URL:
             return _outcome(accept_answer(), request, ANSWERED, "the user accepted", "user")

@@ -36,6 +36,7 @@ from baton.runtime.turns.controls import project_controls
 from baton.runtime.turns.outcome import RunOutcome, TurnOutcome
 from baton.runtime.turns.settings import RequestedSettings, apply_settings
 from baton.runtime.turns.system_prompts import requested_system_prompt, session_setup_record
+from baton.wire.capabilities import NO_ELICITATION
 from baton.wire.content import build_prompt, text_block
 from baton.wire.session_state import NewSessionResult
 
@@ -128,7 +129,8 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
     """Set the run's provider session up (see the module docstring)."""
     lane, request, redact = ctx.lane, ctx.request, ctx.redact
     try:
-        client = await lane.ensure_started(ctx.setup_clock)
+        offer = ctx.elicitor.offer if ctx.elicitor is not None else NO_ELICITATION
+        client = await lane.ensure_started(ctx.setup_clock, elicitation=offer)
         assert lane.server_id is not None
         await lane.extensions.before_session(
             client, lane.server_id, request.model, request.effort, ctx.setup_clock

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from baton.runtime.agents.launch import LaunchSpec
 from baton.runtime.lanes.lane import Lane
 from baton.runtime.lanes.recorder import Recorder
+from baton.runtime.permissions.elicitations import Elicitor
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.request import RunRequest
@@ -45,6 +46,8 @@ class RunContext:
     emit: Emit
     #: Called with the turn once it exists (a caller's handle to interrupt it).
     on_turn: Callable[[Turn], None] | None = None
+    #: Who answers this run's elicitations (None: nobody; the lane it starts offers none).
+    elicitor: Elicitor | None = None
 
     def redact(self, text: str) -> str:
         """``text`` redacted with the lane's secrets and the credential rules."""

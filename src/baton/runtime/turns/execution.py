@@ -62,6 +62,7 @@ async def execute_turn(
         recorder=ctx.recorder,
         permissions=permissions,
         asker=asker,
+        elicitor=ctx.elicitor,
         clock=ctx.clock,
         memory=memory,
         emit=ctx.emit,

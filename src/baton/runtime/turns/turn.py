@@ -29,7 +29,12 @@ from baton.redaction import redact_json
 from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker
-from baton.runtime.permissions.elicitations import settle_elicitation
+from baton.runtime.permissions.elicitations import (
+    ElicitationOutcome,
+    Elicitor,
+    settle_elicitation,
+    withdraw_elicitation,
+)
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
 from baton.runtime.permissions.records import TURN_CANCELLED
 from baton.runtime.turns.events import RunEvent
@@ -132,6 +137,7 @@ class Turn:
         memory: StreamMemory,
         emit: Emit,
         interrupt_timeout: float = INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
+        elicitor: Elicitor | None = None,
     ) -> None:
         loop = asyncio.get_running_loop()
         self.run_id = run_id
@@ -141,6 +147,8 @@ class Turn:
         self.recorder = recorder
         self.permissions = permissions
         self.asker = asker
+        #: Who answers this run's elicitations (None: nobody, each is declined).
+        self.elicitor = elicitor
         self.clock = clock
         self.emit = emit
         self.interrupt_timeout = interrupt_timeout
@@ -167,7 +175,9 @@ class Turn:
             run_id, self.emit, lane.redact, lambda: self.buffer.flush_output(release=True)
         )
         self.permission_log: list[dict[str, Any]] = []
-        self._pending: set[asyncio.Task[Resolution]] = set()
+        #: Open permission and elicitation questions: an interrupt (after session/cancel), the
+        #: turn budget or a lost lane cancels them, and each is answered cancelled.
+        self._pending: set[asyncio.Task[Any]] = set()
         #: The turn's state machine (see baton.runtime.turns.phase).
         self.phases = TurnPhases()
         # Why the lane generation was lost (set when the turn enters LOST).
@@ -404,14 +414,30 @@ class Turn:
         return resolution
 
     async def on_elicitation(self, request: InboundRequest) -> dict[str, Any]:
-        """Answer one ``elicitation/create`` of this run's session (the lane's elicitor asks,
+        """Answer one ``elicitation/create`` of this run's session (the run's elicitor asks,
         see :func:`~baton.runtime.permissions.elicitations.settle_elicitation`); the request,
-        the answer and why are kept as an ``elicitation`` event and item, redacted."""
-        outcome = await settle_elicitation(
-            request.params,
-            self.lane.elicitor,
-            cancelling=self.phases.current in REFUSING_PHASES,
+        the answer and why are kept as an ``elicitation`` event and item, redacted. A question
+        still open when the turn is interrupted (cancel, the turn budget, a lost lane) is
+        withdrawn: answered ``cancel`` (``turn_cancelled``)."""
+        task = asyncio.ensure_future(
+            settle_elicitation(
+                request.params,
+                self.elicitor,
+                cancelling=self.phases.current in REFUSING_PHASES,
+                advertised=self.lane.advertised,
+            )
         )
+        self._pending.add(task)
+        outcome: ElicitationOutcome
+        try:
+            outcome = await task
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if not task.cancelled() or (current is not None and current.cancelling()):
+                raise  # this handler itself was cancelled, not the question
+            outcome = withdraw_elicitation(request.params)
+        finally:
+            self._pending.discard(task)
         self.live.elicitation(redact_json(outcome.record, self.lane.secrets))
         return outcome.answer
 

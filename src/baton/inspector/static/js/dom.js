@@ -43,6 +43,28 @@ export function h(tag, attrs = {}, ...children) {
   return node;
 }
 
+// The only schemes an agent-supplied link may have: a web page a person opens on purpose.
+const EXTERNAL_SCHEMES = new Set(["http:", "https:"]);
+
+/**
+ * A link to an agent-supplied web address (an elicitation's URL), or null when it is not an
+ * http(s) URL. The page never follows it by itself: the person clicks it, and it opens in a new
+ * tab with no opener and no referrer. The address is an attribute value, never markup.
+ */
+export function externalLink(url, label) {
+  let parsed;
+  try { parsed = new URL(String(url)); } catch { return null; }
+  if (!EXTERNAL_SCHEMES.has(parsed.protocol)) return null;
+  const node = document.createElement("a");
+  node.setAttribute("href", parsed.href);
+  node.setAttribute("target", "_blank");
+  node.setAttribute("rel", "noopener noreferrer");
+  node.setAttribute("referrerpolicy", "no-referrer");
+  node.setAttribute("class", "external-link");
+  node.textContent = String(label);
+  return node;
+}
+
 /** Append children (see h) to `node`. */
 export function append(node, children) {
   for (const child of children) {

@@ -31,6 +31,9 @@ const NOTICES = {
   dropped: (e) => `the live stream fell behind and was dropped by the service; resuming after the last event seen (${e.reason ?? ""})`,
   permission_request: (e) => `permission requested for ${e.toolCall?.title ?? e.toolCallId ?? "a tool call"}: waiting for an answer`,
   permission_closed: (e) => `permission request ${e.id ?? ""} closed`,
+  elicitation_request: (e) => `the agent asks (${e.mode ?? "?"}): ${e.message ?? ""}: waiting for an answer`,
+  elicitation_closed: (e) => `question ${e.id ?? ""} closed`,
+  elicitation: (e) => `question ${e.request?.mode ?? ""} answered ${e.action ?? "?"} by ${e.chosenBy ?? "?"} (${e.reasonCode ?? ""})`,
 };
 
 // Run statuses whose turn is over: a stream of such a run ends after its record.

@@ -6,6 +6,7 @@ import { h, replaceChildren, badge } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
 import { renderTool } from "../transcript.js";
 import { errorBox, every, listOf } from "./common.js";
+import { questionsInto } from "./elicitations.js";
 
 // How often the page asks for pending requests (ms): a request waits on a person, so a
 // second is prompt enough and cheap for the service.
@@ -85,8 +86,14 @@ export function pendingInto(box, runId) {
 
 export function permissionsPage(view) {
   const box = h("div", { class: "permissions" });
+  const questions = h("div", { class: "elicitations", "aria-label": "pending questions of the agents" });
   replaceChildren(view, h("h1", {}, "Permission requests"),
     h("p", { class: "muted" }, "Requests of runs under the ask policy wait here until answered or until their turn's budget ends (then they are cancelled as \"no user available\")."),
-    box);
-  return pendingInto(box, null);
+    box,
+    h("h2", {}, "Questions of the agents"),
+    h("p", { class: "muted" }, "Questions (elicitations) of runs under the ask policy wait here until answered, until the service's wait ends (then they are declined as \"no user available\") or until their turn is interrupted."),
+    questions);
+  const stopPermissions = pendingInto(box, null);
+  const stopQuestions = questionsInto(questions, null);
+  return () => { stopPermissions(); stopQuestions(); };
 }

@@ -1,11 +1,13 @@
 // Runs: the list with filters, and one run live (its transcript from the SSE event stream,
-// resumed with Last-Event-ID by the browser's EventSource, its pending permission cards).
+// resumed with Last-Event-ID by the browser's EventSource, its pending permission and question
+// cards).
 
 import { h, replaceChildren, badge, facts, duration } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
 import { ENDED_STATUSES, TranscriptModel, TranscriptView } from "../transcript.js";
 import { errorBox, field, listOf, table } from "./common.js";
 import { pendingInto } from "./permissions.js";
+import { questionsInto } from "./elicitations.js";
 
 // Run statuses the filter offers (docs/journal.md, run-status table).
 const STATUSES = ["", "QUEUED", "STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING", "COMPLETED",
@@ -18,7 +20,7 @@ const POLICIES = ["", "ask", "auto-edits", "full"];
 const EVENT_TYPES = ["run_started", "session", "controls", "text", "thought", "user_text", "tool_call",
   "plan", "usage", "mode", "config", "session_info", "commands", "state", "permission", "item", "warning",
   "result", "dropped", "notice", "replay", "permission_request", "permission_closed",
-  "compaction", "elicitation"];
+  "compaction", "elicitation", "elicitation_request", "elicitation_closed"];
 
 /** A run's status badge; RECOVERY_REQUIRED links to the recovery view. */
 export function runStatus(run) {
@@ -158,6 +160,7 @@ export function followRun(runId, transcript, onState, onEach = () => {}) {
 export function runPage(view, [runId]) {
   const summary = h("div", {});
   const permissions = h("div", { class: "permissions", "aria-label": "pending permission requests" });
+  const questions = h("div", { class: "elicitations", "aria-label": "pending questions of the agent" });
   const connection = h("p", { class: "connection", "aria-live": "polite", "data-testid": "connection" }, "connecting…");
   const transcriptBox = h("section", { "aria-label": "transcript" });
   const cancelStatus = h("div", { "aria-live": "polite" });
@@ -170,7 +173,7 @@ export function runPage(view, [runId]) {
     }
   } }, "Cancel this run");
   replaceChildren(view, h("h1", {}, "Run ", h("code", {}, runId)), summary, h("p", {}, cancel), cancelStatus,
-    h("h2", {}, "Waiting for you"), permissions,
+    h("h2", {}, "Waiting for you"), permissions, questions,
     h("h2", {}, "Transcript"), connection, transcriptBox);
   const transcript = new TranscriptView(transcriptBox, new TranscriptModel());
   const showSummary = async () => {
@@ -196,16 +199,18 @@ export function runPage(view, [runId]) {
   };
   showSummary();
   const stopPermissions = pendingInto(permissions, runId);
+  const stopQuestions = questionsInto(questions, runId);
   const close = followRun(runId, transcript, (state) => {
     connection.textContent = {
       live: "live", reconnecting: "reconnecting (resuming after the last event seen)…",
       closed: "the stream closed", finished: "finished",
     }[state] ?? state;
     connection.dataset.state = state;
-    if (state === "finished") { showSummary(); stopPermissions(); cancel.disabled = true; }
+    if (state === "finished") { showSummary(); stopPermissions(); stopQuestions(); cancel.disabled = true; }
   }, (event) => {
     // A request opened or closed: show its card (or its end) now, not at the next poll.
     if (event.type === "permission_request" || event.type === "permission_closed") stopPermissions.now();
+    if (event.type === "elicitation_request" || event.type === "elicitation_closed") stopQuestions.now();
   });
-  return () => { close(); stopPermissions(); };
+  return () => { close(); stopPermissions(); stopQuestions(); };
 }
