@@ -118,7 +118,11 @@ async def test_idempotency_keys_and_cancelling_a_queued_run(fleet: Any) -> None:
     events = [event.type async for event in first.events()]
     assert events[0] == "run_started" and events[-1] == "result" and "text" in events
     cancelled = await asyncio.wait_for(doomed.result(), 120)
-    assert (cancelled.status, cancelled.error_code) == ("INTERRUPTED", "QUEUED_RUN_CANCELLED")
+    assert (cancelled.status, cancelled.error_code, cancelled.exit_code) == (
+        "CANCELLED",
+        "QUEUED_RUN_CANCELLED",
+        130,
+    )
     assert not await doomed.cancel()  # already settled
     texts = [p["text"] for p in fleet.prompts()]
     assert texts == ["echo once"]  # one run for the key; the cancelled one never ran

@@ -61,7 +61,7 @@ from baton.runtime.turns.controls import ControlSet
 from baton.runtime.turns.event_stream import iterate_events
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import Turn
-from baton.store import Conversation, ConversationStatus, Run, Store
+from baton.store import FINAL_RUN_STATUSES, Conversation, ConversationStatus, Run, Store
 from baton.store.owner import owner_alive
 from baton.wire.budget import BoundSetting
 
@@ -558,12 +558,7 @@ class Conversations:
         with contextlib.suppress(BatonError):
             record = store.get_conversation(name)
             run = store.find_run(record.active_run_id) if record.active_run_id else None
-            unsettled = run is not None and run.status not in (
-                "COMPLETED",
-                "FAILED",
-                "INTERRUPTED",
-                "LOST",
-            )
+            unsettled = run is not None and run.status not in FINAL_RUN_STATUSES
             store.finish_conversation_turn(name, "RECOVERY_REQUIRED" if unsettled else "IDLE")
 
     def _recovery_run(self, store: Store, name: str) -> str | None:

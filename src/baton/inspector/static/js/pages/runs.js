@@ -11,7 +11,7 @@ import { questionsInto } from "./elicitations.js";
 
 // Run statuses the filter offers (docs/journal.md, run-status table).
 const STATUSES = ["", "QUEUED", "STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING", "COMPLETED",
-  "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST"];
+  "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST", "CANCELLED"];
 
 // Policies a run may ask for (docs/permissions.md).
 const POLICIES = ["", "ask", "auto-edits", "full"];
