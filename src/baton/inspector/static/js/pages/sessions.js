@@ -31,6 +31,7 @@ export function sessionsPage(view) {
         ["session", (s) => h("a", { href: `#/sessions/${encodeURIComponent(key(s))}` }, h("code", {}, key(s)))],
         ["status", (s) => (s.status ? badge(s.status) : "")],
         ["agent", (s) => String((s.profile === "custom" && s.agentCommand ? s.agentCommand : s.profile) ?? "")],
+        ["host", (s) => String(s.host ?? "")],
         ["cwd", (s) => h("code", {}, String(s.cwd ?? ""))],
         ["active run", (s) => (s.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(s.activeRunId)}` }, String(s.activeRunId)) : "")],
         ["updated", (s) => String(s.updatedAt ?? "")],
