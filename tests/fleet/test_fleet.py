@@ -126,16 +126,29 @@ async def test_idempotency_keys_and_cancelling_a_queued_run(fleet: Any) -> None:
     assert not await doomed.cancel()  # already settled
     texts = [p["text"] for p in fleet.prompts()]
     assert texts == ["echo once"]  # one run for the key; the cancelled one never ran
-    await _the_cli_reads_the_shared_store(fleet, first.run_id)
+    await _the_cli_reads_the_shared_store(fleet, first.run_id, doomed.run_id)
 
 
-async def _the_cli_reads_the_shared_store(fleet: Any, run_id: str) -> None:
-    """`baton runs`, `workers` and `journal show` with --store, from "another host"."""
+async def _the_cli_reads_the_shared_store(fleet: Any, run_id: str, cancelled_id: str) -> None:
+    """`baton runs`, `show`, `workers` and `journal show` with --store, from "another host"."""
     elsewhere = {**os.environ, "BATON_HOST": "another-host", "BATON_HOME": str(fleet.root / "x")}
     listed = await _baton(elsewhere, "runs", "--store", fleet.url, "--json")
     rows = [orjson.loads(line) for line in listed[1].splitlines()]
     assert {row["id"] for row in rows} >= {run_id}
     assert next(r for r in rows if r["id"] == run_id)["owner"].endswith("@host-w1")
+    assert next(r for r in rows if r["id"] == run_id)["host"] == "host-w1"
+    code, out, _err = await _baton(elsewhere, "runs", "--store", fleet.url)
+    table = out.splitlines()
+    assert code == 0 and table[0].split()[4] == "HOST"  # always with a shared store
+    assert next(line for line in table if line.startswith(run_id)).split()[4] == "host-w1"
+    code, out, _err = await _baton(
+        elsewhere, "runs", "--store", fleet.url, "--status", "cancelled", "--json"
+    )
+    assert [orjson.loads(line)["id"] for line in out.splitlines()] == [cancelled_id]
+    code, out, _err = await _baton(elsewhere, "show", cancelled_id, "--store", fleet.url)
+    assert code == 0 and "status     CANCELLED" in out.splitlines()
+    code, out, _err = await _baton(elsewhere, "show", run_id, "--store", fleet.url)
+    assert code == 0 and "host       host-w1" in out.splitlines()
     code, out, _err = await _baton(elsewhere, "workers", "--store", fleet.url, "--json")
     assert code == 0 and orjson.loads(out.splitlines()[0])["name"] == "w1"
     code, _out, err = await _baton(elsewhere, "journal", "show", run_id, "--store", fleet.url)
@@ -170,3 +183,34 @@ async def _until(condition: Any, deadline: float = 120.0) -> None:
         if loop.time() > until:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.1)
+
+
+async def test_sessions_on_the_shared_store_stay_on_their_host(fleet: Any) -> None:
+    """A conversation made on host A is listed and shown from host B with its host; B's
+    prompt or close is SESSION_ON_OTHER_HOST naming A, and nothing reaches the agent."""
+    host_a = {**os.environ, "BATON_HOST": "host-a", "BATON_HOME": str(fleet.root / "a")}
+    host_b = {**os.environ, "BATON_HOST": "host-b", "BATON_HOME": str(fleet.root / "b")}
+    store = ("--store", fleet.url)
+    agent = fleet.agent_command()
+    code, out, err = await _baton(
+        host_a, "session", "new", "talk", "--agent-command", agent, *store, "--json"
+    )
+    assert code == 0, err
+    assert orjson.loads(out)["host"] == "host-a"
+    code, out, err = await _baton(host_b, "sessions", *store)
+    assert code == 0, err
+    header, row = out.splitlines()
+    assert header.split()[:4] == ["NAME", "AGENT", "STATUS", "HOST"]
+    assert row.split()[0] == "talk" and "host-a" in row.split()
+    code, out, _err = await _baton(host_b, "sessions", *store, "--json")
+    assert orjson.loads(out)["host"] == "host-a"
+    code, out, _err = await _baton(host_b, "session", "show", "talk", *store)
+    assert code == 0 and "host       host-a" in out.splitlines()
+    for argv in (("run", "--session", "talk", "echo from-b"), ("session", "close", "talk")):
+        code, _out, err = await _baton(host_b, *argv, *store)
+        assert code == 2, (argv, err)
+        assert "SESSION_ON_OTHER_HOST" in err and "host-a" in err
+    code, _out, err = await _baton(host_a, "run", "--session", "talk", "echo from-a", *store)
+    assert code == 0, err
+    texts = [p["text"] for p in fleet.prompts()]
+    assert texts == ["echo from-a"]  # host B's prompt never reached an agent
