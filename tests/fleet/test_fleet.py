@@ -214,3 +214,64 @@ async def test_sessions_on_the_shared_store_stay_on_their_host(fleet: Any) -> No
     assert code == 0, err
     texts = [p["text"] for p in fleet.prompts()]
     assert texts == ["echo from-a"]  # host B's prompt never reached an agent
+
+
+async def test_serve_on_the_shared_store_sees_the_fleet_and_runs_on_its_host(fleet: Any) -> None:
+    """`baton serve --store URL`: the description says so, the workers route lists the
+    fleet's workers, and a run started through it runs there and records its host."""
+    import httpx
+
+    fleet.start_worker("w1", "default")
+    token = "fleet-serve-token-" + "x" * 30
+    home = fleet.root / "serve"
+    (home / "work").mkdir(parents=True)
+    env = {**os.environ, "BATON_HOST": "host-serve", "BATON_SERVE_TOKEN": token}
+    env.pop("BATON_STORE", None)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "baton",
+        "serve",
+        "--store",
+        fleet.url,
+        "--data-dir",
+        str(home / "data"),
+        "--allow-agent-command",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        assert process.stdout is not None
+        line = (await asyncio.wait_for(process.stdout.readline(), 120)).decode()
+        assert "listening on" in line and "shared store" in line, line
+        url = line.split("listening on ", 1)[1].split()[0]
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60) as client:
+            described = (await client.get("/api/v1")).json()
+            assert (described["sharedStore"], described["host"]) == (True, "host-serve")
+            workers = (await client.get("/api/v1/workers")).json()
+            assert workers["shared"] is True
+            assert [(w["name"], w["host"]) for w in workers["workers"]] == [("w1", "host-w1")]
+            body = {
+                "prompt": "echo served",
+                "agentCommand": fleet.agent_command(),
+                "cwd": str(home / "work"),
+            }
+            answer = await client.post("/api/v1/runs", json=body)
+            assert answer.status_code == 202, answer.text
+            run_id = answer.json()["runId"]
+            await _until(lambda: fleet.prompts() != [])
+            settled = await fleet.wait_ended([run_id])
+            assert settled[run_id].status == "COMPLETED"
+            shown = (await client.get(f"/api/v1/runs/{run_id}")).json()
+            assert (shown["status"], shown["host"]) == ("COMPLETED", "host-serve")
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(process.wait(), 60)
+    elsewhere = {**os.environ, "BATON_HOST": "another-host", "BATON_HOME": str(fleet.root / "x")}
+    code, out, _err = await _baton(elsewhere, "runs", "--store", fleet.url, "--json")
+    rows = {row["id"]: row for row in map(orjson.loads, out.splitlines())}
+    assert code == 0 and rows[run_id]["host"] == "host-serve"
+    assert [p["text"] for p in fleet.prompts()] == ["echo served"]  # the service ran it, once
