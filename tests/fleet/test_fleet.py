@@ -76,6 +76,25 @@ async def test_a_sessions_turns_run_in_order_on_the_worker_that_holds_it(fleet: 
         assert texts == [f"echo {session}-{turn}" for turn in range(5)]
         # One provider session carried all five turns (attached on the same host).
         assert len({p["sessionId"] for p in fleet.prompts() if p["text"] in texts}) == 1
+    # `baton sessions --store` from another host lists them with their worker and host.
+    elsewhere = {**os.environ, "BATON_HOST": "another-host", "BATON_HOME": str(fleet.root / "x")}
+    code, out, err = await _baton(elsewhere, "sessions", "--store", fleet.url, "--json")
+    assert code == 0, err
+    listed = {row["name"]: row for row in map(orjson.loads, out.splitlines())}
+    with Store(fleet.url, read_only=True) as store:
+        for session in queued:
+            pinned = store.get_pinned_session(session)
+            assert listed[session]["kind"] == "queued"
+            assert (listed[session]["worker"], listed[session]["host"]) == (
+                pinned.worker,
+                f"host-{pinned.worker}",
+            )
+    code, out, _err = await _baton(elsewhere, "sessions", "--store", fleet.url)
+    table = out.splitlines()
+    assert table[0].split()[:4] == ["QUEUED", "SESSION", "WORKER", "HOST"]
+    assert {line.split()[0]: line.split()[2] for line in table[1:]} == {
+        name: row["host"] for name, row in listed.items()
+    }
 
 
 async def test_a_killed_worker_leaves_exactly_its_running_turns_recovery_required(

@@ -84,6 +84,17 @@ async def test_the_workers_route_and_the_description(fleet_api: Api) -> None:
     )
     assert worker["state"] == "RUNNING" and worker["running"] == [busy]
     assert worker["heartbeatAgeSeconds"] >= 0
+    # A queued session pinned to that worker is listed beside the conversations.
+    store.pin_session("review-42", worker="w-1", queue="worker:w-1")
+    listed = (await api.client.get("/api/v1/sessions", headers=AUTH)).json()
+    assert listed["sessions"] == []
+    [pinned] = listed["queued"]
+    assert (pinned["kind"], pinned["name"], pinned["worker"], pinned["host"]) == (
+        "queued",
+        "review-42",
+        "w-1",
+        "host-w",
+    )
 
 
 async def _create(api: Api, name: str) -> dict[str, Any]:

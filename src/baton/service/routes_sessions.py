@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.cli.commands.session import record_json
+from baton.cli.commands.session import queued_session_rows, record_json
 from baton.errors import (
     ApiRequestInvalid,
     BatonError,
@@ -189,7 +189,13 @@ async def list_sessions(request: Request) -> Response:
         agent=request.query_params.get("agent") or None,
     )
     hosts = await desk.conversations.holding_hosts()
-    return JSONResponse({"sessions": [_record(r, host=hosts.get(r.name)) for r in records]})
+    return JSONResponse(
+        {
+            "sessions": [_record(r, host=hosts.get(r.name)) for r in records],
+            # The sessions of queued turns (`baton submit --session`), pinned to a worker.
+            "queued": queued_session_rows(store_of(service_of(request))),
+        }
+    )
 
 
 async def show_session(request: Request) -> Response:

@@ -34,7 +34,13 @@ from baton.runtime.conversations import (
 )
 from baton.runtime.conversations.history import history_markdown
 from baton.runtime.runtime import Runtime
-from baton.store import CONVERSATION_STATUSES, Conversation, existing_data_dir, resolve_data_dir
+from baton.store import (
+    CONVERSATION_STATUSES,
+    Conversation,
+    Store,
+    existing_data_dir,
+    resolve_data_dir,
+)
 from baton.store.owner import current_host
 
 _T = TypeVar("_T")
@@ -280,6 +286,7 @@ def record_json(
     if turns is not None:
         view["turns"] = turns
     view["host"] = host
+    view["kind"] = "conversation"
     return {**document(view), "settings": dict(record.settings)}
 
 
@@ -435,46 +442,79 @@ def _list(args: argparse.Namespace) -> int:
 
     async def listing(
         conversations: Conversations,
-    ) -> list[tuple[Conversation, int, str | None]]:
+    ) -> tuple[list[tuple[Conversation, int, str | None]], list[dict[str, Any]]]:
         records = await conversations.list(status=args.status, agent=args.agent)
-        assert conversations.runtime.store is not None
-        counts = conversations.runtime.store.conversation_turn_counts()
+        store = conversations.runtime.store
+        assert store is not None
+        counts = store.conversation_turn_counts()
         hosts = await conversations.holding_hosts()
-        return [(record, counts.get(record.name, 0), hosts.get(record.name)) for record in records]
+        rows = [(record, counts.get(record.name, 0), hosts.get(record.name)) for record in records]
+        # Queued sessions (`baton submit --session`) are listed unfiltered by status or agent:
+        # they have neither (each submission names its own agent).
+        filtered = args.status is not None or args.agent is not None
+        return rows, [] if filtered else queued_session_rows(store)
 
     try:
-        rows = _with_conversations(args, listing, reading=True)
+        rows, queued = _with_conversations(args, listing, reading=True)
     except DataDirNotFound as exc:
         print(f"baton: {exc.message}", file=sys.stderr)
-        rows = []
+        rows, queued = [], []
     if args.json:
         for record, turns, host in rows:
             write_json(sys.stdout, record_json(record, turns, host=host))
+        for entry in queued:
+            write_json(sys.stdout, entry)
         return exit_codes.OK
-    if not rows:
+    if not rows and not queued:
         print("no sessions")
         return exit_codes.OK
     out = sys.stdout
-    # Like `baton runs`: a HOST column on a shared store, or when the rows name two hosts.
-    with_host = _store(args) is not None or len({host for _r, _t, host in rows}) > 1
-    host_header = f"{'HOST':<{HOST_COLUMN_CHARS}} " if with_host else ""
-    out.write(
-        f"{'NAME':<24} {'AGENT':<12} {'STATUS':<18} {host_header}{'TURNS':>5}  "
-        f"{'LAST USED':<20}  CWD\n"
-    )
+    with_host = False
+    if rows:
+        # Like `baton runs`: a HOST column on a shared store, or when the rows name two hosts.
+        with_host = _store(args) is not None or len({host for _r, _t, host in rows}) > 1
+        host_header = f"{'HOST':<{HOST_COLUMN_CHARS}} " if with_host else ""
+        out.write(
+            f"{'NAME':<24} {'AGENT':<12} {'STATUS':<18} {host_header}{'TURNS':>5}  "
+            f"{'LAST USED':<20}  CWD\n"
+        )
     for record, turns, host in rows:
         cwd = visible(record.cwd, None)
         if len(cwd) > CWD_COLUMN_CHARS:
             cwd = "…" + cwd[-(CWD_COLUMN_CHARS - 1) :]
-        shown = (
-            f"{visible(host or '-', HOST_COLUMN_CHARS):<{HOST_COLUMN_CHARS}} " if with_host else ""
-        )
+        shown = ""
+        if with_host:
+            shown = f"{visible(host or '-', HOST_COLUMN_CHARS):<{HOST_COLUMN_CHARS}} "
         out.write(
             f"{record.name:<24} {visible(_agent_of(record), 12):<12} {record.status:<18} "
             f"{shown}{turns:>5}  {record.last_used_at[:19]:<20}  {cwd}\n"
         )
+    if queued:
+        if rows:
+            out.write("\n")
+        out.write(
+            f"{'QUEUED SESSION':<24} {'WORKER':<24} {'HOST':<{HOST_COLUMN_CHARS}} "
+            f"{'QUEUE':<20}  LAST USED\n"
+        )
+        for entry in queued:
+            out.write(
+                f"{visible(entry['name'], 24):<24} {visible(entry['worker'], 24):<24} "
+                f"{visible(entry['host'] or '-', HOST_COLUMN_CHARS):<{HOST_COLUMN_CHARS}} "
+                f"{visible(entry['queue'], 20):<20}  {entry['updatedAt'][:19]}\n"
+            )
     out.flush()
     return exit_codes.OK
+
+
+def queued_session_rows(store: Store) -> list[dict[str, Any]]:
+    """The sessions of queued turns (`baton submit --session NAME`, docs/fleet.md): each
+    pinned to the worker that took its first turn, with that worker's host, as JSON records
+    (``kind: "queued"``; conversations are ``kind: "conversation"``)."""
+    hosts = {worker.name: worker.host for worker in store.list_workers()}
+    return [
+        document({"kind": "queued", **plain(pinned), "host": hosts.get(pinned.worker)})
+        for pinned in store.list_pinned_sessions()
+    ]
 
 
 def view_json(view: ConversationView, host: str | None = None) -> dict[str, Any]:

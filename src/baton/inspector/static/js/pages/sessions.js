@@ -165,6 +165,7 @@ function liveSessionPage(view, sessionId) {
     replaceChildren(summary, facts([
       ["status", badge(record.status ?? "?")],
       ["agent", record.profile === "custom" && record.agentCommand ? h("code", {}, String(record.agentCommand)) : record.profile],
+      ["host", record.host ?? null],
       ["cwd", record.cwd ? h("code", {}, String(record.cwd)) : null],
       ["provider session", record.providerSessionId ? h("code", {}, String(record.providerSessionId)) : null],
       ["active run", record.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(record.activeRunId)}` }, String(record.activeRunId)) : null],
