@@ -129,6 +129,9 @@ def run(args: argparse.Namespace) -> int:
     shared = store_url(args.store) is not None
     client = service_for(args.data_dir, no_server=args.no_server or shared)
     rows = _rows_from_service(client, args) if client is not None else _rows_in_process(args)
+    if client is not None and not args.json:
+        # The service may serve a shared store (`baton serve --store`): its description says.
+        shared = bool(client.request("GET", "/api/v1").get("sharedStore"))
     if args.json:
         for row in rows:
             write_json(sys.stdout, row)
