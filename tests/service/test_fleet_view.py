@@ -37,6 +37,11 @@ def _set_owner(api: Api, run_id: str, owner: str) -> None:
     store._conn.execute("UPDATE runs SET owner = ? WHERE id = ?", (owner, run_id))
 
 
+def _session(store: Any) -> str:
+    """Any session of the store (a run's session must exist: a foreign key)."""
+    return str(store.list_runs(status="COMPLETED")[0].session_id)
+
+
 async def test_runs_name_their_host_and_cancelled_is_a_filter(fleet_api: Api) -> None:
     api = fleet_api
     here = await api.start("echo here")
@@ -59,6 +64,14 @@ async def test_runs_name_their_host_and_cancelled_is_a_filter(fleet_api: Api) ->
     assert (shown["status"], shown["host"]) == ("CANCELLED", "host-elsewhere")
     replay = await api.events(there)
     assert replay[0]["event"] == "replay" and replay[0]["data"]["run"]["host"] == "host-elsewhere"
+    journal = await api.client.get(f"/api/v1/runs/{here}/journal", headers=AUTH)
+    assert journal.status_code == 200 and journal.json()["records"]
+    server = store.create_server_instance("custom", "default", 1)
+    store.set_run_session(there, session_id=_session(store), server_instance_id=server.id)
+    refused = await api.client.get(f"/api/v1/runs/{there}/journal", headers=AUTH)
+    assert refused.status_code == 404
+    assert refused.json()["error"]["code"] == "JOURNAL_ON_OTHER_HOST"
+    assert "host-elsewhere" in refused.json()["error"]["message"]
     document = (await api.client.get("/api/v1/openapi.json", headers=AUTH)).json()
     assert "CANCELLED" in document["components"]["schemas"]["RunStatus"]["enum"]
 
