@@ -10,4 +10,4 @@ URL=$(scripts/pg_cluster.sh start "$CLUSTER")
 echo "test-fleet: PostgreSQL at $URL (cluster in $CLUSTER)"
 # BATON_TEST_POSTGRES_CLUSTER lets the restart test stop and start the server.
 BATON_TEST_POSTGRES_URL="$URL" BATON_TEST_POSTGRES_CLUSTER="$CLUSTER" \
-    "$BIN/pytest" -q -p no:cacheprovider tests/store tests/fleet
+    "$BIN/pytest" -q -p no:cacheprovider tests/store tests/fleet tests/service/test_fleet_view.py

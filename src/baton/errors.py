@@ -444,6 +444,14 @@ class SessionClosed(UsageError):
     code = "SESSION_CLOSED"
 
 
+class SessionOnOtherHost(UsageError):
+    """On a shared store, the conversation is held by another host (its agent process and
+    provider session are there): a prompt, close, removal or control change from this host is
+    refused, naming the holding host; run it there (sessions never cross hosts silently)."""
+
+    code = "SESSION_ON_OTHER_HOST"
+
+
 class SessionNotResumable(UsageError):
     """The conversation's provider session is not attached in this process and the agent
     advertises neither ``sessionCapabilities.resume`` nor ``loadSession``: Baton refuses to

@@ -366,7 +366,9 @@ class Served:
 AGENT_COMMAND: Final = "baton agent scripted"
 
 #: Run statuses whose turn is over.
-ENDED: Final = frozenset({"COMPLETED", "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST"})
+ENDED: Final = frozenset(
+    {"COMPLETED", "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST", "CANCELLED"}
+)
 
 
 def start_service(root: Path, *extra: str) -> tuple[Served, subprocess.Popen[str]]:

@@ -214,3 +214,26 @@ def test_a_run_started_from_the_page(page: tuple[Page, PageWatch], served: Serve
     assert "#/runs/run-" in pg.url
     expect(pg.locator("li[data-kind='text'] .text")).to_have_text(["started from the page"])
     assert not seen.page_errors and not seen.console_errors
+
+
+def test_the_runs_list_and_a_run_name_its_host(
+    page: tuple[Page, PageWatch], served: Served
+) -> None:
+    pg, seen = page
+    run_id = served.start("echo hosted", policy="auto-edits", allowUnattended=True)
+    record = served.wait_run(run_id)
+    host = record["host"]
+    assert host  # the owner column names the service's host (BATON_HOST, else its name)
+    served.sign_in(pg, "#/runs")
+    headings = pg.locator("table thead th")
+    expect(headings).to_contain_text(["run", "status", "agent", "host"])
+    column = headings.all_inner_texts().index("host")
+    row = pg.locator("table tbody tr", has_text=run_id)
+    expect(row.locator("td").nth(column)).to_have_text(host)
+    # The data directory's own store is not shared: no workers table.
+    expect(pg.get_by_test_id("workers")).to_have_count(0)
+    pg.locator(f"a[href='#/runs/{run_id}']").click()
+    facts = pg.locator("dl.facts")
+    expect(facts.locator("dt", has_text="host")).to_have_count(1)
+    expect(facts.locator("dt:text-is('host') + dd")).to_have_text(host)
+    assert not seen.page_errors and not seen.console_errors

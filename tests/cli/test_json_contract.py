@@ -98,3 +98,25 @@ def test_runs_columns_and_limit(tmp_path: Path) -> None:
     assert baton(tmp_path, "runs", "--limit", "0").returncode == exit_codes.USAGE
     [record] = json_lines(baton(tmp_path, "runs", "--json", "--limit", "1").stdout)
     assert record["promptText"] == "echo three" and record["durationSeconds"] is not None
+
+
+def test_runs_and_show_name_the_host_and_the_column_appears_with_two_hosts(
+    tmp_path: Path,
+) -> None:
+    baton(tmp_path, "run", "--agent-command", AGENT, "echo here", BATON_HOST="host-one")
+    one_host = baton(tmp_path, "runs").stdout.splitlines()
+    assert "HOST" not in one_host[0]  # one host, the data directory's own store: no column
+    [record] = json_lines(baton(tmp_path, "runs", "--json").stdout)
+    assert record["host"] == "host-one"
+    baton(tmp_path, "run", "--agent-command", AGENT, "echo there", BATON_HOST="host-two")
+    table = baton(tmp_path, "runs").stdout.splitlines()
+    assert table[0].split()[:6] == ["RUN", "STATUS", "STOP", "AGENT", "HOST", "TIME"]
+    hosts = {line.split()[0]: line.split()[4] for line in table[1:]}
+    rows = json_lines(baton(tmp_path, "runs", "--json").stdout)
+    assert hosts == {row["id"]: row["host"] for row in rows}
+    assert sorted(hosts.values()) == ["host-one", "host-two"]
+    shown = baton(tmp_path, "show", record["id"]).stdout
+    assert "host       host-one" in shown.splitlines()
+    assert json_lines(baton(tmp_path, "show", record["id"], "--json").stdout)[0]["host"] == (
+        "host-one"
+    )

@@ -76,6 +76,25 @@ async def test_a_sessions_turns_run_in_order_on_the_worker_that_holds_it(fleet: 
         assert texts == [f"echo {session}-{turn}" for turn in range(5)]
         # One provider session carried all five turns (attached on the same host).
         assert len({p["sessionId"] for p in fleet.prompts() if p["text"] in texts}) == 1
+    # `baton sessions --store` from another host lists them with their worker and host.
+    elsewhere = {**os.environ, "BATON_HOST": "another-host", "BATON_HOME": str(fleet.root / "x")}
+    code, out, err = await _baton(elsewhere, "sessions", "--store", fleet.url, "--json")
+    assert code == 0, err
+    listed = {row["name"]: row for row in map(orjson.loads, out.splitlines())}
+    with Store(fleet.url, read_only=True) as store:
+        for session in queued:
+            pinned = store.get_pinned_session(session)
+            assert listed[session]["kind"] == "queued"
+            assert (listed[session]["worker"], listed[session]["host"]) == (
+                pinned.worker,
+                f"host-{pinned.worker}",
+            )
+    code, out, _err = await _baton(elsewhere, "sessions", "--store", fleet.url)
+    table = out.splitlines()
+    assert table[0].split()[:4] == ["QUEUED", "SESSION", "WORKER", "HOST"]
+    assert {line.split()[0]: line.split()[2] for line in table[1:]} == {
+        name: row["host"] for name, row in listed.items()
+    }
 
 
 async def test_a_killed_worker_leaves_exactly_its_running_turns_recovery_required(
@@ -118,20 +137,37 @@ async def test_idempotency_keys_and_cancelling_a_queued_run(fleet: Any) -> None:
     events = [event.type async for event in first.events()]
     assert events[0] == "run_started" and events[-1] == "result" and "text" in events
     cancelled = await asyncio.wait_for(doomed.result(), 120)
-    assert (cancelled.status, cancelled.error_code) == ("INTERRUPTED", "QUEUED_RUN_CANCELLED")
+    assert (cancelled.status, cancelled.error_code, cancelled.exit_code) == (
+        "CANCELLED",
+        "QUEUED_RUN_CANCELLED",
+        130,
+    )
     assert not await doomed.cancel()  # already settled
     texts = [p["text"] for p in fleet.prompts()]
     assert texts == ["echo once"]  # one run for the key; the cancelled one never ran
-    await _the_cli_reads_the_shared_store(fleet, first.run_id)
+    await _the_cli_reads_the_shared_store(fleet, first.run_id, doomed.run_id)
 
 
-async def _the_cli_reads_the_shared_store(fleet: Any, run_id: str) -> None:
-    """`baton runs`, `workers` and `journal show` with --store, from "another host"."""
+async def _the_cli_reads_the_shared_store(fleet: Any, run_id: str, cancelled_id: str) -> None:
+    """`baton runs`, `show`, `workers` and `journal show` with --store, from "another host"."""
     elsewhere = {**os.environ, "BATON_HOST": "another-host", "BATON_HOME": str(fleet.root / "x")}
     listed = await _baton(elsewhere, "runs", "--store", fleet.url, "--json")
     rows = [orjson.loads(line) for line in listed[1].splitlines()]
     assert {row["id"] for row in rows} >= {run_id}
     assert next(r for r in rows if r["id"] == run_id)["owner"].endswith("@host-w1")
+    assert next(r for r in rows if r["id"] == run_id)["host"] == "host-w1"
+    code, out, _err = await _baton(elsewhere, "runs", "--store", fleet.url)
+    table = out.splitlines()
+    assert code == 0 and table[0].split()[4] == "HOST"  # always with a shared store
+    assert next(line for line in table if line.startswith(run_id)).split()[4] == "host-w1"
+    code, out, _err = await _baton(
+        elsewhere, "runs", "--store", fleet.url, "--status", "cancelled", "--json"
+    )
+    assert [orjson.loads(line)["id"] for line in out.splitlines()] == [cancelled_id]
+    code, out, _err = await _baton(elsewhere, "show", cancelled_id, "--store", fleet.url)
+    assert code == 0 and "status     CANCELLED" in out.splitlines()
+    code, out, _err = await _baton(elsewhere, "show", run_id, "--store", fleet.url)
+    assert code == 0 and "host       host-w1" in out.splitlines()
     code, out, _err = await _baton(elsewhere, "workers", "--store", fleet.url, "--json")
     assert code == 0 and orjson.loads(out.splitlines()[0])["name"] == "w1"
     code, _out, err = await _baton(elsewhere, "journal", "show", run_id, "--store", fleet.url)
@@ -166,3 +202,95 @@ async def _until(condition: Any, deadline: float = 120.0) -> None:
         if loop.time() > until:
             raise AssertionError("condition not met in time")
         await asyncio.sleep(0.1)
+
+
+async def test_sessions_on_the_shared_store_stay_on_their_host(fleet: Any) -> None:
+    """A conversation made on host A is listed and shown from host B with its host; B's
+    prompt or close is SESSION_ON_OTHER_HOST naming A, and nothing reaches the agent."""
+    host_a = {**os.environ, "BATON_HOST": "host-a", "BATON_HOME": str(fleet.root / "a")}
+    host_b = {**os.environ, "BATON_HOST": "host-b", "BATON_HOME": str(fleet.root / "b")}
+    store = ("--store", fleet.url)
+    agent = fleet.agent_command()
+    code, out, err = await _baton(
+        host_a, "session", "new", "talk", "--agent-command", agent, *store, "--json"
+    )
+    assert code == 0, err
+    assert orjson.loads(out)["host"] == "host-a"
+    code, out, err = await _baton(host_b, "sessions", *store)
+    assert code == 0, err
+    header, row = out.splitlines()
+    assert header.split()[:4] == ["NAME", "AGENT", "STATUS", "HOST"]
+    assert row.split()[0] == "talk" and "host-a" in row.split()
+    code, out, _err = await _baton(host_b, "sessions", *store, "--json")
+    assert orjson.loads(out)["host"] == "host-a"
+    code, out, _err = await _baton(host_b, "session", "show", "talk", *store)
+    assert code == 0 and "host       host-a" in out.splitlines()
+    for argv in (("run", "--session", "talk", "echo from-b"), ("session", "close", "talk")):
+        code, _out, err = await _baton(host_b, *argv, *store)
+        assert code == 2, (argv, err)
+        assert "SESSION_ON_OTHER_HOST" in err and "host-a" in err
+    code, _out, err = await _baton(host_a, "run", "--session", "talk", "echo from-a", *store)
+    assert code == 0, err
+    texts = [p["text"] for p in fleet.prompts()]
+    assert texts == ["echo from-a"]  # host B's prompt never reached an agent
+
+
+async def test_serve_on_the_shared_store_sees_the_fleet_and_runs_on_its_host(fleet: Any) -> None:
+    """`baton serve --store URL`: the description says so, the workers route lists the
+    fleet's workers, and a run started through it runs there and records its host."""
+    import httpx
+
+    fleet.start_worker("w1", "default")
+    token = "fleet-serve-token-" + "x" * 30
+    home = fleet.root / "serve"
+    (home / "work").mkdir(parents=True)
+    env = {**os.environ, "BATON_HOST": "host-serve", "BATON_SERVE_TOKEN": token}
+    env.pop("BATON_STORE", None)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "baton",
+        "serve",
+        "--store",
+        fleet.url,
+        "--data-dir",
+        str(home / "data"),
+        "--allow-agent-command",
+        env=env,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
+    try:
+        assert process.stdout is not None
+        line = (await asyncio.wait_for(process.stdout.readline(), 120)).decode()
+        assert "listening on" in line and "shared store" in line, line
+        url = line.split("listening on ", 1)[1].split()[0]
+        headers = {"Authorization": f"Bearer {token}"}
+        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60) as client:
+            described = (await client.get("/api/v1")).json()
+            assert (described["sharedStore"], described["host"]) == (True, "host-serve")
+            workers = (await client.get("/api/v1/workers")).json()
+            assert workers["shared"] is True
+            assert [(w["name"], w["host"]) for w in workers["workers"]] == [("w1", "host-w1")]
+            body = {
+                "prompt": "echo served",
+                "agentCommand": fleet.agent_command(),
+                "cwd": str(home / "work"),
+            }
+            answer = await client.post("/api/v1/runs", json=body)
+            assert answer.status_code == 202, answer.text
+            run_id = answer.json()["runId"]
+            await _until(lambda: fleet.prompts() != [])
+            settled = await fleet.wait_ended([run_id])
+            assert settled[run_id].status == "COMPLETED"
+            shown = (await client.get(f"/api/v1/runs/{run_id}")).json()
+            assert (shown["status"], shown["host"]) == ("COMPLETED", "host-serve")
+    finally:
+        if process.returncode is None:
+            process.send_signal(signal.SIGTERM)
+        await asyncio.wait_for(process.wait(), 60)
+    elsewhere = {**os.environ, "BATON_HOST": "another-host", "BATON_HOME": str(fleet.root / "x")}
+    code, out, _err = await _baton(elsewhere, "runs", "--store", fleet.url, "--json")
+    rows = {row["id"]: row for row in map(orjson.loads, out.splitlines())}
+    assert code == 0 and rows[run_id]["host"] == "host-serve"
+    assert [p["text"] for p in fleet.prompts()] == ["echo served"]  # the service ran it, once

@@ -87,8 +87,9 @@ async def make_api(
     permission_wait: float = 60.0,
     bounds: QueueBounds | None = None,
     elicitation_wait: float = 60.0,
+    store: str | None = None,
 ) -> tuple[Api, Runtime]:
-    runtime = Runtime(data_dir=tmp_path / "data", environ={"PATH": "/usr/bin:/bin"})
+    runtime = Runtime(data_dir=tmp_path / "data", store=store, environ={"PATH": "/usr/bin:/bin"})
     service = build_service(
         runtime,
         settings or ServiceSettings(allow_agent_command=True),

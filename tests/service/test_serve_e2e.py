@@ -464,3 +464,17 @@ def test_session_new_and_close_go_through_the_service(served: Served, tmp_path: 
     closed = baton("session", "close", "warm", "--json")
     assert closed["status"] == "CLOSED"
     assert "session/close" in closed["note"]  # closed where it was attached
+
+
+def test_serve_refuses_a_store_that_is_not_a_postgresql_url(tmp_path: Path) -> None:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(tmp_path / "d")}
+    refused = subprocess.run(
+        [sys.executable, "-m", "baton.cli.main", "serve", "--store", "sqlite:///tmp/x.db"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 2
+    assert "STORE_URL_INVALID" in refused.stderr and "Traceback" not in refused.stderr
+    assert not (tmp_path / "d").exists()  # refused before anything was created

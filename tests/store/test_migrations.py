@@ -10,6 +10,7 @@ import pytest
 from baton.errors import StoreSchemaTooNew
 from baton.store import MIGRATIONS, SCHEMA_VERSION, Store, migrate
 from baton.store.migrations import schema_version
+from version4_rows import VERSION_4_ROWS
 
 TABLES = {
     "server_instances",
@@ -111,3 +112,109 @@ def test_a_version_2_store_gains_conversations_and_keeps_its_runs(tmp_path: Path
         assert store.schema_version == SCHEMA_VERSION
         assert store.get_run("run-1").prompt_text == "hi"
         assert store.list_conversations() == []
+
+
+def _version_4_store(path: Path) -> None:
+    conn = _connect(path)
+    conn.execute("PRAGMA foreign_keys = ON")
+    assert migrate(conn, MIGRATIONS[:4]) == 4
+    for statement in VERSION_4_ROWS:
+        conn.execute(statement)
+    conn.close()
+    path.chmod(0o600)
+
+
+def _indexes(conn: sqlite3.Connection, table: str) -> set[str]:
+    rows = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL",
+        (table,),
+    )
+    return {row[0] for row in rows}
+
+
+def test_version_5_rebuilds_runs_for_cancelled_and_loses_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    _version_4_store(path)
+    conn = _connect(path)
+    before = {
+        table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in TABLES
+    }
+    indexes = _indexes(conn, "runs")
+    columns = [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
+    conn.close()
+    assert indexes == {"runs_status", "runs_server", "runs_session"}
+
+    with Store(path) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        done = store.get_run("run-done")
+        assert (done.status, done.prompt_text, done.owner) == ("COMPLETED", "hi", "1:2@host-a")
+        assert (done.started_at, done.ended_at) == ("t1", "t2")
+        gone = store.get_run("run-gone")
+        # The earlier form of a cancelled queued run is migrated, its code kept.
+        assert (gone.status, gone.error_code, gone.started_at, gone.ended_at) == (
+            "CANCELLED",
+            "QUEUED_RUN_CANCELLED",
+            None,
+            "t4",
+        )
+        assert [item.seq for item in store.list_items("run-done")] == [1]
+        assert [run.id for run in store.conversation_runs("fix")] == ["run-done"]
+
+    conn = _connect(path)
+    conn.execute("PRAGMA foreign_keys = ON")
+    after = {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in TABLES}
+    assert after == before
+    assert _indexes(conn, "runs") == indexes
+    assert [row[1] for row in conn.execute("PRAGMA table_info(runs)")] == columns
+    assert not conn.execute("PRAGMA foreign_key_check").fetchall()
+    assert _tables(conn) == TABLES  # no rebuild table left behind
+    # The new constraint: CANCELLED is a status, a made-up one still is not.
+    conn.execute("UPDATE runs SET status = 'CANCELLED' WHERE id = 'run-done'")
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("UPDATE runs SET status = 'PAUSED' WHERE id = 'run-done'")
+    # The other tables' foreign keys name the rebuilt table.
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute(
+            "INSERT INTO items (run_id, seq, kind, content, coalesced_events, created_at) "
+            "VALUES ('run-none', 1, 'text', '{}', 1, 't')"
+        )
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    conn.close()
+
+
+def test_a_check_rebuild_that_fits_nothing_rolls_back(tmp_path: Path) -> None:
+    from baton.store.migrations import CheckValues, MigrationInvalid
+
+    conn = _connect(tmp_path / "s.db")
+    conn.execute("PRAGMA foreign_keys = ON")
+    steps = (
+        ("CREATE TABLE a (x TEXT CHECK (x IN ('p')))",),
+        (CheckValues("a", "y", ("p", "q")),),
+    )
+    with pytest.raises(MigrationInvalid) as info:
+        migrate(conn, steps)
+    assert info.value.code == "STORE_MIGRATION_INVALID"
+    assert schema_version(conn) == 1
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1  # restored
+    conn.close()
+
+
+def test_a_rebuild_that_would_orphan_rows_is_refused(tmp_path: Path) -> None:
+    from baton.store.migrations import CheckValues, MigrationInvalid
+
+    conn = _connect(tmp_path / "s.db")
+    conn.execute("PRAGMA foreign_keys = ON")
+    steps = (
+        (
+            "CREATE TABLE p (id TEXT PRIMARY KEY, s TEXT CHECK (s IN ('a')))",
+            "CREATE TABLE c (p_id TEXT REFERENCES p (id))",
+            "INSERT INTO p VALUES ('1', 'a')",
+            "INSERT INTO c VALUES ('1')",
+        ),
+        (CheckValues("p", "s", ("a", "b")), "DELETE FROM p"),
+    )
+    with pytest.raises(MigrationInvalid, match="foreign keys"):
+        migrate(conn, steps)
+    assert schema_version(conn) == 1
+    assert conn.execute("SELECT count(*) FROM p").fetchone()[0] == 1
+    conn.close()

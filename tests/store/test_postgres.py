@@ -21,6 +21,7 @@ from baton.store.location import (
     display_url,
     resolve_store,
 )
+from version4_rows import VERSION_4_ROWS
 
 
 def test_every_migration_renders_for_postgresql() -> None:
@@ -189,3 +190,43 @@ def test_an_unreachable_server_is_store_unavailable() -> None:
     with pytest.raises(StoreUnavailable):
         # Port 1 on the loopback: nothing listens there.
         Store("postgresql://nobody@127.0.0.1:1/none?connect_timeout=2")
+
+
+def test_a_version_4_database_gains_cancelled_and_keeps_its_rows(postgres_database: str) -> None:
+    import psycopg
+
+    from baton.store.postgres import PostgresConnection, migrate_postgres
+
+    conn = PostgresConnection(postgres_database)
+    assert migrate_postgres(conn, MIGRATIONS[:4]) == 4
+    conn.close()
+    with psycopg.connect(postgres_database, autocommit=True) as pg:
+        for statement in VERSION_4_ROWS:
+            pg.execute(statement)  # type: ignore[arg-type]
+        with pytest.raises(psycopg.errors.CheckViolation):
+            pg.execute("UPDATE runs SET status = 'CANCELLED' WHERE id = 'run-done'")
+    with Store(postgres_database) as store:
+        assert store.schema_version == SCHEMA_VERSION
+        gone = store.get_run("run-gone")
+        assert (gone.status, gone.error_code, gone.started_at) == (
+            "CANCELLED",
+            "QUEUED_RUN_CANCELLED",
+            None,
+        )
+        assert store.get_run("run-done").status == "COMPLETED"
+        assert [item.seq for item in store.list_items("run-done")] == [1]
+    with psycopg.connect(postgres_database, autocommit=True) as pg:
+        for table, count in (("runs", 2), ("items", 1), ("interactions", 1), ("run_events", 1)):
+            assert pg.execute(f"SELECT count(*) FROM {table}").fetchone() == (count,)  # type: ignore[arg-type]
+        pg.execute("UPDATE runs SET status = 'CANCELLED' WHERE id = 'run-done'")
+        with pytest.raises(psycopg.errors.CheckViolation):
+            pg.execute("UPDATE runs SET status = 'PAUSED' WHERE id = 'run-done'")
+
+
+def test_a_check_values_step_renders_as_one_constraint_change() -> None:
+    from baton.store.migrations import CheckValues
+
+    assert postgres_ddl(CheckValues("runs", "status", ("A", "B"))) == (
+        "ALTER TABLE runs DROP CONSTRAINT runs_status_check, "
+        "ADD CONSTRAINT runs_status_check CHECK (status IN ('A', 'B'))"
+    )

@@ -28,6 +28,8 @@ EXPECTED_EDGES = {
     ("AWAITING_APPROVAL", "RUNNING"),
     ("AWAITING_APPROVAL", "INTERRUPTING"),
     ("RECOVERY_REQUIRED", "FAILED"),
+    # Issue 22: a queued run cancelled before anything started it; nothing else is cancelled.
+    ("QUEUED", "CANCELLED"),
 } | {
     (start, outcome)
     for start in ("QUEUED", "STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING")
@@ -102,3 +104,13 @@ def test_initial_statuses(store: Store, status: str) -> None:
         with pytest.raises(RunStatusTransitionInvalid, match="cannot be created"):
             store.create_run("p", status=status)  # type: ignore[arg-type]
         assert store.list_runs() == []
+
+
+async def test_a_cancelled_run_ended_without_starting(store: Store) -> None:
+    run = store.create_run("p")
+    cancelled = await store.update_run_status(run.id, "CANCELLED", expected="QUEUED")
+    assert cancelled.status == "CANCELLED"
+    assert cancelled.started_at is None
+    assert cancelled.ended_at is not None
+    with pytest.raises(RunStatusTransitionInvalid, match="already CANCELLED"):
+        await store.update_run_status(run.id, "STARTING")

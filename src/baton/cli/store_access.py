@@ -26,6 +26,7 @@ from baton.store import (
 )
 from baton.store.location import STORE_ENV, resolve_store
 from baton.store.models import Run
+from baton.store.owner import owner_host
 
 #: Candidates named when a run id prefix is ambiguous.
 MAX_PREFIX_CANDIDATES: Final = 10
@@ -176,11 +177,14 @@ def duration_seconds(run: Run) -> float | None:
 
 
 def run_context(store: Store, run: Run) -> dict[str, Any]:
-    """What the run's own row does not say: its agent profile, its cwd and its duration."""
+    """What the run's own row does not say: its agent profile, its cwd, its duration, and
+    the host of the Baton process that owns it (the host whose disk holds its journal;
+    None for a run recorded before hosts were: docs/fleet.md)."""
     server = store.find_server_instance(run.server_instance_id) if run.server_instance_id else None
     session = store.find_session(run.session_id) if run.session_id else None
     return {
         "agent": server.profile if server is not None else (session.profile if session else None),
         "cwd": session.cwd if session is not None else None,
         "duration_seconds": duration_seconds(run),
+        "host": owner_host(run.owner),
     }

@@ -8,7 +8,7 @@ order) and go to the queue of the worker that holds the session once one does.
 
 Events. The worker running the turn appends its events to the store (``run_events``);
 :meth:`QueuedRun.events` reads them as they arrive, ending with the ``result`` event. A run
-that ends without one (its worker was lost: RECOVERY_REQUIRED; cancelled before it started)
+that ends without one (its worker was lost: RECOVERY_REQUIRED; CANCELLED before it started)
 ends with a ``result`` event built from the run's record.
 """
 
@@ -40,7 +40,8 @@ EVENT_POLL_SECONDS: Final = 0.1
 #: before building one from the run's record (a worker ends the run, then appends the result;
 #: a lost worker appends nothing). Seconds.
 RESULT_GRACE_SECONDS: Final = 2.0
-#: The error code of a run cancelled before it started (it moves QUEUED -> INTERRUPTED).
+#: The error code a run cancelled before it started carries (it moves QUEUED -> CANCELLED;
+#: an earlier Baton made such runs INTERRUPTED with it, which schema version 5 migrated).
 CANCELLED_CODE: Final = "QUEUED_RUN_CANCELLED"
 #: The priority a session's turn is re-queued with when it reached a worker that does not
 #: hold the session: above the default (0), so it stays ahead of the session's later turns.
@@ -174,8 +175,11 @@ class QueuedRun:
 
     async def cancel(self) -> bool:
         """Cancel the run if it has not started: its job is cancelled and the run becomes
-        INTERRUPTED with QUEUED_RUN_CANCELLED. False when a worker already took it (a
-        started turn is not cancelled from here)."""
+        CANCELLED (error code QUEUED_RUN_CANCELLED). False when a worker already took it (a
+        started turn is not cancelled from here).
+
+        Cancellation: cancelling this coroutine before the status write leaves the run QUEUED
+        (its job may be cancelled already: a worker then never takes it; call again)."""
         with Store(self.url) as store:
             submission = store.get_submission(self.run_id)
             if submission.job_id is not None:
@@ -185,7 +189,7 @@ class QueuedRun:
             try:
                 await store.update_run_status(
                     self.run_id,
-                    "INTERRUPTED",
+                    "CANCELLED",
                     expected=("QUEUED",),
                     error_code=CANCELLED_CODE,
                     stop_reason="cancelled",

@@ -18,6 +18,7 @@ from starlette.responses import JSONResponse, Response
 from baton.errors import ApiRouteNotFound, BatonError, InternalError, ServiceError
 from baton.service import (
     routes_elicitations,
+    routes_fleet,
     routes_inspector,
     routes_journal,
     routes_meta,
@@ -74,6 +75,7 @@ def routes() -> list[Any]:
         *routes_recovery.ROUTES,
         *routes_journal.ROUTES,
         *routes_sessions.ROUTES,
+        *routes_fleet.ROUTES,
         *routes_inspector.ROUTES,
     ]
 

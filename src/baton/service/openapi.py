@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from baton._version import __version__
+from baton.store.models import RUN_STATUSES
 
 
 @dataclass(frozen=True)
@@ -61,14 +62,37 @@ OPERATIONS: Final = (
     _op("get", "/api/v1/recovery", "listRecovery", "RECOVERY_REQUIRED runs (or one: runId)", 200, (400, 404)),
     _op("post", "/api/v1/recovery/{run}/fail", "markFailed", "Settle an ambiguous run as FAILED", 200, (403, 404, 409)),
     _op("post", "/api/v1/recovery/{run}/attach", "attachToLook", "Attach to the run's session to look (no prompt)", 202, (400, 403, 404, 409, 503)),
+    _op("get", "/api/v1/workers", "listWorkers", "The fleet's workers on a shared store (`baton workers --json`)"),
 )
 # fmt: on
 
 _STRING: Final = {"type": "string"}
 _SECONDS: Final = {"type": "number", "exclusiveMinimum": 0}
 
-#: The request bodies, by schema name.
+#: The query parameters of the operations that take some, by operationId.
+QUERY_PARAMETERS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
+    "listRuns": (
+        {
+            "name": "status",
+            "in": "query",
+            "description": "only runs in this status (repeatable; case does not matter)",
+            "schema": {"type": "array", "items": {"$ref": "#/components/schemas/RunStatus"}},
+            "style": "form",
+            "explode": True,
+        },
+        {"name": "sessionId", "in": "query", "schema": _STRING},
+        {"name": "agent", "in": "query", "schema": _STRING},
+        {"name": "cwd", "in": "query", "schema": _STRING},
+        {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+    ),
+}
+
+#: The request bodies and shared values, by schema name.
 SCHEMAS: Final[dict[str, dict[str, Any]]] = {
+    "RunStatus": {
+        "enum": sorted(RUN_STATUSES),
+        "description": "a run's status (docs/journal.md: the run-status table)",
+    },
     "RunRequest": {
         "type": "object",
         "required": ["prompt"],
@@ -203,7 +227,7 @@ def openapi_document() -> dict[str, Any]:
         }
         if path != "/login":
             operation["security"] = [{"bearer": []}, {"cookie": []}]
-        parameters = _parameters(path)
+        parameters = _parameters(path) + list(QUERY_PARAMETERS.get(operation_id, ()))
         if parameters:
             operation["parameters"] = parameters
         if body is not None:

@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from baton.cli.commands.journal import JournalOnOtherHost
 from baton.cli.json_output import SCHEMA_VERSION
 from baton.cli.store_access import resolve_run
 from baton.errors import RecordNotFound
@@ -16,6 +17,7 @@ from baton.service.bodies import query_int
 from baton.service.context import service_of
 from baton.service.limits import MAX_JOURNAL_PAGE
 from baton.service.routes_runs import store_of
+from baton.store.owner import current_host, owner_host
 
 #: Records a page holds when the client names no limit.
 DEFAULT_JOURNAL_PAGE: Final = 100
@@ -43,11 +45,25 @@ def _page(request: Request, server: str, run_id: str | None) -> Response:
 async def run_journal(request: Request) -> Response:
     """``GET /api/v1/runs/{run}/journal?after=SEQ&limit=N``: the records of the run's server
     instance (as `baton journal show --json` prints them, already redacted) with a sequence
-    above ``after``; ``next`` is the ``after`` of the following page, null at the end."""
-    store = store_of(service_of(request))
-    run = resolve_run(store, request.path_params["run"])
+    above ``after``; ``next`` is the ``after`` of the following page, null at the end. A run
+    another host ran (a shared store) has its journal on that host: JOURNAL_ON_OTHER_HOST
+    names it, as `baton journal show` does."""
+    service = service_of(request)
+    run = resolve_run(store_of(service), request.path_params["run"])
     if run.server_instance_id is None:
         raise RecordNotFound(f"run {run.id} has not started on a server instance yet")
+    journal = service.runtime.journal
+    host = owner_host(run.owner)
+    if (
+        journal is not None
+        and run.server_instance_id not in journal.servers()
+        and host is not None
+        and host != current_host()
+    ):
+        raise JournalOnOtherHost(
+            f"run {run.id} ran on host {host}: its journal (server instance "
+            f"{run.server_instance_id}) is in that host's data directory"
+        )
     return _page(request, run.server_instance_id, run.id)
 
 

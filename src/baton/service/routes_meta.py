@@ -14,6 +14,7 @@ from baton.service.context import service_of
 from baton.service.guard import LOGIN_PAGE_ASSET
 from baton.service.openapi import openapi_document
 from baton.service.routes_inspector import asset_response
+from baton.store.owner import current_host
 
 
 async def describe(request: Request) -> Response:
@@ -28,6 +29,10 @@ async def describe(request: Request) -> Response:
             "pid": service.pid,
             "startedAt": service.started_at,
             "dataDir": str(service.data_dir),
+            # The run store: the data directory's, or a shared one (URL without password).
+            "store": service.runtime.store_location.describe(),
+            "sharedStore": service.runtime.store_location.shared,
+            "host": current_host(),
             "policy": service.settings.policy,
             "stopping": service.launcher.stopping,
             "activeRuns": sorted(service.launcher.tasks),

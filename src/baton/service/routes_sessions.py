@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.cli.commands.session import record_json
+from baton.cli.commands.session import queued_session_rows, record_json
 from baton.errors import (
     ApiRequestInvalid,
     BatonError,
@@ -50,6 +50,7 @@ from baton.service.context import Service, service_of
 from baton.service.launcher import Launch, RunNotActive
 from baton.service.routes_runs import run_row, store_of
 from baton.store import Conversation
+from baton.store.owner import current_host
 
 #: Finished prompts remembered per session for ``GET .../prompts/{id}`` (the newest).
 REMEMBERED_PROMPTS: Final = 64
@@ -136,9 +137,11 @@ def desk_of(request: Request) -> SessionDesk:
     return desk
 
 
-def _record(value: Conversation, turns: int | None = None) -> dict[str, Any]:
-    """A session as `baton session ... --json` prints it."""
-    return record_json(value, turns)
+def _record(
+    value: Conversation, turns: int | None = None, host: str | None = None
+) -> dict[str, Any]:
+    """A session as `baton session ... --json` prints it (``host``: the host holding it)."""
+    return record_json(value, turns, host=host)
 
 
 async def create_session(request: Request) -> Response:
@@ -174,7 +177,7 @@ async def create_session(request: Request) -> Response:
             tools_file=optional_str(body, "toolsFile"),
         )
     )
-    return JSONResponse(_record(record, 0), status_code=201)
+    return JSONResponse(_record(record, 0, current_host()), status_code=201)
 
 
 async def list_sessions(request: Request) -> Response:
@@ -185,7 +188,14 @@ async def list_sessions(request: Request) -> Response:
         status=status.upper() if status else None,  # type: ignore[arg-type]
         agent=request.query_params.get("agent") or None,
     )
-    return JSONResponse({"sessions": [_record(r) for r in records]})
+    hosts = await desk.conversations.holding_hosts()
+    return JSONResponse(
+        {
+            "sessions": [_record(r, host=hosts.get(r.name)) for r in records],
+            # The sessions of queued turns (`baton submit --session`), pinned to a worker.
+            "queued": queued_session_rows(store_of(service_of(request))),
+        }
+    )
 
 
 async def show_session(request: Request) -> Response:
@@ -198,7 +208,7 @@ async def show_session(request: Request) -> Response:
     store = store_of(service)
     return JSONResponse(
         {
-            "session": _record(view.record),
+            "session": _record(view.record, host=await desk.conversations.holding_host(name)),
             "runs": [run_row(store, run) for run in view.runs],
             "nativeState": view.native_state,
             "attachedHere": view.attached_here,
@@ -237,6 +247,7 @@ async def prompt_session(request: Request) -> Response:
         wait_timeout=None,
     )
     await desk.conversations.get(name)  # SESSION_NOT_FOUND before anything queues
+    await desk.conversations.refuse_other_host(name)  # and SESSION_ON_OTHER_HOST
     ahead = len(desk.ahead(name))
     if ahead > MAX_WAITING_PROMPTS:
         raise SessionQueueFull(
@@ -279,8 +290,9 @@ async def cancel_session(request: Request) -> Response:
 
 async def close_session(request: Request) -> Response:
     """``POST /api/v1/sessions/{name}/close``: close it (session/close when advertised)."""
-    record = await desk_of(request).conversations.close(request.path_params["name"])
-    return JSONResponse(_record(record))
+    conversations = desk_of(request).conversations
+    record = await conversations.close(request.path_params["name"])
+    return JSONResponse(_record(record, host=await conversations.holding_host(record.name)))
 
 
 async def get_controls(request: Request) -> Response:

@@ -64,6 +64,12 @@ class ServeOptions:
     host: str = "127.0.0.1"
     port: int = 0
     data_dir: str | None = None
+    #: A shared run store's URL (``--store``, BATON_STORE, the config file): the service
+    #: reads and records its runs there; None: the data directory's SQLite store. The data
+    #: directory keeps the lock, the runtime file and the journals either way.
+    store: str | None = None
+    #: The config file (``--config``; else BATON_CONFIG or the default place).
+    config_file: str | None = None
     settings: ServiceSettings = field(default_factory=ServiceSettings)
     permission_wait: float = DEFAULT_PERMISSION_WAIT_SECONDS
     elicitation_wait: float = DEFAULT_ELICITATION_WAIT_SECONDS
@@ -181,9 +187,12 @@ async def _serve_locked(
     lock: ServiceLock,
     data_dir: Path,
 ) -> int:
-    user = load_config(None, env)  # the user's profiles and executable overrides, as the CLI
+    user = load_config(
+        options.config_file, env
+    )  # the user's profiles and executable overrides, as the CLI
     runtime = Runtime(
         data_dir=data_dir,
+        store=options.store,
         environ=env,
         profiles=user.all_profiles(),
         config_overrides=dict(user.executables),
@@ -216,7 +225,9 @@ async def _serve_locked(
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
     http = asyncio.ensure_future(server.serve(sockets=[sock]))
-    print(f"baton serve: listening on {url} (data directory {data_dir})", flush=True)
+    store = runtime.store_location
+    where = f"; shared store {store.describe()}" if store.shared else ""
+    print(f"baton serve: listening on {url} (data directory {data_dir}{where})", flush=True)
     if sys.stdout.isatty() or options.open_browser:
         print(f"baton serve: open {url}/?token={credentials.token}", flush=True)
     else:

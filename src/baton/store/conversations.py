@@ -158,6 +158,23 @@ class ConversationRecords(StoreDatabase):
             )
         }
 
+    def conversation_holders(self, name: str | None = None) -> dict[str, str | None]:
+        """The Baton process (``pid:start@host``) whose host holds each conversation's
+        provider session, by name (only ``name``'s when given): the owner of its ACTIVE turn,
+        else of its newest run, else of the run that created it; None when no run of it
+        names one. On a shared store the host part says where the agent process and the
+        session's own files are: its turns run there only (docs/fleet.md)."""
+        sql = (
+            "SELECT c.name, COALESCE(c.owner, r.owner) FROM conversations c "
+            "LEFT JOIN runs r ON r.id = COALESCE((SELECT cr.run_id FROM conversation_runs cr "
+            "WHERE cr.conversation_id = c.id ORDER BY cr.seq DESC LIMIT 1), c.setup_run_id)"
+        )
+        args: tuple[str, ...] = ()
+        if name is not None:
+            sql += " WHERE c.name = ?"
+            args = (name,)
+        return {row[0]: row[1] for row in self._conn.execute(sql, args)}
+
     def conversation_runs(self, name: str, *, limit: int = MAX_CONVERSATION_RUNS) -> list[Run]:
         """The conversation's runs, oldest first (the last ``limit`` of them)."""
         conversation = self.get_conversation(name)

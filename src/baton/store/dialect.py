@@ -14,6 +14,11 @@ DDL (:func:`postgres_ddl`):
 - ``TEXT`` becomes ``TEXT COLLATE "C"``: byte order, as SQLite's default ``BINARY`` collation
   sorts, so listings (``ORDER BY created_at, id``) come back in the same order on both.
 
+A :class:`~baton.store.migrations.CheckValues` step (a column's ``CHECK (... IN (...))``
+list replaced) becomes ``ALTER TABLE ... DROP CONSTRAINT, ADD CONSTRAINT`` of the constraint
+PostgreSQL named for the column's CHECK (``TABLE_COLUMN_check``) when the table was created
+(:func:`postgres_check_values`); SQLite rebuilds the table (see migrations.py).
+
 Queries (:func:`postgres_query`): ``?`` placeholders become ``%s`` (psycopg's), and a literal
 ``%`` is doubled. JSON fields (:func:`json_field_sql`) are ``json_extract`` on SQLite and
 ``->>`` on PostgreSQL.
@@ -26,6 +31,7 @@ from functools import lru_cache
 from typing import Final, Literal
 
 from baton.errors import StorageError
+from baton.store.migrations import CheckValues, MigrationStep
 
 Dialect = Literal["sqlite", "postgresql"]
 
@@ -51,8 +57,24 @@ class DialectUnsupported(StorageError):
     code = "STORE_DIALECT_UNSUPPORTED"
 
 
-def postgres_ddl(statement: str) -> str:
-    """The PostgreSQL form of one migration statement written for SQLite."""
+def postgres_check_values(step: CheckValues) -> str:
+    """The PostgreSQL form of a :class:`CheckValues` step: the column's check constraint
+    (named by PostgreSQL ``TABLE_COLUMN_check`` when the table was created) replaced in one
+    statement; the new one is validated against every row."""
+    for name in (step.table, step.column):
+        if not re.fullmatch(r"[a-z_]+", name):
+            raise ValueError(f"not a store identifier: {name!r}")
+    constraint = f"{step.table}_{step.column}_check"
+    return (
+        f"ALTER TABLE {step.table} DROP CONSTRAINT {constraint}, "
+        f"ADD CONSTRAINT {constraint} {step.check_sql()}"
+    )
+
+
+def postgres_ddl(statement: MigrationStep) -> str:
+    """The PostgreSQL form of one migration step written for SQLite."""
+    if isinstance(statement, CheckValues):
+        return postgres_check_values(statement)
     text = _STRICT.sub(")", statement.strip())
     unrenderable = _UNRENDERABLE.search(_AUTOINCREMENT_KEY.sub("", text))
     if unrenderable is not None:

@@ -4,17 +4,52 @@ Migration *n* (1-based) takes a database at version *n - 1* to version *n*. Each
 ``BEGIN IMMEDIATE`` transaction together with the version bump, so a failure leaves the
 database at the previous version, and two processes opening the same store migrate it once.
 Migrations are append-only: a released one is never edited, a change is a new migration.
+
+A step is SQL text (SQLite's dialect, rendered for PostgreSQL by :mod:`baton.store.dialect`),
+or a :class:`CheckValues`: a column's ``CHECK (column IN (...))`` list replaced, which the two
+backends do differently from that one definition. SQLite cannot alter a constraint: the table
+is rebuilt the way SQLite documents (https://sqlite.org/lang_altertable.html, "making other
+kinds of table schema changes"): foreign keys off for the migration, a new table with the new
+constraint, the rows copied, the old table dropped, the new one renamed, its indexes and
+triggers recreated, then ``PRAGMA foreign_key_check`` before the commit. PostgreSQL drops and
+re-adds the named constraint (:func:`baton.store.dialect.postgres_check_values`).
 """
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Final
 
-from baton.errors import StoreSchemaTooNew
+from baton.errors import StorageError, StoreSchemaTooNew
 
-Migration = Sequence[str]
+
+@dataclass(frozen=True, slots=True)
+class CheckValues:
+    """A migration step: the ``CHECK (column IN (...))`` constraint that ``table`` declares
+    on ``column`` allows exactly ``values`` from now on (every row must already be one)."""
+
+    table: str
+    column: str
+    values: tuple[str, ...]
+
+    def check_sql(self) -> str:
+        """The constraint's SQL, as a column definition carries it."""
+        return _in(self.column, self.values)
+
+
+#: One step of a migration: SQL text, or a constraint change (see the module docstring).
+MigrationStep = str | CheckValues
+Migration = Sequence[MigrationStep]
+
+
+class MigrationInvalid(StorageError):
+    """A migration step does not fit the database (a bug in a migration, or a database
+    changed by hand): nothing of the migration is applied."""
+
+    code = "STORE_MIGRATION_INVALID"
 
 
 def _in(column: str, values: Sequence[str]) -> str:
@@ -46,6 +81,10 @@ _RUN_STATUSES = (
     "LOST",
 )
 _INTERACTION_STATES = ("PENDING", "RESOLVED", "CANCELLED", "ABORTED")
+#: The identifiers a :class:`CheckValues` step may name (the store's own, never input).
+_IDENTIFIER = re.compile(r"[a-z_]+")
+#: The suffix of the table a SQLite rebuild creates before it takes the old one's name.
+_REBUILD_SUFFIX: Final = "__rebuild"
 
 #: Version 1: servers, sessions, runs, items, interactions, observations, readiness.
 V1: Final[Migration] = (
@@ -256,7 +295,20 @@ V4: Final[Migration] = (
     """,
 )
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4)
+#: Version 5 (issue 22): CANCELLED, the final status of a queued run cancelled before any
+#: worker started it (run_status.py: QUEUED -> CANCELLED only). Runs cancelled that way by
+#: an earlier Baton (INTERRUPTED with QUEUED_RUN_CANCELLED, never started) become CANCELLED,
+#: keeping their error code; their ``started_at`` (which the earlier write set) is cleared.
+V5: Final[Migration] = (
+    CheckValues("runs", "status", (*_RUN_STATUSES, "CANCELLED")),
+    """
+    UPDATE runs SET status = 'CANCELLED', started_at = NULL
+    WHERE status = 'INTERRUPTED' AND error_code = 'QUEUED_RUN_CANCELLED'
+    AND prompt_ref IS NULL
+    """,
+)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)
@@ -283,14 +335,74 @@ def migrate(conn: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIO
             )
         if current == latest:
             return current
-        conn.execute("BEGIN IMMEDIATE")
+        step = migrations[current]
+        rebuilds = any(isinstance(part, CheckValues) for part in step)
+        # A table rebuild drops a parent table: foreign keys are off for it (a no-op inside a
+        # transaction, so before it) and checked before the commit.
+        foreign_keys = bool(conn.execute("PRAGMA foreign_keys").fetchone()[0])
+        if rebuilds and foreign_keys:
+            conn.execute("PRAGMA foreign_keys = OFF")
         try:
-            # Another process may have migrated while this one waited for the write lock.
-            if schema_version(conn) == current:
-                for statement in migrations[current]:
-                    conn.execute(statement)
-                conn.execute(f"PRAGMA user_version = {current + 1}")
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Another process may have migrated while this one waited for the write lock.
+                if schema_version(conn) == current:
+                    for part in step:
+                        for statement in sqlite_statements(conn, part):
+                            conn.execute(statement)
+                    if rebuilds and conn.execute("PRAGMA foreign_key_check").fetchone():
+                        raise MigrationInvalid(
+                            f"migration {current + 1} would leave rows whose foreign keys "
+                            "point at nothing"
+                        )
+                    conn.execute(f"PRAGMA user_version = {current + 1}")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        finally:
+            if rebuilds and foreign_keys:
+                conn.execute("PRAGMA foreign_keys = ON")
+
+
+def sqlite_statements(conn: sqlite3.Connection, step: MigrationStep) -> list[str]:
+    """The SQLite statements of one migration step (a :class:`CheckValues` is the rebuild of
+    its table, read from the schema as the database has it now)."""
+    if isinstance(step, str):
+        return [step]
+    for name in (step.table, step.column):
+        if not _IDENTIFIER.fullmatch(name):
+            raise MigrationInvalid(f"not a store identifier: {name!r}")
+    row = conn.execute(
+        "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (step.table,)
+    ).fetchone()
+    if row is None:
+        raise MigrationInvalid(f"no table {step.table} to change the {step.column} check of")
+    create: str = row[0]
+    check = re.compile(rf"CHECK \({step.column} IN \([^)]*\)\)")
+    if len(check.findall(create)) != 1:
+        raise MigrationInvalid(
+            f"table {step.table} has no single CHECK ({step.column} IN (...)) to replace"
+        )
+    create = check.sub(lambda _match: step.check_sql(), create)
+    new_table = step.table + _REBUILD_SUFFIX
+    create, renamed = re.subn(
+        rf'^CREATE TABLE\s+"?{step.table}"?', f"CREATE TABLE {new_table}", create
+    )
+    if renamed != 1:
+        raise MigrationInvalid(f"cannot read the definition of table {step.table}")
+    companions = [
+        text
+        for (text,) in conn.execute(
+            "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') "
+            "AND sql IS NOT NULL ORDER BY type, name",
+            (step.table,),
+        )
+    ]
+    return [
+        create,
+        f"INSERT INTO {new_table} SELECT * FROM {step.table}",
+        f"DROP TABLE {step.table}",
+        f"ALTER TABLE {new_table} RENAME TO {step.table}",
+        *companions,
+    ]

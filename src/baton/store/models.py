@@ -41,11 +41,13 @@ RunStatus = Literal[
     "INTERRUPTED",
     "RECOVERY_REQUIRED",
     "LOST",
+    "CANCELLED",
 ]
 RUN_STATUSES: Final[frozenset[RunStatus]] = frozenset(get_args(RunStatus))
-#: Statuses a run never leaves: the store refuses to change them.
+#: Statuses a run never leaves: the store refuses to change them. CANCELLED is a queued run
+#: cancelled before anything started it (nothing of it reached an agent).
 FINAL_RUN_STATUSES: Final[frozenset[RunStatus]] = frozenset(
-    {"COMPLETED", "FAILED", "INTERRUPTED", "LOST"}
+    {"COMPLETED", "FAILED", "INTERRUPTED", "LOST", "CANCELLED"}
 )
 #: Statuses whose turn is over (``ended_at`` is set on entering one). RECOVERY_REQUIRED ends
 #: the turn but not the run: recovery may still resolve it.

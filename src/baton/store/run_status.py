@@ -13,12 +13,15 @@ run's status) calls it inside the write's transaction. Built from what Baton wri
 - Startup reconciliation: any active status of a dead Baton becomes RECOVERY_REQUIRED
   (runtime/lanes/reconcile.py).
 - ``baton recover --mark-failed``: RECOVERY_REQUIRED becomes FAILED (cli/commands/recover.py).
-- QUEUED is the store's default for a run created without a status (library callers); it may
-  start, or end without starting.
+- QUEUED is the store's default for a run created without a status (library callers) and
+  the status of a submitted turn waiting for a worker (baton/fleet/): it may start, or end
+  without starting. Only a QUEUED run may become CANCELLED (``QueuedRun.cancel``: nothing of
+  it was started, nothing reached an agent); a run that started is interrupted, never
+  cancelled.
 - AWAITING_APPROVAL (a turn waiting for a permission answer) is in the schema but not yet
   written by the runtime; its edges are those of RUNNING it pauses.
 
-The final statuses (COMPLETED, FAILED, INTERRUPTED, LOST) have no way out. A status never
+The final statuses (COMPLETED, FAILED, INTERRUPTED, LOST, CANCELLED) have no way out. A status never
 "moves" to itself: a repeated write is a caller's bug, and refused like any other edge that
 is not in the table.
 """
@@ -41,7 +44,7 @@ _OUTCOMES: Final = _to("COMPLETED", "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED"
 
 #: From each status, the statuses a run may move to next.
 RUN_STATUS_TRANSITIONS: Final[Mapping[RunStatus, frozenset[RunStatus]]] = {
-    "QUEUED": _to("STARTING", "RUNNING") | _OUTCOMES,
+    "QUEUED": _to("STARTING", "RUNNING", "CANCELLED") | _OUTCOMES,
     "STARTING": _to("RUNNING") | _OUTCOMES,
     "RUNNING": _to("AWAITING_APPROVAL", "INTERRUPTING") | _OUTCOMES,
     "AWAITING_APPROVAL": _to("RUNNING", "INTERRUPTING") | _OUTCOMES,
@@ -52,6 +55,7 @@ RUN_STATUS_TRANSITIONS: Final[Mapping[RunStatus, frozenset[RunStatus]]] = {
     "FAILED": _to(),
     "INTERRUPTED": _to(),
     "LOST": _to(),
+    "CANCELLED": _to(),
 }
 
 #: Statuses a run may be created in: QUEUED (the default), STARTING (``baton run``) or

@@ -170,7 +170,8 @@ class RunRecords(StoreDatabase):
                 raise StoreConflict(
                     f"run {run_id} is {current}, not {' or '.join(sorted(allowed))}"
                 )
-            started = now if status not in ("QUEUED",) else None
+            # A cancelled run never started: it gets an end and no start.
+            started = now if status not in ("QUEUED", "CANCELLED") else None
             ended = now if status in ENDED_RUN_STATUSES else None
             conn.execute(
                 "UPDATE runs SET status = ?, updated_at = ?, "

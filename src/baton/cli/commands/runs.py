@@ -1,4 +1,9 @@
-"""`baton runs [--status S] [--limit N] [--json]`: the run records, newest first."""
+"""`baton runs [--status S] [--limit N] [--json] [--store URL]`: the run records, newest first.
+
+The text listing gets a HOST column (the host of the Baton process that owns each run, whose
+disk holds its journal) whenever it reads a shared store (``--store``, BATON_STORE or the
+config file's ``[store] url``) or its rows name more than one host; a one-host listing of
+the data directory's own store leaves it out (every row would say the same)."""
 
 from __future__ import annotations
 
@@ -9,7 +14,13 @@ from urllib.parse import urlencode
 
 from baton.cli.json_output import document, write_json
 from baton.cli.service_link import ServiceClient, service_for
-from baton.cli.store_access import add_store_option, open_store, plain, run_context
+from baton.cli.store_access import (
+    add_store_option,
+    open_store,
+    plain,
+    run_context,
+    store_url,
+)
 from baton.cli.terminal import visible
 from baton.errors import DataDirNotFound
 from baton.store.database import MAX_LIST_ROWS
@@ -19,11 +30,14 @@ from baton.store.models import RUN_STATUSES
 PROMPT_COLUMN_CHARS: Final = 40
 #: Characters of the working directory shown per row (its end, the informative part).
 CWD_COLUMN_CHARS: Final = 30
+#: Characters of the host shown per row.
+HOST_COLUMN_CHARS: Final = 16
 
 EXAMPLES: Final = """examples:
   baton runs
   baton runs --limit 5
   baton runs --status recovery_required
+  baton runs --status cancelled --store postgresql://baton@db/baton
   baton runs --json | jq -r .id
 """
 
@@ -103,11 +117,21 @@ def _rows_in_process(args: argparse.Namespace) -> list[dict[str, Any]]:
         return []
 
 
+def show_host_column(rows: list[dict[str, Any]], *, shared: bool) -> bool:
+    """Whether the text listing names each run's host: on a shared store, or when the rows
+    hold runs of more than one host."""
+    return shared or len({row.get("host") for row in rows}) > 1
+
+
 def run(args: argparse.Namespace) -> int:
     """Handle `baton runs`: through the data directory's running service when there is one
     (unless ``--no-server``), else from the store in this process; the same rows either way."""
-    client = service_for(args.data_dir, no_server=args.no_server or bool(args.store))
+    shared = store_url(args.store) is not None
+    client = service_for(args.data_dir, no_server=args.no_server or shared)
     rows = _rows_from_service(client, args) if client is not None else _rows_in_process(args)
+    if client is not None and not args.json:
+        # The service may serve a shared store (`baton serve --store`): its description says.
+        shared = bool(client.request("GET", "/api/v1").get("sharedStore"))
     if args.json:
         for row in rows:
             write_json(sys.stdout, row)
@@ -116,16 +140,21 @@ def run(args: argparse.Namespace) -> int:
         print("no runs")
         return 0
     out = sys.stdout
+    with_host = show_host_column(rows, shared=shared)
+    host_header = f"{'HOST':<{HOST_COLUMN_CHARS}} " if with_host else ""
     out.write(
-        f"{'RUN':<24} {'STATUS':<18} {'STOP':<10} {'AGENT':<8} {'TIME':>7}  "
+        f"{'RUN':<24} {'STATUS':<18} {'STOP':<10} {'AGENT':<8} {host_header}{'TIME':>7}  "
         f"{'CWD':<{CWD_COLUMN_CHARS}}  PROMPT\n"
     )
     for row in rows:
         prompt = visible(row["promptText"].replace("\n", " "), PROMPT_COLUMN_CHARS)
         cwd = _cut_left(visible(row["cwd"] or "-", None), CWD_COLUMN_CHARS)
+        host = ""
+        if with_host:
+            host = f"{visible(row.get('host') or '-', HOST_COLUMN_CHARS):<{HOST_COLUMN_CHARS}} "
         out.write(
             f"{row['id']:<24} {row['status']:<18} {row['stopReason'] or '-':<10} "
-            f"{visible(row['agent'] or '-', 8):<8} "
+            f"{visible(row['agent'] or '-', 8):<8} {host}"
             f"{_duration(row['durationSeconds']):>7}  {cwd:<{CWD_COLUMN_CHARS}}  {prompt}\n"
         )
     out.flush()

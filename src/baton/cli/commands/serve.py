@@ -11,6 +11,7 @@ import argparse
 import asyncio
 from typing import Final
 
+from baton.cli.store_access import add_store_option, store_url
 from baton.errors import UsageError
 from baton.service.context import ServiceSettings
 from baton.service.feeds import QueueBounds
@@ -30,6 +31,7 @@ EXAMPLES: Final = """examples:
   baton serve                          # a free port on 127.0.0.1; the URL is printed
   baton serve --port 8765 --open       # a fixed port, and open the browser
   baton serve --policy auto-edits      # runs that name no policy use auto-edits
+  baton serve --store postgresql://baton@db/baton   # the fleet's shared store (docs/fleet.md)
   curl -H "Authorization: Bearer $(jq -r .token ~/.local/share/baton/serve.json)" \\
        http://127.0.0.1:8765/api/v1/runs
 """
@@ -104,6 +106,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"bytes a slow event-stream client may lag (default {SUBSCRIBER_QUEUE_BYTES})",
     )
     parser.add_argument("--open", action="store_true", help="open the service in a browser")
+    parser.add_argument(
+        "--config", "--config-file", metavar="FILE", dest="config_file", help="config file"
+    )
+    add_store_option(parser)
     parser.set_defaults(handler=run)
 
 
@@ -135,6 +141,8 @@ def run(args: argparse.Namespace) -> int:
         host=args.host,
         port=args.port,
         data_dir=args.data_dir,
+        store=store_url(args.store, args.config_file),
+        config_file=args.config_file,
         settings=ServiceSettings(
             policy=args.policy,
             allow_agent_command=args.allow_agent_command,

@@ -21,7 +21,7 @@ import orjson
 from baton.cli import exit_codes
 from baton.cli.json_output import SCHEMA_VERSION, document, write_json
 from baton.cli.service_link import service_for
-from baton.cli.store_access import plain
+from baton.cli.store_access import add_store_option, plain, store_url
 from baton.cli.terminal import error_line, visible
 from baton.errors import DataDirNotFound, UsageError
 from baton.runtime.agents.config_file import load_config
@@ -34,12 +34,21 @@ from baton.runtime.conversations import (
 )
 from baton.runtime.conversations.history import history_markdown
 from baton.runtime.runtime import Runtime
-from baton.store import CONVERSATION_STATUSES, Conversation, existing_data_dir, resolve_data_dir
+from baton.store import (
+    CONVERSATION_STATUSES,
+    Conversation,
+    Store,
+    existing_data_dir,
+    resolve_data_dir,
+)
+from baton.store.owner import current_host
 
 _T = TypeVar("_T")
 
 #: Characters of the working directory shown per row of `baton sessions` (its end).
 CWD_COLUMN_CHARS: Final = 30
+#: Characters of the holding host shown per row of `baton sessions`.
+HOST_COLUMN_CHARS: Final = 16
 #: Characters of a prompt or reply line `session history` prints per turn (the JSON and the
 #: export have all of it).
 HISTORY_TEXT_CHARS: Final = 2000
@@ -59,6 +68,7 @@ SESSIONS_EXAMPLES: Final = """examples:
   baton sessions
   baton sessions --status recovery_required
   baton sessions --agent claude --json | jq -r .name
+  baton sessions --store postgresql://baton@db/baton     # every host's, with its HOST
 """
 
 
@@ -77,6 +87,31 @@ def _common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
         action="store_true",
         help="work in this process even when a `baton serve` runs on the data directory",
     )
+    add_store_option(parser)
+
+
+def _store(args: argparse.Namespace) -> str | None:
+    """The shared store named by ``--store``, BATON_STORE or the config file, or None."""
+    return store_url(args.store, getattr(args, "config_file", None))
+
+
+def _runtime(args: argparse.Namespace, *, config: Any = None) -> Runtime:
+    """A runtime on the data directory and the chosen store (with the config file's profiles
+    when ``config`` is given)."""
+    if config is None:
+        return Runtime(data_dir=args.data_dir, store=_store(args))
+    return Runtime(
+        data_dir=args.data_dir,
+        store=_store(args),
+        profiles=config.all_profiles(),
+        config_overrides=dict(config.executables),
+    )
+
+
+def _local_only(args: argparse.Namespace) -> bool:
+    """Work in this process, not through a local service: ``--no-server``, or an explicit
+    ``--store`` (the local service serves the store it was started on)."""
+    return bool(args.no_server or args.store)
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -225,13 +260,15 @@ def _with_conversations(
     reading: bool = False,
     runtime: Runtime | None = None,
 ) -> _T:
-    """Run ``call`` on the data directory's conversations. ``reading`` verbs create nothing:
-    a missing data directory is DATA_DIR_NOT_FOUND."""
-    if reading:
+    """Run ``call`` on the data directory's conversations (or the shared store's). ``reading``
+    verbs on the data directory's own store create nothing: a missing data directory is
+    DATA_DIR_NOT_FOUND. On a shared store this host's data directory is prepared (it holds
+    this host's journal), like any verb that opens the runtime."""
+    if reading and _store(args) is None:
         existing_data_dir(resolve_data_dir(args.data_dir))
 
     async def go() -> _T:
-        async with runtime or Runtime(data_dir=args.data_dir) as opened:
+        async with runtime or _runtime(args) as opened:
             if opened.data_dir_notice is not None:
                 print(f"baton: {visible(opened.data_dir_notice, None)}", file=sys.stderr)
             return await call(Conversations(opened))
@@ -239,12 +276,17 @@ def _with_conversations(
     return asyncio.run(go())
 
 
-def record_json(record: Conversation, turns: int | None = None) -> dict[str, Any]:
-    """A conversation in the JSON contract (``agentCommand`` redacted as stored). Its
-    ``settings`` are kept as given: config option ids are the provider's, not Baton's keys."""
+def record_json(
+    record: Conversation, turns: int | None = None, *, host: str | None = None
+) -> dict[str, Any]:
+    """A conversation in the JSON contract (``agentCommand`` redacted as stored), with the
+    ``host`` holding it (see :meth:`Conversations.holding_host`). Its ``settings`` are kept
+    as given: config option ids are the provider's, not Baton's keys."""
     view = {key: value for key, value in plain(record).items() if key != "settings"}
     if turns is not None:
         view["turns"] = turns
+    view["host"] = host
+    view["kind"] = "conversation"
     return {**document(view), "settings": dict(record.settings)}
 
 
@@ -266,7 +308,7 @@ def _new(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise UsageError(f"--set-option takes ID=VALUE, got {item!r}")
         options[key] = value
-    client = service_for(args.data_dir, no_server=args.no_server)
+    client = service_for(args.data_dir, no_server=_local_only(args))
     if client is not None:
         # The service creates it, so its provider session stays attached there, warm.
         body: dict[str, Any] = {
@@ -301,11 +343,7 @@ def _new(args: argparse.Namespace) -> int:
         allow_unattended=args.allow_unattended,
         tools_file=args.tools,
     )
-    runtime = Runtime(
-        data_dir=args.data_dir,
-        profiles=config.all_profiles(),
-        config_overrides=dict(config.executables),
-    )
+    runtime = _runtime(args, config=config)
     try:
         record = _with_conversations(args, lambda c: c.create(new), runtime=runtime)
     except SessionSetupFailed as exc:
@@ -325,7 +363,7 @@ def _new(args: argparse.Namespace) -> int:
             )
         return exc.result.exit_code or exit_codes.TURN_FAILED
     if args.json:
-        write_json(sys.stdout, record_json(record, 0))
+        write_json(sys.stdout, record_json(record, 0, host=current_host()))
     else:
         print(record.name)
     return exit_codes.OK
@@ -337,11 +375,7 @@ def _remote(args: argparse.Namespace) -> int:
     if args.status is not None:
         raise UsageError("--status filters Baton's records; it does not apply to --remote")
     config = load_config(args.config_file)
-    runtime = Runtime(
-        data_dir=args.data_dir,
-        profiles=config.all_profiles(),
-        config_overrides=dict(config.executables),
-    )
+    runtime = _runtime(args, config=config)
     if args.delete is not None:
         return _delete_remote(args, runtime)
     listing = _with_conversations(
@@ -406,41 +440,87 @@ def _list(args: argparse.Namespace) -> int:
     if args.agent_command is not None or args.env or args.cwd is not None:
         raise UsageError("--agent-command, --env and --cwd go with --remote")
 
-    async def listing(conversations: Conversations) -> list[tuple[Conversation, int]]:
+    async def listing(
+        conversations: Conversations,
+    ) -> tuple[list[tuple[Conversation, int, str | None]], list[dict[str, Any]]]:
         records = await conversations.list(status=args.status, agent=args.agent)
-        assert conversations.runtime.store is not None
-        counts = conversations.runtime.store.conversation_turn_counts()
-        return [(record, counts.get(record.name, 0)) for record in records]
+        store = conversations.runtime.store
+        assert store is not None
+        counts = store.conversation_turn_counts()
+        hosts = await conversations.holding_hosts()
+        rows = [(record, counts.get(record.name, 0), hosts.get(record.name)) for record in records]
+        # Queued sessions (`baton submit --session`) are listed unfiltered by status or agent:
+        # they have neither (each submission names its own agent).
+        filtered = args.status is not None or args.agent is not None
+        return rows, [] if filtered else queued_session_rows(store)
 
     try:
-        rows = _with_conversations(args, listing, reading=True)
+        rows, queued = _with_conversations(args, listing, reading=True)
     except DataDirNotFound as exc:
         print(f"baton: {exc.message}", file=sys.stderr)
-        rows = []
+        rows, queued = [], []
     if args.json:
-        for record, turns in rows:
-            write_json(sys.stdout, record_json(record, turns))
+        for record, turns, host in rows:
+            write_json(sys.stdout, record_json(record, turns, host=host))
+        for entry in queued:
+            write_json(sys.stdout, entry)
         return exit_codes.OK
-    if not rows:
+    if not rows and not queued:
         print("no sessions")
         return exit_codes.OK
     out = sys.stdout
-    out.write(f"{'NAME':<24} {'AGENT':<12} {'STATUS':<18} {'TURNS':>5}  {'LAST USED':<20}  CWD\n")
-    for record, turns in rows:
+    with_host = False
+    if rows:
+        # Like `baton runs`: a HOST column on a shared store, or when the rows name two hosts.
+        with_host = _store(args) is not None or len({host for _r, _t, host in rows}) > 1
+        host_header = f"{'HOST':<{HOST_COLUMN_CHARS}} " if with_host else ""
+        out.write(
+            f"{'NAME':<24} {'AGENT':<12} {'STATUS':<18} {host_header}{'TURNS':>5}  "
+            f"{'LAST USED':<20}  CWD\n"
+        )
+    for record, turns, host in rows:
         cwd = visible(record.cwd, None)
         if len(cwd) > CWD_COLUMN_CHARS:
             cwd = "…" + cwd[-(CWD_COLUMN_CHARS - 1) :]
+        shown = ""
+        if with_host:
+            shown = f"{visible(host or '-', HOST_COLUMN_CHARS):<{HOST_COLUMN_CHARS}} "
         out.write(
             f"{record.name:<24} {visible(_agent_of(record), 12):<12} {record.status:<18} "
-            f"{turns:>5}  {record.last_used_at[:19]:<20}  {cwd}\n"
+            f"{shown}{turns:>5}  {record.last_used_at[:19]:<20}  {cwd}\n"
         )
+    if queued:
+        if rows:
+            out.write("\n")
+        out.write(
+            f"{'QUEUED SESSION':<24} {'WORKER':<24} {'HOST':<{HOST_COLUMN_CHARS}} "
+            f"{'QUEUE':<20}  LAST USED\n"
+        )
+        for entry in queued:
+            out.write(
+                f"{visible(entry['name'], 24):<24} {visible(entry['worker'], 24):<24} "
+                f"{visible(entry['host'] or '-', HOST_COLUMN_CHARS):<{HOST_COLUMN_CHARS}} "
+                f"{visible(entry['queue'], 20):<20}  {entry['updatedAt'][:19]}\n"
+            )
     out.flush()
     return exit_codes.OK
 
 
-def view_json(view: ConversationView) -> dict[str, Any]:
-    """`session show --json`: the record, its runs (id, status, prompt) and native state."""
-    body = record_json(view.record, len(view.runs))
+def queued_session_rows(store: Store) -> list[dict[str, Any]]:
+    """The sessions of queued turns (`baton submit --session NAME`, docs/fleet.md): each
+    pinned to the worker that took its first turn, with that worker's host, as JSON records
+    (``kind: "queued"``; conversations are ``kind: "conversation"``)."""
+    hosts = {worker.name: worker.host for worker in store.list_workers()}
+    return [
+        document({"kind": "queued", **plain(pinned), "host": hosts.get(pinned.worker)})
+        for pinned in store.list_pinned_sessions()
+    ]
+
+
+def view_json(view: ConversationView, host: str | None = None) -> dict[str, Any]:
+    """`session show --json`: the record (with the ``host`` holding it), its runs (id,
+    status, prompt) and native state."""
+    body = record_json(view.record, len(view.runs), host=host)
     body["runs"] = [
         {
             "runId": run.id,
@@ -458,9 +538,12 @@ def view_json(view: ConversationView) -> dict[str, Any]:
 
 
 def _show(args: argparse.Namespace) -> int:
-    view = _with_conversations(args, lambda c: c.show(args.name), reading=True)
+    async def showing(conversations: Conversations) -> tuple[ConversationView, str | None]:
+        return await conversations.show(args.name), await conversations.holding_host(args.name)
+
+    view, host = _with_conversations(args, showing, reading=True)
     if args.json:
-        write_json(sys.stdout, view_json(view))
+        write_json(sys.stdout, view_json(view, host))
         return exit_codes.OK
     record = view.record
     settings = {k: v for k, v in record.settings.items() if v not in (None, {}, "")}
@@ -471,6 +554,7 @@ def _show(args: argparse.Namespace) -> int:
     if record.env_keys:
         print(f"env keys   {', '.join(visible(k, 64) for k in record.env_keys)}")
     print(f"cwd        {visible(record.cwd, None)}")
+    print(f"host       {visible(host or '-', None)}")
     print(f"provider   {visible(record.provider_session_id or '-', 200)}")
     print(f"can        {capabilities}")
     print(f"settings   {visible(orjson.dumps(settings).decode(), 400) if settings else '-'}")
@@ -556,12 +640,17 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _close(args: argparse.Namespace) -> int:
-    client = service_for(args.data_dir, no_server=args.no_server)
+    client = service_for(args.data_dir, no_server=_local_only(args))
     if client is not None:
         # Through the service, where its provider session is attached (session/close).
         shown = client.request("POST", f"/api/v1/sessions/{quote(args.name, safe='')}/close")
     else:
-        shown = record_json(_with_conversations(args, lambda c: c.close(args.name), reading=True))
+
+        async def closing(conversations: Conversations) -> dict[str, Any]:
+            record = await conversations.close(args.name)
+            return record_json(record, host=await conversations.holding_host(args.name))
+
+        shown = _with_conversations(args, closing, reading=True)
     if args.json:
         write_json(sys.stdout, shown)
     else:

@@ -11,7 +11,14 @@ from urllib.parse import quote
 
 from baton.cli.json_output import document, uncamel, write_json
 from baton.cli.service_link import service_for
-from baton.cli.store_access import add_store_option, open_store, plain, resolve_run, run_context
+from baton.cli.store_access import (
+    add_store_option,
+    open_store,
+    plain,
+    resolve_run,
+    run_context,
+    store_url,
+)
 from baton.cli.terminal import visible
 from baton.cli.usage_view import usage_text
 from baton.store import Store
@@ -92,7 +99,9 @@ def run(args: argparse.Namespace) -> int:
     (unless ``--no-server``), else from the store in this process; the same record either
     way."""
     # A shared store named by --store is read here: the local service serves its own store.
-    client = service_for(args.data_dir, no_server=args.no_server or bool(args.store))
+    client = service_for(
+        args.data_dir, no_server=args.no_server or store_url(args.store) is not None
+    )
     if client is not None:
         shown = client.request("GET", f"/api/v1/runs/{quote(args.run_id, safe='')}")
     else:
@@ -121,6 +130,7 @@ def print_view(view: dict[str, Any]) -> None:
     print(f"stop       {view['stop_reason'] or '-'}")
     print(f"agent      {visible(view['agent'] or '-')}")
     print(f"cwd        {visible(view['cwd'] or '-', None)}")
+    print(f"host       {visible(view.get('host') or '-', None)}")
     unattended = " (unattended allowed by the user)" if view["unattended"] else ""
     print(f"policy     {view['policy']}{unattended}")
     print(f"session    {view['session_id'] or '-'}")

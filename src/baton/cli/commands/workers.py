@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import argparse
 import sys
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from baton.cli.commands.submit import shared_store_url
 from baton.cli.json_output import document, write_json
 from baton.cli.store_access import add_store_option, plain
+
+if TYPE_CHECKING:
+    from baton.store import Store
 
 EXAMPLES = """examples:
   baton workers --store postgresql://baton@db/baton
@@ -31,23 +36,50 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+def _age_seconds(stamp: str, now: datetime) -> float | None:
+    try:
+        then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return round(max(0.0, (now - then).total_seconds()), 1)
+
+
+def worker_rows(store: Store, now: datetime | None = None) -> list[dict[str, Any]]:
+    """The fleet's workers as `baton workers --json` prints them (and ``GET /api/v1/workers``
+    answers): each record, the runs it is running now (``running``) and its heartbeat's age
+    in seconds as this host's clock reads it (``heartbeatAgeSeconds``)."""
+    from baton.store import ACTIVE_RUN_STATUSES
+
+    moment = now or datetime.now(UTC)
+    rows = []
+    for worker in store.list_workers():
+        running = (
+            [r.id for r in store.list_runs(owner=worker.owner, status=ACTIVE_RUN_STATUSES)]
+            if worker.state == "RUNNING"
+            else []
+        )
+        rows.append(
+            document(
+                {
+                    **plain(worker),
+                    "running": running,
+                    "heartbeat_age_seconds": _age_seconds(worker.heartbeat_at, moment),
+                }
+            )
+        )
+    return rows
+
+
 def run(args: argparse.Namespace) -> int:
     """Handle `baton workers`."""
-    from baton.store import ACTIVE_RUN_STATUSES, Store
+    from baton.store import Store
 
     url = shared_store_url(args.store, args.config)
     with Store(url, read_only=True) as store:
-        rows = []
-        for worker in store.list_workers():
-            running = (
-                [r.id for r in store.list_runs(owner=worker.owner, status=ACTIVE_RUN_STATUSES)]
-                if worker.state == "RUNNING"
-                else []
-            )
-            rows.append((worker, running))
+        rows = worker_rows(store)
     if args.json:
-        for worker, running in rows:
-            write_json(sys.stdout, document({**plain(worker), "running": running}))
+        for row in rows:
+            write_json(sys.stdout, row)
         return 0
     if not rows:
         print("no workers")
@@ -55,9 +87,9 @@ def run(args: argparse.Namespace) -> int:
     print(
         f"{'WORKER':<28} {'HOST':<16} {'STATE':<8} {'HEARTBEAT':<28} {'CONC':>4} {'RUN':>4}  QUEUES"
     )
-    for worker, running in rows:
+    for row in rows:
         print(
-            f"{worker.name:<28} {worker.host:<16} {worker.state:<8} {worker.heartbeat_at:<28} "
-            f"{worker.concurrency:>4} {len(running):>4}  {', '.join(worker.queues)}"
+            f"{row['name']:<28} {row['host']:<16} {row['state']:<8} {row['heartbeatAt']:<28} "
+            f"{row['concurrency']:>4} {len(row['running']):>4}  {', '.join(row['queues'])}"
         )
     return 0

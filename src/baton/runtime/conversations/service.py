@@ -20,6 +20,11 @@ else loaded, else SESSION_NOT_RESUMABLE), kept attached for the next prompt. The
 to the conversation as soon as it exists, so a crash leaves a record that names it. The turn
 ends IDLE, or RECOVERY_REQUIRED when its run is, which refuses prompts until `baton recover`
 settles the run: the ambiguous prompt is never replayed.
+
+On a shared store (docs/fleet.md) a conversation is held by the host of the Baton process
+that last ran it (:meth:`Conversations.holding_host`): reading it works from anywhere, and a
+write from another host (prompt, close, remove, a control change) is refused with
+SESSION_ON_OTHER_HOST naming the holder, before anything is claimed or sent.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from typing import Any, Final
 from baton.errors import (
     BatonError,
     ConfigurationError,
+    SessionOnOtherHost,
     StoreConflict,
 )
 from baton.redaction import redact_json
@@ -61,8 +67,8 @@ from baton.runtime.turns.controls import ControlSet
 from baton.runtime.turns.event_stream import iterate_events
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import Turn
-from baton.store import Conversation, ConversationStatus, Run, Store
-from baton.store.owner import owner_alive
+from baton.store import FINAL_RUN_STATUSES, Conversation, ConversationStatus, Run, Store
+from baton.store.owner import current_host, owner_alive, owner_host
 from baton.wire.budget import BoundSetting
 
 #: Seconds a prompt waits, by default, for another process's turn of the same conversation
@@ -171,6 +177,32 @@ class Conversations:
             for c in store.list_conversations(profile=agent)
         ]
         return [c for c in found if status is None or c.status == status]
+
+    async def holding_hosts(self) -> dict[str, str | None]:
+        """The host holding each conversation, by name (see :meth:`holding_host`)."""
+        store = await self._store()
+        return {name: owner_host(owner) for name, owner in store.conversation_holders().items()}
+
+    async def holding_host(self, name: str) -> str | None:
+        """The host holding conversation ``name``: the host of the Baton process of its
+        ACTIVE turn, else of its newest run (where its agent process and provider session
+        are); None when no run of it names a host."""
+        store = await self._store()
+        store.get_conversation(name)  # SESSION_NOT_FOUND first
+        return owner_host(store.conversation_holders(name).get(name))
+
+    async def refuse_other_host(self, name: str) -> None:
+        """SESSION_ON_OTHER_HOST when the store is shared and another host holds ``name``
+        (every write of a conversation checks this first; a surface that queues a prompt
+        checks it before queueing)."""
+        if not self.runtime.store_location.shared:
+            return
+        holder = await self.holding_host(name)
+        if holder is not None and holder != current_host():
+            raise SessionOnOtherHost(
+                f"session {name} is held by host {holder} (its agent and provider session are "
+                f"there; this is {current_host()}): run this on {holder}"
+            )
 
     async def show(self, name: str) -> ConversationView:
         """The conversation, its runs and its last known native state."""
@@ -358,6 +390,7 @@ class Conversations:
         options = options or PromptOptions()
         store = await self._store()
         store.get_conversation(name)
+        await self.refuse_other_host(name)
         loop = asyncio.get_running_loop()
         started = loop.time()
         async with self.queue.turn(name, wait=options.wait, timeout=options.wait_timeout):
@@ -420,6 +453,7 @@ class Conversations:
         record = store.reconcile_conversation(name, owner_alive)
         if record.status == "CLOSED":
             return record
+        await self.refuse_other_host(name)
         if record.status == "ACTIVE":
             raise busy_error(record, None)
         refuse_unless_promptable(record, self._recovery_run(store, name))
@@ -461,6 +495,7 @@ class Conversations:
         turn runs. The provider session is left as it is."""
         store = await self._store()
         store.reconcile_conversation(name, owner_alive)
+        await self.refuse_other_host(name)
         attached = self._attached(store.get_conversation(name))
         if attached is not None:
             attached[0].release(attached[1].provider_id)
@@ -478,6 +513,7 @@ class Conversations:
     ) -> ControlSet:
         """Apply ``{controlId, value, revision}`` (see :meth:`Runtime.apply_control`) to the
         conversation's attached provider session. Cancellation: as the runtime's."""
+        await self.refuse_other_host(name)
         return await self.runtime.apply_control(self._kept_id(name), control_id, value, revision)
 
     # --- internals -----------------------------------------------------------------------
@@ -558,12 +594,7 @@ class Conversations:
         with contextlib.suppress(BatonError):
             record = store.get_conversation(name)
             run = store.find_run(record.active_run_id) if record.active_run_id else None
-            unsettled = run is not None and run.status not in (
-                "COMPLETED",
-                "FAILED",
-                "INTERRUPTED",
-                "LOST",
-            )
+            unsettled = run is not None and run.status not in FINAL_RUN_STATUSES
             store.finish_conversation_turn(name, "RECOVERY_REQUIRED" if unsettled else "IDLE")
 
     def _recovery_run(self, store: Store, name: str) -> str | None:

@@ -37,7 +37,8 @@ class RunOutcome(enum.Enum):
     AGENT_UNAVAILABLE = "agent_unavailable"
     #: The outcome is ambiguous (see `baton recover`).
     RECOVERY_REQUIRED = "recovery_required"
-    #: The user, a caller or the agent cancelled the turn.
+    #: The user, a caller or the agent cancelled the turn, or a caller cancelled a queued run
+    #: before it started (CANCELLED).
     INTERRUPTED = "interrupted"
 
 
@@ -96,13 +97,16 @@ def run_outcome_of(
 ) -> RunOutcome:
     """The outcome class of a run that ended with ``status``: authentication first (whatever
     the status), an interrupt by a bound is a budget expiry, an ambiguous status needs
-    recovery, and anything else that did not complete failed."""
+    recovery, a queued run cancelled before it started (CANCELLED) was interrupted by its
+    caller, and anything else that did not complete failed."""
     if error_code == "AUTHENTICATION_REQUIRED":
         return RunOutcome.AUTHENTICATION_REQUIRED
     if status == "COMPLETED":
         return RunOutcome.COMPLETED
     if status == "INTERRUPTED":
         return RunOutcome.BUDGET_EXPIRED if bound is not None else RunOutcome.INTERRUPTED
+    if status == "CANCELLED":
+        return RunOutcome.INTERRUPTED
     if status in AMBIGUOUS_STATUSES:
         return RunOutcome.RECOVERY_REQUIRED
     return RunOutcome.FAILED

@@ -34,6 +34,7 @@ export const ROUTES = {
   attach: (id) => `${BASE}/recovery/${enc(id)}/attach`,
   runJournal: (id) => `${BASE}/runs/${enc(id)}/journal`,
   serverJournal: (id) => `${BASE}/servers/${enc(id)}/journal`,
+  workers: () => `${BASE}/workers`,
 };
 
 /** A refusal or failure from the service, with its stable code. */

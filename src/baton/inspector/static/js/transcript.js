@@ -37,7 +37,7 @@ const NOTICES = {
 };
 
 // Run statuses whose turn is over: a stream of such a run ends after its record.
-export const ENDED_STATUSES = new Set(["COMPLETED", "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST"]);
+export const ENDED_STATUSES = new Set(["COMPLETED", "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST", "CANCELLED"]);
 
 /** Folds run events into rows. Rows are plain objects; `version` bumps on every change. */
 export class TranscriptModel {

@@ -11,7 +11,7 @@ import { questionsInto } from "./elicitations.js";
 
 // Run statuses the filter offers (docs/journal.md, run-status table).
 const STATUSES = ["", "QUEUED", "STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING", "COMPLETED",
-  "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST"];
+  "FAILED", "INTERRUPTED", "RECOVERY_REQUIRED", "LOST", "CANCELLED"];
 
 // Policies a run may ask for (docs/permissions.md).
 const POLICIES = ["", "ask", "auto-edits", "full"];
@@ -43,6 +43,8 @@ export function runsTable(runs) {
     ["run", (r) => h("a", { href: `#/runs/${encodeURIComponent(r.id ?? r.runId)}` }, h("code", {}, String(r.id ?? r.runId)))],
     ["status", runStatus],
     ["agent", (r) => String(r.agent ?? "")],
+    // The host of the Baton process that owns the run (whose disk holds its journal).
+    ["host", (r) => String(r.host ?? "")],
     // Baton's session id (a named session's page is addressed by its name, on Sessions).
     ["session", (r) => (r.sessionId ? h("code", {}, String(r.sessionId)) : "")],
     ["cwd", (r) => h("code", {}, String(r.cwd ?? ""))],
@@ -84,12 +86,38 @@ function newRunForm() {
     status);
 }
 
+/**
+ * The fleet's workers (`GET /api/v1/workers`) as a small table, or nothing when the service's
+ * store is not shared (docs/fleet.md).
+ */
+export function workersTable(data) {
+  if (!data?.shared) return null;
+  const age = (w) => (w.heartbeatAgeSeconds === null || w.heartbeatAgeSeconds === undefined ? "" : duration(w.heartbeatAgeSeconds * 1000));
+  return h("section", { "aria-label": "workers", "data-testid": "workers" }, h("h2", {}, "Workers"), table([
+    ["worker", (w) => h("code", {}, String(w.name ?? ""))],
+    ["host", (w) => String(w.host ?? "")],
+    ["state", (w) => (w.state ? badge(w.state) : "")],
+    ["queues", (w) => (Array.isArray(w.queues) ? w.queues.map(String).join(", ") : "")],
+    ["concurrency", (w) => String(w.concurrency ?? "")],
+    ["heartbeat age", age],
+    ["running turns", (w) => String(Array.isArray(w.running) ? w.running.length : 0)],
+  ], listOf(data, "workers"), "No workers."));
+}
+
 export function runsPage(view) {
   const status = h("select", { name: "status" }, STATUSES.map((s) => h("option", { value: s }, s || "any")));
   const agent = h("input", { name: "agent", placeholder: "any", autocomplete: "off" });
   const cwd = h("input", { name: "cwd", placeholder: "any", autocomplete: "off" });
   const session = h("input", { name: "sessionId", placeholder: "any", autocomplete: "off" });
   const box = h("div", { "aria-live": "polite" });
+  const workers = h("div", {});
+  const loadWorkers = async () => {
+    try {
+      replaceChildren(workers, workersTable(await get(ROUTES.workers())));
+    } catch (error) {
+      replaceChildren(workers, errorBox(error));
+    }
+  };
   const load = async () => {
     try {
       const data = await get(ROUTES.runs(), {
@@ -104,8 +132,9 @@ export function runsPage(view) {
   const form = h("form", { class: "filters", "aria-label": "filters", onsubmit: (e) => { e.preventDefault(); load(); } },
     field("Status", status), field("Agent", agent), field("Working directory", cwd), field("Session", session),
     h("button", { type: "submit" }, "Filter"));
-  replaceChildren(view, h("h1", {}, "Runs"), newRunForm(), h("h2", {}, "Runs"), form, box);
+  replaceChildren(view, h("h1", {}, "Runs"), newRunForm(), h("h2", {}, "Runs"), form, box, workers);
   load();
+  loadWorkers();
 }
 
 /**
@@ -182,6 +211,7 @@ export function runPage(view, [runId]) {
       replaceChildren(summary, facts([
         ["status", runStatus(run)],
         ["agent", run.agent],
+        ["host", run.host],
         ["session", run.sessionId ? h("code", {}, String(run.sessionId)) : null],
         ["cwd", run.cwd ? h("code", {}, String(run.cwd)) : null],
         ["duration", run.durationSeconds !== undefined && run.durationSeconds !== null ? duration(run.durationSeconds * 1000) : null],

@@ -31,6 +31,7 @@ export function sessionsPage(view) {
         ["session", (s) => h("a", { href: `#/sessions/${encodeURIComponent(key(s))}` }, h("code", {}, key(s)))],
         ["status", (s) => (s.status ? badge(s.status) : "")],
         ["agent", (s) => String((s.profile === "custom" && s.agentCommand ? s.agentCommand : s.profile) ?? "")],
+        ["host", (s) => String(s.host ?? "")],
         ["cwd", (s) => h("code", {}, String(s.cwd ?? ""))],
         ["active run", (s) => (s.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(s.activeRunId)}` }, String(s.activeRunId)) : "")],
         ["updated", (s) => String(s.updatedAt ?? "")],
@@ -164,6 +165,7 @@ function liveSessionPage(view, sessionId) {
     replaceChildren(summary, facts([
       ["status", badge(record.status ?? "?")],
       ["agent", record.profile === "custom" && record.agentCommand ? h("code", {}, String(record.agentCommand)) : record.profile],
+      ["host", record.host ?? null],
       ["cwd", record.cwd ? h("code", {}, String(record.cwd)) : null],
       ["provider session", record.providerSessionId ? h("code", {}, String(record.providerSessionId)) : null],
       ["active run", record.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(record.activeRunId)}` }, String(record.activeRunId)) : null],
