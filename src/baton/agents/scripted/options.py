@@ -314,7 +314,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--prompt-usage",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="add a usage object to every prompt response",
+        help="add a usage object to every prompt response (v2: to the idle state ending the turn)",
     )
     behaviour.add_argument(
         "--serve-unadvertised",

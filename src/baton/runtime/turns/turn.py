@@ -348,6 +348,8 @@ class Turn:
             self._idle = activity
             self._idle_event.set()
             self.buffer.flush_output()
+            # Only the idle that ends this turn counts: a repeated snapshot is not more usage.
+            self.live.on_turn_usage(activity.usage)
             self._answered()
 
     # --- permissions -----------------------------------------------------------------------
