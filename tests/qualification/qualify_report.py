@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from qualify_installs import PINS, Pin, times_file
+from qualify_installs import ALL_PINS, PINS, Pin, times_file
 
 #: Characters of a failure's first line shown in the table's notes.
 MAX_NOTE_CHARS: Final = 300
@@ -54,9 +54,13 @@ class StepResult:
 
 
 def pin_for(adapter: str) -> Pin:
-    """The pin of an adapter name or profile id."""
+    """The pin of an adapter name or profile id (the suite's pins), or of a ``name-version``
+    key (any pin, such as the feature captures' newest versions)."""
     for pin in PINS:
         if adapter in (pin.name, pin.profile):
+            return pin
+    for pin in ALL_PINS:
+        if adapter == pin.key:
             return pin
     raise KeyError(adapter)
 
@@ -68,14 +72,14 @@ def install_steps() -> list[StepResult]:
     except (OSError, ValueError):
         return []
     steps = []
-    for pin in PINS:
-        entry = times.get(pin.name)
+    for pin in ALL_PINS:
+        entry = times.get(pin.key)
         if not isinstance(entry, dict):
             continue
         how = "cached (verified)" if entry.get("cached") else "installed"
         steps.append(
             StepResult(
-                pin.profile,
+                pin.profile if pin in PINS else pin.key,
                 f"pinned install ({pin.kind}): {how}",
                 "passed",
                 float(entry.get("seconds", 0)),
