@@ -176,11 +176,11 @@ def launch(pin: Pin, root: Path) -> tuple[list[str], dict[str, str]]:
     return argv, env
 
 
-async def _quiet(tap: RecordingTap) -> None:
-    """Wait until the agent has sent nothing for :data:`QUIET_SECONDS` (bounded)."""
+async def _quiet(tap: RecordingTap, quiet_seconds: float) -> None:
+    """Wait until the agent has sent nothing for ``quiet_seconds`` (bounded)."""
     deadline = time.monotonic() + MAX_QUIET_WAIT_SECONDS
     while time.monotonic() < deadline:
-        if time.monotonic() - tap.last_inbound >= QUIET_SECONDS:
+        if time.monotonic() - tap.last_inbound >= quiet_seconds:
             return
         await asyncio.sleep(0.1)
 
@@ -230,8 +230,16 @@ def _is_idle(record: dict[str, Any], session_id: str) -> bool:
     )
 
 
-async def drive(capture: Capture, connection: Connection[None], root: Path) -> None:
-    """The steps of the module docstring, through Baton's client and its gates."""
+async def drive(
+    capture: Capture,
+    connection: Connection[None],
+    root: Path,
+    *,
+    quiet_seconds: float = QUIET_SECONDS,
+) -> None:
+    """The steps of the module docstring, through Baton's client and its gates. After each
+    step the agent gets ``quiet_seconds`` of silence to send what it sends unprompted (a replay
+    of a capture passes 0: its frames are all there)."""
     client = AcpClient(
         connection,
         elicitation=ElicitationOffer(form=True, url=True),
@@ -241,11 +249,11 @@ async def drive(capture: Capture, connection: Connection[None], root: Path) -> N
         initialized = await client.initialize()
     except BatonError as exc:
         capture.step("initialize", "refused by Baton", **_refusal(exc))
-        await _quiet(capture.tap)
+        await _quiet(capture.tap, quiet_seconds)
         return
     capture.negotiated = initialized.protocol_version
     capture.step("initialize", "answered", protocolVersion=initialized.protocol_version)
-    await _quiet(capture.tap)
+    await _quiet(capture.tap, quiet_seconds)
     work = root / "work"
     extra = root / "extra"
     work.mkdir(exist_ok=True)
@@ -278,7 +286,7 @@ async def drive(capture: Capture, connection: Connection[None], root: Path) -> N
         if system_prompt is not None:
             capture.step("session/new systemPrompt", "sent", mode=system_prompt.mode)
         capture.step("session/new", "answered")
-    await _quiet(capture.tap)
+    await _quiet(capture.tap, quiet_seconds)
     try:
         listed = await client.list_sessions()
         capture.step("session/list", "answered", sessions=len(listed.sessions))
@@ -287,7 +295,7 @@ async def drive(capture: Capture, connection: Connection[None], root: Path) -> N
         capture.step("session/list", "refused" if refused else "failed", **_refusal(exc))
     if session_id is not None:
         await _turn_end(client, capture, session_id)
-        await _quiet(capture.tap)
+        await _quiet(capture.tap, quiet_seconds)
 
 
 async def record(pin: Pin, choice: str, root: Path) -> Capture:
@@ -328,13 +336,15 @@ async def record(pin: Pin, choice: str, root: Path) -> Capture:
     return capture
 
 
-def _placeholders(value: Any, root: str) -> Any:
+def replace_root(value: Any, root: str) -> Any:
+    """``value`` with every occurrence of the directory ``root`` in its strings (keys too)
+    replaced by :data:`ROOT_PLACEHOLDER`."""
     if isinstance(value, str):
         return value.replace(root, ROOT_PLACEHOLDER)
     if isinstance(value, list):
-        return [_placeholders(v, root) for v in value]
+        return [replace_root(v, root) for v in value]
     if isinstance(value, dict):
-        return {_placeholders(k, root): _placeholders(v, root) for k, v in value.items()}
+        return {replace_root(k, root): replace_root(v, root) for k, v in value.items()}
     return value
 
 
@@ -356,14 +366,14 @@ def document(capture: Capture, root: Path) -> dict[str, Any]:
         "version": capture.pin.version,
         "recorded": time.strftime("%Y-%m-%d", time.gmtime()),
         "recordedWith": {**_runtime_versions(), "script": "tests/qualification/record_features.py"},
-        "credentials": "none",
+        "signedOut": True,
         "protocol": capture.choice,
         "negotiated": capture.negotiated,
         "steps": capture.steps,
         "frames": [redact_json(r) for r in capture.tap.records],
     }
     for name in dict.fromkeys((str(root.resolve()), str(root))):
-        doc = _placeholders(doc, name)
+        doc = replace_root(doc, name)
     return doc
 
 
