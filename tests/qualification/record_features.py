@@ -94,6 +94,9 @@ QUIET_SECONDS: Final = 2.0
 #: assertion (an agent that never goes quiet is recorded up to here).
 MAX_QUIET_WAIT_SECONDS: Final = 20.0
 
+#: How often the recorder looks for silence or a turn's ``idle`` state (seconds).
+POLL_SECONDS: Final = 0.1
+
 #: Longest wait for one request's answer or a turn's end (seconds): a hang guard.
 STEP_TIMEOUT_SECONDS: Final = 90.0
 
@@ -182,7 +185,7 @@ async def _quiet(tap: RecordingTap, quiet_seconds: float) -> None:
     while time.monotonic() < deadline:
         if time.monotonic() - tap.last_inbound >= quiet_seconds:
             return
-        await asyncio.sleep(0.1)
+        await asyncio.sleep(POLL_SECONDS)
 
 
 def _refusal(exc: BatonError) -> dict[str, Any]:
@@ -213,7 +216,7 @@ async def _turn_end(client: AcpClient, capture: Capture, session_id: str) -> Non
             if any(_is_idle(r, session_id) for r in capture.tap.records):
                 capture.step("state_update idle", "received")
                 return
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(POLL_SECONDS)
         capture.step("state_update idle", "not received", seconds=STEP_TIMEOUT_SECONDS)
 
 
