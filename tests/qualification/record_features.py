@@ -97,7 +97,8 @@ MAX_QUIET_WAIT_SECONDS: Final = 20.0
 #: How often the recorder looks for silence or a turn's ``idle`` state (seconds).
 POLL_SECONDS: Final = 0.1
 
-#: Longest wait for one request's answer or a turn's end (seconds): a hang guard.
+#: Longest wait for one request's answer or a turn's end (seconds): a hang guard (also the
+#: connection's request limit: a cold adapter start on a loaded machine can pass Baton's 30 s).
 STEP_TIMEOUT_SECONDS: Final = 90.0
 
 #: How long the agent gets to exit after stdin is closed before its group is killed (seconds).
@@ -316,7 +317,11 @@ async def record(pin: Pin, choice: str, root: Path) -> Capture:
     )
     assert process.stdout is not None and process.stdin is not None
     connection: Connection[None] = Connection(
-        process.stdout, process.stdin, max_frame_bytes=MAX_FRAME_BYTES, tap=capture.tap
+        process.stdout,
+        process.stdin,
+        max_frame_bytes=MAX_FRAME_BYTES,
+        tap=capture.tap,
+        request_limit=STEP_TIMEOUT_SECONDS,
     )
     connection.on_request("elicitation/create", _decline)
     connection.on_any_notification(lambda message, ref: None)
@@ -431,6 +436,8 @@ def compare(fresh: dict[str, Any], path: Path) -> list[str]:
         return [f"{path.name}: no committed capture to compare with"]
     old = json.loads(path.read_text())
     found = _differences(fresh["negotiated"], old["negotiated"], "negotiated")
+    if fresh["steps"] != old["steps"]:
+        found.append(f"fresh steps: {json.dumps(fresh['steps'])}")
     found += _differences(fresh["steps"], old["steps"], "steps")
     found += _differences(answers(fresh), answers(old), "answers")
     return [f"{path.name}: {d}" for d in found]
