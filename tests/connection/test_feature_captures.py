@@ -97,10 +97,10 @@ EXPECTED: Final[dict[tuple[str, str], dict[str, Any]]] = {
     },
     (CLAUDE, "auto"): {
         "version": 2,
-        # v2's `session` marker means new, list, resume and close; the draft's system prompt
-        # is unstable and not modeled in v2 (narrower than the agent); no `auth` marker.
-        "allowed": {ADD_DIR, LIST, DELETE, RESUME, CLOSE},
-        "unmodeled": ("providers", "session.fork", "session.systemPrompt"),
+        # v2's `session` marker means new, list, resume and close; the system prompt is the
+        # draft's unstable session.systemPrompt; no auth methods, so no logout.
+        "allowed": {ADD_DIR, SYSTEM_PROMPT, SYSTEM_PROMPT_OVERRIDE, LIST, DELETE, RESUME, CLOSE},
+        "unmodeled": ("providers", "session.fork"),
         "auth": (),
     },
     (CODEX, "1"): {
@@ -116,8 +116,8 @@ EXPECTED: Final[dict[tuple[str, str], dict[str, Any]]] = {
     },
     (CODEX, "auto"): {
         "version": 2,
-        "allowed": {ADD_DIR, LIST, DELETE, RESUME, CLOSE, LOGOUT},
-        "unmodeled": ("providers", "session.fork", "session.title", "session.systemPrompt"),
+        "allowed": {ADD_DIR, SYSTEM_PROMPT, LIST, DELETE, RESUME, CLOSE, LOGOUT},
+        "unmodeled": ("providers", "session.fork", "session.title"),
         "auth": ("api-key", "chat-gpt", "chat-gpt-device-code"),
     },
     (FAST, "1"): {

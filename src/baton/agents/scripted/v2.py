@@ -66,6 +66,12 @@ def v2_capabilities(v1: Mapping[str, Any]) -> dict[str, Any]:
         for key in ("delete", "additionalDirectories"):
             if _marker(sessions_v1.get(key)):
                 session[key] = {}
+        # The draft's unstable session.systemPrompt has v1's shape ({} or {"mode": {...}}).
+        system_prompt = sessions_v1.get("systemPrompt")
+        if _marker(system_prompt):
+            session["systemPrompt"] = (
+                dict(system_prompt) if isinstance(system_prompt, Mapping) else {}
+            )
     result: dict[str, Any] = {"session": session}
     if isinstance(v1.get("_meta"), Mapping):
         result["_meta"] = v1["_meta"]
