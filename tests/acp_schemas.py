@@ -33,8 +33,15 @@ UNSTABLE_SCHEMA: Final = SCHEMA_DIR / "sdk-2.4.0" / "schema.unstable.json"
 #: everything the scripted agent sends in v2, validates against it.
 V2_SCHEMA: Final = SCHEMA_DIR / "sdk-2.4.0" / "v2" / "schema.json"
 
+#: The SDK 2.4.0 v2 draft's unstable schema (a superset of its stable one): the end-of-turn
+#: ``usage`` on an ``idle`` state (``IdleStateUpdate.usage``) is only defined here.
+V2_UNSTABLE_SCHEMA: Final = SCHEMA_DIR / "sdk-2.4.0" / "v2" / "schema.unstable.json"
+
 #: The release key of the v2 draft schema.
 V2: Final = "v2"
+
+#: The release key of the v2 draft's unstable schema.
+V2_UNSTABLE: Final = "v2-unstable"
 
 #: The newest stable release, for inbound shapes only it defines (notices, compaction).
 CURRENT: Final = "sdk-2.4.0"
@@ -46,12 +53,14 @@ _VALIDATORS: dict[tuple[str, str], jsonschema.Draft202012Validator] = {}
 def _path(release: str) -> Path:
     if release == V2:
         return V2_SCHEMA
+    if release == V2_UNSTABLE:
+        return V2_UNSTABLE_SCHEMA
     return UNSTABLE_SCHEMA if release == "unstable" else STABLE_SCHEMAS[release]
 
 
 def document(release: str) -> dict[str, Any]:
-    """The parsed schema of ``release`` (a key of :data:`STABLE_SCHEMAS`, ``unstable`` or
-    ``v2``)."""
+    """The parsed schema of ``release`` (a key of :data:`STABLE_SCHEMAS`, ``unstable``, ``v2``
+    or ``v2-unstable``)."""
     doc = _DOCUMENTS.get(release)
     if doc is None:
         doc = _DOCUMENTS[release] = json.loads(_path(release).read_text())

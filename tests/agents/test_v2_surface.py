@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from acp_schemas import V2_UNSTABLE, validate_in
 from baton.wire.v2.updates import SessionUpdateDecoder
 
 V2_INIT = {
@@ -146,3 +147,24 @@ async def test_v1_only_methods_are_gone(spawn: Any) -> None:
             assert getattr(exc, "rpc_code", None) == -32601
         else:
             raise AssertionError(f"{method} answered")
+
+
+async def test_prompt_usage_rides_on_the_ending_idle_state(spawn: Any) -> None:
+    agent = await spawn("--protocol", "2", "--prompt-usage", schema_version=2)
+    session = await _start(agent)
+    ack = await _turn(agent, session, "echo hi")
+    assert "usage" not in ack  # the v2 acknowledgement has no usage
+    idle = _idle(agent, session)
+    usage = idle["usage"]
+    assert usage["totalTokens"] == usage["inputTokens"] + usage["outputTokens"]
+    # The unstable v2 draft defines it there (the stable part lets it through as an extra).
+    validate_in(V2_UNSTABLE, "SessionUpdate", idle)
+    states = [u for u in agent.updates(session) if u["sessionUpdate"] == "state_update"]
+    assert all("usage" not in u for u in states if u["state"] != "idle")
+
+
+async def test_no_prompt_usage_no_usage_on_idle(spawn: Any) -> None:
+    agent = await spawn("--protocol", "2", schema_version=2)
+    session = await _start(agent)
+    await _turn(agent, session, "echo hi")
+    assert "usage" not in _idle(agent, session)

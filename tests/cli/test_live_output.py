@@ -48,3 +48,32 @@ def test_json_events_and_result_line(tmp_path: Path) -> None:
     }
     tools = [line for line in lines if line["type"] == "tool_call"]
     assert tools and all(t["name"] == "Bash" for t in tools)
+
+
+def test_v2_turn_usage_in_the_result_line_summary_and_show(tmp_path: Path) -> None:
+    agent = f"{AGENT} --protocol 2 --prompt-usage"
+    done = baton(
+        tmp_path,
+        "run",
+        "--protocol",
+        "2",
+        "--agent-command",
+        agent,
+        "--format",
+        "json",
+        "cost 150; echo ok",
+    )
+    assert done.returncode == 0, done.stderr
+    lines = json_lines(done.stdout)
+    assert any(line["type"] == "state" for line in lines)  # a v2 turn
+    result = lines[-1]
+    turn = result["usage"]["turn"]
+    assert turn["totalTokens"] == turn["inputTokens"] + turn["outputTokens"]
+    assert result["usage"]["cost"] == {"amount": 1.5, "currency": "USD"}
+    text = baton(tmp_path, "run", "--protocol", "2", "--agent-command", agent, "cost 150; echo ok")
+    assert text.returncode == 0, text.stderr
+    summary = next(line for line in text.stderr.splitlines() if line.startswith("— "))
+    assert "42/200000 tokens · $1.5000 · turn " in summary and " in, " in summary
+    shown = baton(tmp_path, "show", summary.rsplit("run ", 1)[1].strip())
+    assert shown.returncode == 0, shown.stderr
+    assert "usage      42/200000 tokens · $1.5000 · turn" in shown.stdout

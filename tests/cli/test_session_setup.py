@@ -104,3 +104,50 @@ def test_system_prompt_flags_refused_early(tmp_path: Path) -> None:
     assert empty.returncode == 2 and "INVALID_ARGUMENT" in empty.stderr
     for done in (both, missing, empty):
         assert "Traceback" not in done.stderr
+
+
+def test_system_prompts_under_v2(tmp_path: Path) -> None:
+    # The v2 draft advertises system prompts as session.systemPrompt (unstable, v1's shape), as
+    # claude-agent-acp 0.101.0 and codex-acp 2.6.0 do under --protocol auto.
+    v2 = ("--protocol", "2")
+    result, text = _result(
+        tmp_path,
+        *v2,
+        "--agent-command",
+        f"{AGENT} --protocol 2 {APPEND_ONLY}",
+        "--append-system-prompt",
+        "Be brief.",
+        "setup",
+    )
+    assert result["status"] == "COMPLETED", result
+    assert json.loads(text) == {"systemPrompt": {"chars": 9, "mode": "append"}}
+    refused, _ = _result(
+        tmp_path,
+        *v2,
+        "--agent-command",
+        f"{AGENT} --protocol 2 {APPEND_ONLY}",
+        "--system-prompt",
+        "Only this.",
+        "setup",
+    )
+    assert refused["errorCode"] == "CAPABILITY_NOT_ADVERTISED"
+    result, text = _result(
+        tmp_path,
+        *v2,
+        "--agent-command",
+        f"{AGENT} --protocol 2 {OVERRIDE}",
+        "--system-prompt",
+        "Only this.",
+        "setup",
+    )
+    assert json.loads(text) == {"systemPrompt": {"chars": 10, "mode": "override"}}
+    bare, _ = _result(
+        tmp_path,
+        *v2,
+        "--agent-command",
+        f"{AGENT} --protocol 2",
+        "--append-system-prompt",
+        "x",
+        "setup",
+    )
+    assert bare["errorCode"] == "CAPABILITY_NOT_ADVERTISED"

@@ -50,7 +50,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 if ENABLED:
     from qualify_drivers import SPECS, Baton, Rig, reap
-    from qualify_installs import PINS, InstallFailed, ensure
+    from qualify_installs import ALL_PINS, InstallFailed, ensure
     from qualify_mocks import AnthropicMock, MockServer, ResponsesMock
     from qualify_report import StepResult, write
 
@@ -62,9 +62,9 @@ if ENABLED:
     def installs() -> dict[str, Any]:
         """Every pinned adapter, installed and verified (the session stops on a failure)."""
         done = {}
-        for pin in PINS:
+        for pin in ALL_PINS:
             try:
-                done[pin.profile] = ensure(pin)
+                done[pin.key] = ensure(pin)
             except InstallFailed as exc:
                 pytest.exit(f"qualification: INSTALL FAILED: {exc}", returncode=1)
         return done

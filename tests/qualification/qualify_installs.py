@@ -89,6 +89,36 @@ FAST_AGENT: Final = Pin(
 
 PINS: Final = (CLAUDE, CODEX, FAST_AGENT)
 
+# The newest versions the registries gave on 2026-12-03, for the feature captures
+# (record_features.py, issue 20). Both adapters moved to the @agentclientprotocol scope on npm
+# (claude-agent-acp 0.24+, codex-acp 1.0+); the @zed-industries packages stopped at 0.23.1 and
+# 0.16.0, the versions the rest of the qualification suite runs. fast-agent 0.10.48 is still
+# PyPI's newest.
+CLAUDE_NEWEST: Final = Pin(
+    "claude-agent-acp",
+    "0.101.0",
+    "npm",
+    "@agentclientprotocol/claude-agent-acp",
+    "node_modules/.bin/claude-agent-acp",
+    "claude",
+    "BATON_CLAUDE_AGENT_ACP_BIN",
+)
+CODEX_NEWEST: Final = Pin(
+    "codex-acp",
+    "2.6.0",
+    "npm",
+    "@agentclientprotocol/codex-acp",
+    "node_modules/.bin/codex-acp",
+    "codex",
+    "BATON_CODEX_ACP_BIN",
+)
+
+#: What record_features.py captures: the newest version of each adapter.
+FEATURE_PINS: Final = (CLAUDE_NEWEST, CODEX_NEWEST, FAST_AGENT)
+
+#: Every pin ``make qualify`` installs: the suite's and the feature captures', each once.
+ALL_PINS: Final = tuple(dict.fromkeys((*PINS, *FEATURE_PINS)))
+
 
 def cache_dir() -> Path:
     """The cache directory (created)."""
@@ -304,14 +334,14 @@ def times_file() -> Path:
 def main(argv: list[str]) -> int:
     """Install every pin (or the named ones); 1 with the reason on the first failure."""
     names = set(argv)
-    unknown = names - {p.name for p in PINS}
+    unknown = names - {p.name for p in ALL_PINS}
     if unknown:
         print(
             f"unknown adapters: {sorted(unknown)}; known: {[p.name for p in PINS]}", file=sys.stderr
         )
         return 2
     times: dict[str, dict[str, object]] = {}
-    for pin in PINS:
+    for pin in ALL_PINS:
         if names and pin.name not in names:
             continue
         print(f"qualify: {pin.key} ({pin.kind} {pin.package}) ...", flush=True)
@@ -322,7 +352,7 @@ def main(argv: list[str]) -> int:
             return 1
         how = "cached" if done.cached else "installed"
         print(f"qualify: {pin.key} {how} in {done.seconds:.1f}s: {done.executable}", flush=True)
-        times[pin.name] = {"seconds": round(done.seconds, 2), "cached": done.cached}
+        times[pin.key] = {"seconds": round(done.seconds, 2), "cached": done.cached}
     times_file().write_text(json.dumps(times, indent=2) + "\n")
     return 0
 

@@ -16,13 +16,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from qualify_installs import PINS, Pin, times_file
+from qualify_installs import ALL_PINS, PINS, Pin, times_file
+
+#: The committed adapter fixtures (the feature captures are read from here).
+FIXTURES: Final = Path(__file__).resolve().parents[1] / "fixtures" / "adapters"
 
 #: Characters of a failure's first line shown in the table's notes.
 MAX_NOTE_CHARS: Final = 300
 
 #: Steps that do not apply to an adapter, with the reason (they appear as ``n/a`` rows).
 NOT_APPLICABLE: Final[dict[str, list[tuple[str, str]]]] = {
+    "codex-acp-2.6.0": [
+        (
+            "signed out: --add-dir and sessions --remote through the codex profile",
+            "the built-in codex profile cannot launch codex-acp 2.6.0: its launch-contract probe "
+            "(`--help`, 0.16.0's usage text) gets no output (2.6.0 prints no help), so "
+            "discovery says AGENT_NOT_INSTALLED; the feature capture's client steps cover the "
+            "gates (session/new and session/list answer -32000 signed out)",
+        ),
+    ],
     "fast-agent": [
         (
             "tool turn, allowed (file created)",
@@ -54,9 +66,13 @@ class StepResult:
 
 
 def pin_for(adapter: str) -> Pin:
-    """The pin of an adapter name or profile id."""
+    """The pin of an adapter name or profile id (the suite's pins), or of a ``name-version``
+    key (any pin, such as the feature captures' newest versions)."""
     for pin in PINS:
         if adapter in (pin.name, pin.profile):
+            return pin
+    for pin in ALL_PINS:
+        if adapter == pin.key:
             return pin
     raise KeyError(adapter)
 
@@ -68,14 +84,14 @@ def install_steps() -> list[StepResult]:
     except (OSError, ValueError):
         return []
     steps = []
-    for pin in PINS:
-        entry = times.get(pin.name)
+    for pin in ALL_PINS:
+        entry = times.get(pin.key)
         if not isinstance(entry, dict):
             continue
         how = "cached (verified)" if entry.get("cached") else "installed"
         steps.append(
             StepResult(
-                pin.profile,
+                pin.profile if pin in PINS else pin.key,
                 f"pinned install ({pin.kind}): {how}",
                 "passed",
                 float(entry.get("seconds", 0)),
@@ -164,6 +180,7 @@ def _cpu_count() -> int:
 
 def _how_it_runs() -> list[str]:
     return [
+        *_feature_captures(),
         "## How it runs",
         "",
         "`make qualify` installs the pinned adapters into `${BATON_QUALIFY_CACHE:-~/.cache/baton-qualify}`",
@@ -199,6 +216,85 @@ def _how_it_runs() -> list[str]:
         "`python tests/qualification/capture.py` refreshes tests/fixtures/adapters/ from the real",
         "adapters (by running Baton with the mocks); the `fixtures` steps above re-capture into a",
         "temporary directory and compare with the committed fixtures on every run.",
+    ]
+
+
+def _feature_rows() -> list[str]:
+    """One table row per committed feature capture (read from the fixtures)."""
+    rows = []
+    for path in sorted(FIXTURES.glob("*/features.protocol-*.json")):
+        doc = json.loads(path.read_text())
+        steps = "; ".join(
+            f"{s['step']}: {s['outcome']}" + (f" ({s['code']})" if "code" in s else "")
+            for s in doc["steps"]
+            if s["step"] != "stdin closed"
+        )
+        kinds = dict.fromkeys(
+            r["frame"]["params"]["update"].get("sessionUpdate")
+            for r in doc["frames"]
+            if r["dir"] == "agent->client" and r["frame"].get("method") == "session/update"
+        )
+        negotiated = doc["negotiated"] if doc["negotiated"] is not None else "refused"
+        rows.append(
+            f"| {doc['adapter']} | {doc['version']} | {doc['protocol']} | {negotiated} | "
+            f"{_cell(steps)} | {', '.join(str(k) for k in kinds) or 'none'} |"
+        )
+    return rows
+
+
+def _feature_captures() -> list[str]:
+    return [
+        "## Feature captures of the newest adapters (issue 20)",
+        "",
+        "`python tests/qualification/record_features.py` records what the newest adapter versions",
+        "send for issue 20's features, signed out and without a model server, through Baton's own",
+        "connection and client (offering elicitation form and URL, notices, compaction), under",
+        "`--protocol 1` and `auto` (which offers 2): initialize, then whatever comes unprompted,",
+        "session/new with `additionalDirectories` and an `append` system prompt where advertised",
+        "(refused locally where not), session/list, one prompt. The captures are",
+        "`tests/fixtures/adapters/<adapter>-<version>/features.protocol-<1|auto>.json` (redacted;",
+        "each directory's README says when and how); tests/connection/test_feature_captures.py",
+        "validates every frame against the pinned schemas, pins what Baton reads (gates, what it",
+        "does not model) and replays each capture's agent side to Baton's client, which must take",
+        "the recorded steps. The `features` steps above re-record and compare on every run. Both",
+        "adapters moved to the `@agentclientprotocol` npm scope (claude-agent-acp 0.24+, codex-acp",
+        "1.0+); the `@zed-industries` packages the rest of this page runs stopped at 0.23.1 and",
+        "0.16.0. fast-agent 0.10.48 is still PyPI's newest.",
+        "",
+        "| adapter | version | protocol | negotiated | Baton's steps | session updates |",
+        "|---|---|---|---|---|---|",
+        *_feature_rows(),
+        "",
+        "What they show:",
+        "",
+        "- Both newest npm adapters speak v2 when offered (`auto` negotiates 2). Signed out,",
+        "  claude-agent-acp acknowledges the prompt and ends the turn `idle` with the `error` stop",
+        "  reason carrying -32000; Baton reports that as AUTHENTICATION_REQUIRED (exit 4), as it",
+        "  does v1's -32000 answer.",
+        "- `additionalDirectories`: advertised by claude-agent-acp and codex-acp in both versions",
+        "  (sent), not by fast-agent (`--add-dir` refused before anything is sent).",
+        "- System prompts: claude-agent-acp advertises `append` and `override`, codex-acp `append`,",
+        "  in v1 (`sessionCapabilities.systemPrompt`) and in v2 (`session.systemPrompt`, in the",
+        "  draft's unstable part, which Baton's v2 codec reads like v1's since these captures",
+        "  showed it); fast-agent none.",
+        "- session/list answers without credentials (claude, fast-agent); codex-acp answers -32000",
+        "  to session/new and session/list until signed in, so none of its session features can be",
+        "  exercised signed out.",
+        "- Before a prompt they send `available_commands_update` (claude, fast-agent) and the",
+        "  extension notification `_auth/status_update` (claude, codex); no `usage_update`, notice,",
+        "  compaction or elicitation request arrives, and none answered the offered elicitation,",
+        "  notices or compaction capabilities with anything visible.",
+        "- claude-agent-acp 0.101.0's `auth.logout` is advertised in v1 only (v2: no `auth`",
+        "  marker and no auth methods).",
+        "",
+        "What cannot be captured without credentials, and is not faked: the end-of-turn usage",
+        "(v1: the prompt answer's `usage`; v2: the ending `idle` state's `usage`), `usage_update`",
+        "with context size and cost (sent during model turns), Claude's",
+        "`_meta.claudeCode.parentToolUseId` on the tool calls of real subagents (a model turn",
+        "that starts a Task), notices, compaction and elicitation requests (none are sent before a",
+        "model turn). Those paths are tested against the scripted agent (`--prompt-usage`, `cost`,",
+        "`subagent`, `notice`, `compact`, `elicit`) and the earlier mock-driven transcripts.",
+        "",
     ]
 
 

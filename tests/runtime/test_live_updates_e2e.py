@@ -19,6 +19,7 @@ from baton.runtime.permissions.elicitations import ElicitationReply
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.wire.capabilities import ElicitationOffer
+from baton.wire.version import parse_protocol_choice
 
 AGENT = [sys.executable, "-m", "baton.agents.scripted"]
 
@@ -61,6 +62,52 @@ async def test_usage_with_cost_and_turn_tokens(runtime: Runtime, tmp_path: Path)
     assert runtime.store is not None
     [item] = [i for i in runtime.store.list_items(result.run_id) if i.kind == "usage"]
     assert item.content == result.usage
+
+
+async def test_v2_turn_usage_from_the_ending_idle_state(runtime: Runtime, tmp_path: Path) -> None:
+    # Under v2 the end-of-turn usage rides on the idle state_update (the draft's unstable
+    # IdleStateUpdate.usage), not on the prompt's acknowledgement.
+    events: list[RunEvent] = []
+    request = RunRequest(
+        prompt="echo hi; cost 250 EUR",
+        agent_command=[*AGENT, "--protocol", "2", "--prompt-usage"],
+        cwd=str(tmp_path),
+        protocol=parse_protocol_choice("2"),
+    )
+    result = await runtime.run(request, on_event=events.append)
+    assert result.status == "COMPLETED"
+    assert of(events, "state")  # it really was a v2 turn
+    usage_events = of(events, "usage")
+    assert usage_events[0] == {
+        "used": 42,
+        "size": 200000,
+        "cost": {"amount": 2.5, "currency": "EUR"},
+    }
+    turn = usage_events[-1]["turn"]
+    assert (
+        isinstance(turn, dict) and turn["totalTokens"] == turn["inputTokens"] + turn["outputTokens"]
+    )
+    assert "thoughtTokens" not in turn
+    assert result.usage == usage_events[-1] and result.usage["cost"] == usage_events[0]["cost"]
+    assert events[-1].type == "result" and events[-1].data["usage"] == result.usage
+    assert runtime.store is not None
+    [item] = [i for i in runtime.store.list_items(result.run_id) if i.kind == "usage"]
+    assert item.content == result.usage
+
+
+async def test_v2_without_turn_usage_keeps_the_usage_update(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    request = RunRequest(
+        prompt="echo hi; usage 7 100",
+        agent_command=[*AGENT, "--protocol", "2"],
+        cwd=str(tmp_path),
+        protocol=parse_protocol_choice("2"),
+    )
+    events: list[RunEvent] = []
+    result = await runtime.run(request, on_event=events.append)
+    assert result.status == "COMPLETED"
+    assert result.usage == {"used": 7, "size": 100}
 
 
 async def test_no_usage_is_none(runtime: Runtime, tmp_path: Path) -> None:

@@ -132,6 +132,19 @@ async def test_a_failed_turn_is_an_agent_error_in_both_versions(
     assert result.stop_reason == (None if protocol == "v1" else "error")
 
 
+async def test_a_prompt_refused_for_sign_in_is_authentication_required_in_both_versions(
+    runtime: Runtime, tmp_path: Path, protocol: str
+) -> None:
+    # v1: a -32000 error answer. v2: the acknowledgement, then idle with the error stop reason
+    # carrying -32000, which is what claude-agent-acp 0.101.0 sends signed out under v2
+    # (tests/fixtures/adapters/claude-agent-acp-0.101.0/features.protocol-auto.json).
+    result, _ = await run(runtime, "echo hi", tmp_path, flags=("--auth-required", "turn"))
+    assert (result.status, result.error_code) == ("FAILED", "AUTHENTICATION_REQUIRED")
+    assert result.exit_code == 4
+    assert result.message is not None and "-32000" in result.message
+    assert result.stop_reason == (None if protocol == "v1" else "error")
+
+
 async def test_auto_edits_writes_an_in_worktree_file(runtime: Runtime, tmp_path: Path) -> None:
     result, events = await run(
         runtime,

@@ -51,8 +51,12 @@ def _transcript(adapter: str) -> list[dict[str, Any]]:
     return frames
 
 
+#: The newest versions' feature captures (tests/connection/test_feature_captures.py).
+FEATURE_CAPTURES = {"claude-agent-acp-0.101.0", "codex-acp-2.6.0"}
+
+
 def test_the_fixtures_are_present() -> None:
-    assert {p.name for p in ADAPTERS.iterdir()} == {CLAUDE, CODEX, FAST}
+    assert {p.name for p in ADAPTERS.iterdir()} == {CLAUDE, CODEX, FAST} | FEATURE_CAPTURES
 
 
 def test_claude_initialize() -> None:

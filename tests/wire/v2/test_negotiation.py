@@ -121,3 +121,25 @@ def test_v2_methods_and_attach() -> None:
     v1 = AcpV1Codec()
     load = v1.attach_plan(resume=False, replay=True)
     assert load is not None and load.method == "session/load"
+
+
+def test_v2_system_prompt_markers_are_read_like_v1() -> None:
+    # The draft's unstable session.systemPrompt (claude-agent-acp 0.101.0 and codex-acp 2.6.0
+    # advertise it under v2): append with the marker, override with mode.override.
+    def caps(system_prompt: object) -> Any:
+        session = {"systemPrompt": system_prompt}
+        answer = {"protocolVersion": 2, "info": INFO, "capabilities": {"session": session}}
+        return negotiate(answer)[1].capabilities
+
+    both = caps({"mode": {"override": {}}})
+    assert both.supports("sessionCapabilities.systemPrompt")
+    assert both.supports("sessionCapabilities.systemPrompt.mode.override")
+    assert "session.systemPrompt" not in both.unmodeled
+    append = caps({})
+    assert append.supports("sessionCapabilities.systemPrompt")
+    assert not append.supports("sessionCapabilities.systemPrompt.mode.override")
+    for absent in (None, False, {"mode": None}):
+        found = caps(absent)
+        assert not found.supports("sessionCapabilities.systemPrompt.mode.override")
+    assert not caps(None).supports("sessionCapabilities.systemPrompt")
+    assert not caps(False).supports("sessionCapabilities.systemPrompt")

@@ -61,3 +61,38 @@ def test_open_enums_keep_extensions_and_unknown_values() -> None:
     assert reason is not None and reason.stop_reason is not None
     assert reason.stop_reason.value == "_x/quota" and not reason.stop_reason.known
     assert parse_state_update({"state": 1}) is None
+
+
+def test_the_ending_idle_carries_the_turn_usage() -> None:
+    # Where the v2 draft reports a turn's tokens: IdleStateUpdate.usage (unstable part).
+    activity = parse_state_update(
+        {
+            "state": "idle",
+            "stopReason": "end_turn",
+            "usage": {
+                "totalTokens": 30,
+                "inputTokens": 20,
+                "outputTokens": 10,
+                "thoughtTokens": None,
+            },
+        }
+    )
+    assert activity is not None and activity.usage is not None
+    assert activity.usage.to_json() == {"totalTokens": 30, "inputTokens": 20, "outputTokens": 10}
+
+
+def test_usage_on_an_idle_without_a_stop_reason_is_kept() -> None:
+    activity = parse_state_update({"state": "idle", "usage": {"totalTokens": 5}})
+    assert activity is not None and activity.stop_reason is None
+    assert activity.usage is not None and activity.usage.get("totalTokens") == 5
+
+
+@pytest.mark.parametrize("usage", [None, 3, "many", {}, {"totalTokens": -1}, {"totalTokens": True}])
+def test_unreadable_idle_usage_is_none(usage: object) -> None:
+    activity = parse_state_update({"state": "idle", "stopReason": "end_turn", "usage": usage})
+    assert activity is not None and activity.usage is None
+
+
+def test_usage_on_a_running_state_is_not_turn_usage() -> None:
+    activity = parse_state_update({"state": "running", "usage": {"totalTokens": 5}})
+    assert activity is not None and activity.usage is None

@@ -294,11 +294,19 @@ class ScriptedAgent:
         return session_id in self._turns
 
     def start_turn(
-        self, session: Session, request_id: RequestId, text: str, script: Script
+        self,
+        session: Session,
+        request_id: RequestId,
+        text: str,
+        script: Script,
+        *,
+        signed_out: bool = False,
     ) -> None:
-        """Run a prompt as its own task, queued behind the session's earlier prompts."""
+        """Run a prompt as its own task, queued behind the session's earlier prompts
+        (``signed_out``: the turn fails -32000 once started, ``--auth-required turn``)."""
         queue = self._turns.setdefault(session.session_id, [])
         turn = Turn(self, session, request_id, text, script, after=queue[-1] if queue else None)
+        turn.signed_out = signed_out
         queue.append(turn)
         self._prompt_ids[request_id] = turn
         if self.dialect is not None:

@@ -345,7 +345,8 @@ class AcpMethods:
                 f"Invalid params: {exc.message}",
                 {"code": exc.code, "reason": exc.reason, "line": exc.line},
             ) from exc
-        self._agent.start_turn(session, request_id, text, script)
+        signed_out = self.options.auth_required == "turn" and not self.authenticated
+        self._agent.start_turn(session, request_id, text, script, signed_out=signed_out)
         return DEFERRED
 
 

@@ -21,7 +21,7 @@ from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, validate_frame_cap
 from baton.wire.jsonrpc import Message
 
 AgentProtocol = Literal["1", "2", "auto"]
-AuthRequired = Literal["off", "new", "prompt"]
+AuthRequired = Literal["off", "new", "prompt", "turn"]
 ConfigKey = Literal["id", "configId"]
 ModelsForm = Literal["config", "legacy", "both", "none"]
 ModelExtension = Literal["none", "grok", "cursor"]
@@ -256,8 +256,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     shape.add_argument(
         "--auth-required",
-        choices=("off", "new", "prompt"),
-        help="answer -32000 on session/new (or on session/prompt) until authenticate is called",
+        choices=("off", "new", "prompt", "turn"),
+        help="answer -32000 on session/new (or on session/prompt; turn: accept the prompt, then "
+        "fail its turn with -32000, v2: idle with the error stop reason) until authenticate is "
+        "called",
     )
     shape.add_argument(
         "--config-key",
@@ -314,7 +316,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--prompt-usage",
         action=argparse.BooleanOptionalAction,
         default=None,
-        help="add a usage object to every prompt response",
+        help="add a usage object to every prompt response (v2: to the idle state ending the turn)",
     )
     behaviour.add_argument(
         "--serve-unadvertised",

@@ -22,6 +22,7 @@ from baton.agents.scripted.script import Script
 from baton.agents.scripted.session import HistoryEntry, Session, StreamRecord
 from baton.agents.scripted.streams import OutputClosed
 from baton.wire.jsonrpc import (
+    AUTH_REQUIRED,
     INTERNAL_ERROR,
     INVALID_PARAMS,
     Message,
@@ -70,6 +71,9 @@ class Turn:
         self.cancelled = asyncio.Event()
         self.abandoned = agent.abandoned
         self.stop_reason = "end_turn"
+        #: ``--auth-required turn`` before authenticate: the turn fails -32000 once started
+        #: (v2: after its acknowledgement, as idle with the error stop reason).
+        self.signed_out = False
         self.late_updates: list[Message] = []
         #: Ids of this turn's agent-to-client requests still waiting for an answer.
         self.pending: set[RequestId] = set()
@@ -155,6 +159,9 @@ class Turn:
         try:
             if self._after is not None:
                 await self._after.finished.wait()
+            if self.signed_out:
+                self._answer_error(AUTH_REQUIRED, "Authentication required")
+                return
             result = await self._execute()
             if result is not None:
                 self.out.send(result_response(self.request_id, result))

@@ -9,7 +9,8 @@ when the client offers 2), :class:`V2Dialect` rewrites what goes out and what co
   ``plan_update``; permission requests carry a ``title`` and a ``tool_call`` subject (after a
   ``requires_action`` state, and ``running`` again once answered); a prompt is acknowledged with
   its user message's id as soon as its turn starts, and its v1 answer becomes the turn's
-  ``idle`` state (an error answer: ``idle`` with the ``error`` stop reason);
+  ``idle`` state (an error answer: ``idle`` with the ``error`` stop reason; ``--prompt-usage``'s
+  ``usage`` rides on that state, where the draft's unstable ``IdleStateUpdate.usage`` puts it);
   ``session/resume`` sends its state snapshot before answering; modes are dropped.
 - in: ``auth/login``/``auth/logout`` become ``authenticate``/``logout``, ``session/resume``
   with ``replayFrom`` becomes ``session/load``, a select ``set_config_option`` loses its
@@ -65,6 +66,12 @@ def v2_capabilities(v1: Mapping[str, Any]) -> dict[str, Any]:
         for key in ("delete", "additionalDirectories"):
             if _marker(sessions_v1.get(key)):
                 session[key] = {}
+        # The draft's unstable session.systemPrompt has v1's shape ({} or {"mode": {...}}).
+        system_prompt = sessions_v1.get("systemPrompt")
+        if _marker(system_prompt):
+            session["systemPrompt"] = (
+                dict(system_prompt) if isinstance(system_prompt, Mapping) else {}
+            )
     result: dict[str, Any] = {"session": session}
     if isinstance(v1.get("_meta"), Mapping):
         result["_meta"] = v1["_meta"]
@@ -309,9 +316,12 @@ class V2Dialect:
             result = message.get("result")
             if isinstance(result, Mapping):
                 reason = result.get("stopReason", "end_turn")
+                # v2 reports the turn's token usage on the ending idle state (unstable).
+                usage = result.get("usage")
+                extra = {"usage": usage} if isinstance(usage, Mapping) else {}
                 if reason == UNREPORTED_STOP:
-                    return [self._state(session_id, "idle")]  # idle without a stop reason
-                return [self._state(session_id, "idle", stopReason=reason)]
+                    return [self._state(session_id, "idle", **extra)]  # no stop reason
+                return [self._state(session_id, "idle", stopReason=reason, **extra)]
             error = message.get("error")
             detail = error if isinstance(error, Mapping) else {"code": -32603, "message": "error"}
             return [

@@ -5,8 +5,8 @@ One :class:`LiveUpdates` per run turns the wire parsers' values (:mod:`baton.wir
 items when the turn ends:
 
 - ``usage``: every readable ``usage_update`` (context ``used``/``size``, optional ``cost``), and
-  the end-of-turn token counts of the ``session/prompt`` answer under ``turn``; one ``usage``
-  item at the end. Only what the agent sent: nothing is invented or zero-filled.
+  the end-of-turn token counts under ``turn`` (v1: the ``session/prompt`` answer's ``usage``;
+  v2: the ``usage`` of the ``idle`` state that ends the turn); one ``usage`` item at the end. Only what the agent sent: nothing is invented or zero-filled.
 - ``notice``: a live event per notice (``severity``, ``title``, ``description``), recorded as a
   ``notice`` item. Notices are never session history: nothing here replays them.
 - ``compaction``: an event per upsert or summary chunk with the compaction's current state; one
@@ -105,10 +105,15 @@ class LiveUpdates:
         return True
 
     def on_prompt_answer(self, result: object) -> None:
-        """Read the end-of-turn usage of the ``session/prompt`` answer, if it carries any, and
-        emit it as a ``usage`` event (with the last context usage, when there was one)."""
+        """v1: read the end-of-turn usage of the ``session/prompt`` answer, if it carries any
+        (:meth:`on_turn_usage`)."""
         usage = result.get("usage") if isinstance(result, Mapping) else None
-        turn = parse_turn_usage(usage)
+        self.on_turn_usage(parse_turn_usage(usage))
+
+    def on_turn_usage(self, turn: TurnUsage | None) -> None:
+        """The end-of-turn usage (v1's prompt answer, v2's ending ``idle`` state), once per
+        turn: a ``usage`` event with the last context usage, when there was one. None (not
+        reported) changes nothing."""
         if turn is not None:
             self.turn_usage = turn
             self._event("usage", self.usage_view() or {})

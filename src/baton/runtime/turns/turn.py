@@ -60,6 +60,7 @@ from baton.wire.bounded import bounded, bounded_text
 from baton.wire.budget import BudgetClock
 from baton.wire.codec import PromptAck, SessionActivity, parse_state_update
 from baton.wire.extensions import claude as claude_extension
+from baton.wire.jsonrpc import AUTH_REQUIRED
 from baton.wire.session_state import parse_config_options
 from baton.wire.stop import PromptResult, StopReason
 from baton.wire.toolcalls import tool_command, tool_diff_stats, tool_name, tool_paths
@@ -348,6 +349,8 @@ class Turn:
             self._idle = activity
             self._idle_event.set()
             self.buffer.flush_output()
+            # Only the idle that ends this turn counts: a repeated snapshot is not more usage.
+            self.live.on_turn_usage(activity.usage)
             self._answered()
 
     # --- permissions -----------------------------------------------------------------------
@@ -685,10 +688,12 @@ class Turn:
             # JSON-RPC error answer (AGENT_ERROR), with the stop reason only v2 reports.
             error = activity.error
             detail = f" {error.code}: {error.message}" if error is not None else ": (no details)"
+            # -32000 is a sign-in wanted, as in a v1 error answer (claude-agent-acp signed out).
+            signed_out = error is not None and error.code == AUTH_REQUIRED
             return TurnOutcome(
                 "FAILED",
                 stop_reason=stop.value,
-                error_code="AGENT_ERROR",
+                error_code="AUTHENTICATION_REQUIRED" if signed_out else "AGENT_ERROR",
                 message=self.lane.redact(f"agent error{detail}"[:MAX_PROVIDER_DIAGNOSTIC_CHARS]),
             )
         return self._settled_reason(stop)

@@ -6,6 +6,8 @@ an object (``{}``) or any other non-null value is presence, a boolean is itself,
 ``null`` is unsupported. ``capabilities.session`` present means the baseline session methods
 (``session/new``, ``list``, ``resume``, ``close``, ``prompt``, ``cancel``); ``session/load`` does
 not exist in v2. ``auth/logout`` is advertised by a non-empty ``authMethods`` list.
+``session.systemPrompt`` (unstable in the draft, as ``sessionCapabilities.systemPrompt`` is in
+v1) advertises system prompts in ``append`` mode, and ``override`` with ``mode.override``.
 """
 
 from __future__ import annotations
@@ -48,6 +50,9 @@ _SESSION_LEAVES: Final[Mapping[str, str]] = {
     "delete": "session_delete",
     "additionalDirectories": "session_additional_directories",
 }
+
+# ``session.systemPrompt`` (the draft's unstable part: ``SessionSystemPromptCapabilities``).
+_SYSTEM_PROMPT: Final = "systemPrompt"
 
 # Top-level capability containers the draft defines (``auth`` holds extensions only).
 _TOP: Final = ("session", "auth")
@@ -95,6 +100,15 @@ def _read_session(session: Mapping[str, Any], flags: dict[str, bool], note: Any)
             continue
         if key in _SESSION_LEAVES:
             flags[_SESSION_LEAVES[key]] = leaf_advertised(value)
+            continue
+        if key == _SYSTEM_PROMPT:
+            # Unstable in the draft, as in v1 (where Baton reads it too): append with the
+            # marker, override with ``mode.override``.
+            flags["session_system_prompt"] = leaf_advertised(value)
+            mode = value.get("mode") if isinstance(value, Mapping) else None
+            flags["session_system_prompt_override"] = isinstance(mode, Mapping) and (
+                leaf_advertised(mode.get("override"))
+            )
             continue
         leaves = _SESSION_CONTAINERS.get(key)
         if leaves is None:

@@ -4,6 +4,11 @@ In v2, ``session/prompt`` answers once the prompt is inserted, with the user mes
 ``messageId``; the turn's end is a ``state_update`` reporting ``idle``, with the stop reason.
 ``running`` and ``requires_action`` report progress and a wait for the user. Neither an
 acknowledgement nor an idle state is ever assumed: a lost one leaves the turn ambiguous.
+
+The end-of-turn token usage: v2's acknowledgement has no ``usage`` (``PromptResponse`` is
+``messageId`` and ``_meta`` only); the draft's unstable part puts it on the ``idle`` state
+(``IdleStateUpdate.usage``, a ``Usage`` object: "token usage for completed foreground work").
+It is read here into the same :class:`~baton.wire.usage.TurnUsage` as v1's prompt answer.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from typing import Any, Final
 
 from baton.errors import MalformedResult
 from baton.wire.stop import StopReason
+from baton.wire.usage import TurnUsage, parse_turn_usage
 from baton.wire.v2.enums import (
     MAX_ENUM_VALUE_CHARS,
     SESSION_STATES,
@@ -53,11 +59,14 @@ class StopError:
 @dataclass(frozen=True, slots=True)
 class SessionActivity:
     """A parsed ``state_update``: the state, and for ``idle`` the stop reason when reported
-    (omitted, ``null`` or malformed: None) with an ``error`` reason's details."""
+    (omitted, ``null`` or malformed: None) with an ``error`` reason's details, and the token
+    usage of the foreground work that ended when the agent reported it (unstable in the draft;
+    omitted, ``null`` or unreadable: None)."""
 
     state: OpenValue
     stop_reason: StopReason | None = None
     error: StopError | None = None
+    usage: TurnUsage | None = None
 
     @property
     def idle(self) -> bool:
@@ -84,9 +93,10 @@ def parse_state_update(update: Mapping[str, Any]) -> SessionActivity | None:
     value = open_value(state, SESSION_STATES)
     if value.value != STATE_IDLE:
         return SessionActivity(value)
+    usage = parse_turn_usage(update.get("usage"))
     reason = update.get("stopReason")
     if not isinstance(reason, str):
-        return SessionActivity(value)
+        return SessionActivity(value, usage=usage)
     stop = open_value(reason, V2_STOP_REASONS)
     error = _stop_error(update.get("error")) if reason == "error" else None
-    return SessionActivity(value, StopReason(stop.value, stop.known), error)
+    return SessionActivity(value, StopReason(stop.value, stop.known), error, usage)
