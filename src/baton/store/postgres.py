@@ -62,7 +62,11 @@ STATEMENT_TIMEOUT_MS: Final = 30_000
 #: How long a call outside a transaction keeps trying to reconnect to a server that went away
 #: (a restart, a failover) before it fails as STORE_UNAVAILABLE (seconds), and the pause
 #: between two tries. Only a read or the start of a write is retried this way: nothing of it
-#: can have taken effect. The wait blocks the caller's thread (the store is synchronous).
+#: can have taken effect. The wait blocks the caller's thread (the store is synchronous), so
+#: the window is one per outage, not one per call: once a connection has been down for the
+#: window, each call tries to connect once and fails at once, and an event loop that makes
+#: many calls is held up for one window, not one window per call (callers that must outlast
+#: a longer outage wait without blocking: :mod:`baton.store.outage`).
 RECONNECT_WINDOW_SECONDS: Final = 5.0
 RECONNECT_PAUSE_SECONDS: Final = 0.5
 #: The table holding the schema version (SQLite keeps it in ``PRAGMA user_version``).
@@ -86,6 +90,9 @@ class PostgresConnection:
         self.display = display_url(url)
         self.read_only = read_only
         self._tx_open = False
+        #: When this connection was first found unreachable in the current outage (monotonic
+        #: seconds), or None while it works: the start of the one reconnect window.
+        self._down_since: float | None = None
         self._conn = self._connect()
         #: psycopg's integrity error, raised as it is (see StoreDatabase.integrity_errors).
         self.integrity_errors: tuple[type[Exception], ...] = (psycopg.IntegrityError,)
@@ -126,18 +133,23 @@ class PostgresConnection:
     def _retrying(self, action: Callable[[psycopg.Connection[Any]], _T]) -> _T:
         """Run ``action`` on a live connection outside a transaction; when the server went
         away (the action failed before anything could take effect), reconnect and run it
-        again, for up to RECONNECT_WINDOW_SECONDS."""
-        deadline = time.monotonic() + RECONNECT_WINDOW_SECONDS
+        again, within the outage's RECONNECT_WINDOW_SECONDS (see its comment)."""
         while True:
             try:
                 with self.errors():
-                    return action(self._live())
+                    result = action(self._live())
             except StoreUnavailable:
-                if self._tx_open or time.monotonic() >= deadline:
+                if self._tx_open or not (self._conn.closed or self._conn.broken):
+                    raise  # cut inside a transaction, or the server answered (a timeout)
+                now = time.monotonic()
+                if self._down_since is None:
+                    self._down_since = now
+                if now - self._down_since >= RECONNECT_WINDOW_SECONDS:
                     raise
-                if not (self._conn.closed or self._conn.broken):
-                    raise  # the server answered (a timeout): not a lost connection
                 time.sleep(RECONNECT_PAUSE_SECONDS)
+                continue
+            self._down_since = None
+            return result
 
     @property
     def in_transaction(self) -> bool:
