@@ -230,6 +230,7 @@ class Recorder:
         second try, so it is written once)."""
         await status_written(self.store, run_id, status, **fields)  # type: ignore[arg-type]
 
-    def items(self, run_id: str, items: Sequence[NewItem]) -> None:
-        """Materialized items of a run."""
-        self.store.append_items(run_id, items)
+    def items(self, run_id: str, items: Sequence[NewItem], *, after: int | None = None) -> None:
+        """Materialized items of a run (``after``: the items it held before these, which
+        makes the append safe to repeat; see :meth:`Store.append_items`)."""
+        self.store.append_items(run_id, items, after=after)
