@@ -12,6 +12,14 @@ holder, the run still QUEUED and nothing sent (sessions never cross hosts). The 
 compare-and-set (QUEUED -> STARTING, owned by this process) by the Runtime before the prompt
 is sent; a failure before that fails the run with nothing sent; an unexpected failure after
 it leaves the turn RECOVERY_REQUIRED, never re-run.
+
+A database outage (docs/fleet.md). Taking a run waits for the store (bounded; every step is
+idempotent or compare-and-set); a turn stopped before its prompt because the store went away
+starts again in the same job (START_ATTEMPTS); when a job ends, a run still active in the
+store (its end was not recorded) is settled by this worker (``_settle_unended``); a periodic
+sweep settles the runs and adopts the jobs this process owns but no job of it is running
+(:mod:`baton.fleet.sweep`). The worker judges its peers' heartbeats only after a lease of
+its own (``healthy_since``).
 """
 
 from __future__ import annotations
