@@ -15,7 +15,7 @@ from procrastinate.exceptions import ConnectorException
 
 from baton.errors import StoreUnavailable
 from baton.fleet import engine
-from baton.fleet.engine import OutageTolerantConnector, lost_connection
+from baton.fleet.engine import JobNotStarted, OutageTolerantConnector, lost_connection
 from baton.fleet.sweep import RUN_ORPHANED_CODE, OrphanSweep
 from baton.fleet.worker import FleetWorker, WorkerSettings
 from baton.runtime.runtime import RunResult
@@ -128,3 +128,43 @@ async def test_the_engines_heartbeat_and_fetch_run_again_after_an_outage(
     assert len(tries) == 1
     assert lost_connection(_cut())
     assert not lost_connection(ConnectorException())
+
+
+async def test_an_adopted_job_runs_its_handler_then_is_finished_or_requeued(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[str, int, Any]] = []
+
+    async def finish_job_by_id_async(job_id: int, *, status: Any, delete_job: bool) -> None:
+        calls.append(("finish", job_id, status.value))
+
+    async def retry_job_by_id_async(job_id: int, *, retry_at: Any) -> None:
+        calls.append(("retry", job_id, None))
+
+    worker = _worker(store)
+    worker.app = SimpleNamespace(  # type: ignore[assignment]
+        job_manager=SimpleNamespace(
+            finish_job_by_id_async=finish_job_by_id_async,
+            retry_job_by_id_async=retry_job_by_id_async,
+        )
+    )
+    outcomes: list[BaseException | None] = [None, JobNotStarted("run-b")]
+
+    async def run_job(run_id: str, job_id: int) -> None:
+        calls.append(("run", job_id, run_id))
+        failure = outcomes.pop(0)
+        if failure is not None:
+            raise failure
+
+    monkeypatch.setattr(worker, "run_job", run_job)
+    await worker._adopt(1, "run-a")
+    await worker._adopt(2, "run-b")  # the store away before the run was taken
+    worker.running_runs.add("run-c")
+    await worker._adopt(3, "run-c")  # its run is running here under another job
+    assert calls == [
+        ("run", 1, "run-a"),
+        ("finish", 1, "succeeded"),
+        ("run", 2, "run-b"),
+        ("retry", 2, None),
+        ("finish", 3, "failed"),
+    ]

@@ -52,6 +52,7 @@ from baton.fleet.sweep import OrphanSweep
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.store import ACTIVE_RUN_STATUSES, Run, Store
+from baton.store.database import utc_now
 from baton.store.fleet import Submission
 from baton.store.outage import status_written, until_stored
 from baton.store.owner import current_host
@@ -288,14 +289,22 @@ class FleetWorker:
         """Run an orphaned job's handler here (it does nothing unless its run is still
         QUEUED), then finish the job (which releases its session lock)."""
         assert self.app is not None
+        manager = self.app.job_manager
         status = procrastinate.jobs.Status.FAILED
-        if run_id is not None and run_id not in self.running_runs:
-            try:
-                await self.run_job(run_id, job_id)
-                status = procrastinate.jobs.Status.SUCCEEDED
-            except Exception as exc:
-                LOG.warning("adopted job %s failed: %s", job_id, type(exc).__name__)
-        await self.app.job_manager.finish_job_by_id_async(job_id, status=status, delete_job=False)
+        try:
+            if run_id is not None and run_id not in self.running_runs:
+                try:
+                    await self.run_job(run_id, job_id)
+                    status = procrastinate.jobs.Status.SUCCEEDED
+                except JobNotStarted:
+                    # Nothing was taken or sent: back to the queue, as the engine would.
+                    await manager.retry_job_by_id_async(job_id, retry_at=utc_now())
+                    return
+                except Exception as exc:
+                    LOG.warning("adopted job %s failed: %s", job_id, type(exc).__name__)
+            await manager.finish_job_by_id_async(job_id, status=status, delete_job=False)
+        except Exception as exc:  # the engine or the store away again: the next pass adopts it
+            LOG.warning("adopted job %s not finished: %s", job_id, type(exc).__name__)
 
     async def run_job(self, run_id: str, job_id: int) -> None:
         """Run the queued run ``run_id`` (one job of the engine; see the module docstring).
