@@ -194,15 +194,16 @@ def test_the_reconnect_window_is_one_per_outage_not_one_per_call(
 
     monkeypatch.setattr(postgres, "RECONNECT_WINDOW_SECONDS", 0.3)
     monkeypatch.setattr(postgres, "RECONNECT_PAUSE_SECONDS", 0.05)
+    monkeypatch.setattr(postgres, "RECONNECT_SPACING_SECONDS", 0.0)
     with Store(postgres_database) as store:
         run = store.create_run("p")
         conn = store._conn
         attempts: list[str] = []
         connect = conn._connect
 
-        def counted() -> Any:
+        def counted(timeout: int) -> Any:
             attempts.append(conn.url)
-            return connect()
+            return connect(timeout)
 
         monkeypatch.setattr(conn, "_connect", counted)
         monkeypatch.setattr(conn, "url", "postgresql://nobody@127.0.0.1:1/none")
@@ -219,7 +220,12 @@ def test_the_reconnect_window_is_one_per_outage_not_one_per_call(
             with pytest.raises(StoreUnavailable):
                 store.get_run(run.id)
         assert len(attempts) == first + 3  # later calls of the same outage: one try each
+        monkeypatch.setattr(postgres, "RECONNECT_SPACING_SECONDS", 3600.0)
+        with pytest.raises(StoreUnavailable):
+            store.get_run(run.id)
+        assert len(attempts) == first + 3  # within the spacing: no try at all
         monkeypatch.setattr(conn, "url", postgres_database)
+        monkeypatch.setattr(postgres, "RECONNECT_SPACING_SECONDS", 0.0)
         assert store.get_run(run.id).prompt_text == "p"  # the server is back: a new window
         assert conn._down_since is None
 
