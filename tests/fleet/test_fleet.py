@@ -175,7 +175,7 @@ async def test_a_database_restart_mid_run_loses_and_repeats_no_turn(fleet: Any) 
         else:  # nothing else is allowed; a FAILED run must not have reached the agent
             assert run.status == "FAILED" and received[text] == 0, run
     assert statuses == {"COMPLETED": RESTART_TURNS}, [
-        (r.id, r.status, r.error_code, r.recovery_reason)
+        (r.id, r.status, r.error_code, r.recovery_reason, r.diagnostic)
         for r in runs.values()
         if r.status != "COMPLETED"
     ]

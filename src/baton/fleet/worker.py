@@ -400,6 +400,13 @@ class FleetWorker:
                 # The Runtime raises it only before a prompt is sent. Wait for the store and
                 # start again: the Runtime takes the run again only if no prompt of it was
                 # sent (STARTING, this process's, no prompt reference).
+                LOG.warning(
+                    "run %s: the store went away before the prompt was sent (attempt %d of %d): %s",
+                    run_id,
+                    attempt,
+                    START_ATTEMPTS,
+                    exc,
+                )
                 if attempt == START_ATTEMPTS or not await self._store_back():
                     await self._settle_unended(run_id, None, exc)
                     return None
