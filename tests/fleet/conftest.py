@@ -40,6 +40,13 @@ class WorkerProcess:
     log: Path
 
 
+#: The variable naming the throwaway cluster's directory (scripts/test_fleet.sh sets it), which
+#: lets a test restart the server (scripts/pg_cluster.sh restart).
+CLUSTER_ENV = "BATON_TEST_POSTGRES_CLUSTER"
+#: The script that drives the throwaway cluster.
+PG_CLUSTER_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "pg_cluster.sh"
+
+
 @dataclass
 class Fleet:
     """A database, a prompt log, and the workers started on it."""
@@ -47,6 +54,23 @@ class Fleet:
     url: str
     root: Path
     workers: dict[str, WorkerProcess] = field(default_factory=dict)
+
+    async def restart_database(self) -> float:
+        """Restart the PostgreSQL server under the fleet (fast shutdown: open connections
+        are cut, open transactions rolled back); the seconds it took. Skips the test when
+        the cluster is not this suite's throwaway one. Run as a child process so this test's
+        own event loop keeps going meanwhile (a client that stalls in the middle of
+        connecting holds a shutting-down server up)."""
+        cluster = os.environ.get(CLUSTER_ENV)
+        if not cluster:
+            pytest.skip(f"{CLUSTER_ENV} names no throwaway cluster to restart (make test-fleet)")
+        loop = asyncio.get_running_loop()
+        began = loop.time()
+        process = await asyncio.create_subprocess_exec(
+            "bash", str(PG_CLUSTER_SCRIPT), "restart", cluster
+        )
+        assert await asyncio.wait_for(process.wait(), 120) == 0
+        return loop.time() - began
 
     @property
     def prompt_log(self) -> Path:

@@ -1,6 +1,7 @@
 """The fleet suite (issue 22): queued turns run exactly once across workers on different
 queues, a session's turns in order on one worker, a SIGKILLed worker's turns settled as
-RECOVERY_REQUIRED and never re-run, idempotency keys and cancellation. Needs a PostgreSQL server (`make test-fleet`)."""
+RECOVERY_REQUIRED and never re-run, a PostgreSQL restart in the middle of a run survived,
+idempotency keys and cancellation. Needs a PostgreSQL server (`make test-fleet`)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,18 @@ pytestmark = pytest.mark.slow
 
 #: Queued turns in the many-turns test (the issue's number).
 MANY_TURNS = 200
+#: Queued turns in the restart test, and how long each one's agent works (seconds): with
+#: three workers of concurrency 4, the run lasts several seconds, so the restart lands with
+#: turns done, turns running and turns still queued (the test checks it did).
+RESTART_TURNS = 90
+RESTART_TURN_SECONDS = 1.0
+#: Prompts the agents must have received before the restart.
+RESTART_AFTER_PROMPTS = 20
+#: How long, after the restart, every run has to end (seconds): a bound on the recovery,
+#: generous for a loaded two-core machine (a quiet one takes a few seconds).
+RESTART_SETTLE_DEADLINE = 120.0
+#: The restart test's workers' lease: the default (a short outage is not a death).
+RESTART_LEASE = 15.0
 
 
 def _turn(fleet: Any, text: str, **options: Any) -> TurnSubmission:
@@ -123,6 +136,57 @@ async def test_a_killed_worker_leaves_exactly_its_running_turns_recovery_require
     texts = Counter(p["text"] for p in fleet.prompts())
     assert all(count == 1 for count in texts.values())  # nothing ran twice
     assert "echo never-started" not in texts
+
+
+#: The restart test's own bound (seconds): the submissions, the workers' start, the restart
+#: and RESTART_SETTLE_DEADLINE, on a loaded machine (the suite's default is 120 s).
+RESTART_TEST_TIMEOUT = 300
+
+
+@pytest.mark.timeout(RESTART_TEST_TIMEOUT)
+async def test_a_database_restart_mid_run_loses_and_repeats_no_turn(fleet: Any) -> None:
+    queued = []
+    for number in range(RESTART_TURNS):
+        script = f"slow {RESTART_TURN_SECONDS}\necho restart-{number}"
+        queued.append(await submit(fleet.url, _turn(fleet, script, queue=f"q{number % 3 + 1}")))
+    run_ids = [handle.run_id for handle in queued]
+    # Workers come after the submissions, so the restart finds most turns still queued.
+    for index in (1, 2, 3):
+        fleet.start_worker(f"w{index}", f"q{index}", concurrency=4, lease=RESTART_LEASE)
+    await _until(lambda: len(fleet.prompts()) >= RESTART_AFTER_PROMPTS)
+    with Store(fleet.url, read_only=True) as store:
+        before = Counter(store.get_run(run_id).status for run_id in run_ids)
+    seconds = await fleet.restart_database()
+    runs = await fleet.wait_ended(run_ids, deadline=RESTART_SETTLE_DEADLINE)
+    statuses = Counter(run.status for run in runs.values())
+    print(f"restart: {seconds:.2f} s; before: {dict(before)}; after: {dict(statuses)}")
+    # The restart landed mid-run: turns done, turns in flight, turns not started.
+    assert before["COMPLETED"] > 0 and before["QUEUED"] > 0
+    assert before["RUNNING"] + before["STARTING"] > 0
+    received = Counter(p["text"].rpartition("\n")[2] for p in fleet.prompts())
+    assert all(count == 1 for count in received.values()), received.most_common(3)
+    for number, run_id in enumerate(run_ids):
+        run, text = runs[run_id], f"echo restart-{number}"
+        if run.status == "COMPLETED":
+            assert received[text] == 1
+        elif run.status == "RECOVERY_REQUIRED":
+            # Ambiguous: recorded with its cause, never run again.
+            assert run.error_code and run.recovery_reason, run
+        else:  # nothing else is allowed; a FAILED run must not have reached the agent
+            assert run.status == "FAILED" and received[text] == 0, run
+    assert statuses == {"COMPLETED": RESTART_TURNS}, [
+        (r.id, r.status, r.error_code, r.recovery_reason, r.diagnostic)
+        for r in runs.values()
+        if r.status != "COMPLETED"
+    ]
+    with Store(fleet.url, read_only=True) as store:
+        # Every worker outlived the restart and is still heartbeating.
+        assert {w.name: w.state for w in store.list_workers()} == {
+            "w1": "RUNNING",
+            "w2": "RUNNING",
+            "w3": "RUNNING",
+        }
+    assert all(worker.process.poll() is None for worker in fleet.workers.values())
 
 
 async def test_idempotency_keys_and_cancelling_a_queued_run(fleet: Any) -> None:

@@ -185,6 +185,51 @@ def test_a_lost_connection_is_reconnected_outside_a_transaction(
         assert info.value.code == "STORE_UNAVAILABLE"
 
 
+def test_the_reconnect_window_is_one_per_outage_not_one_per_call(
+    postgres_database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import psycopg
+
+    from baton.store import postgres
+
+    monkeypatch.setattr(postgres, "RECONNECT_WINDOW_SECONDS", 0.3)
+    monkeypatch.setattr(postgres, "RECONNECT_PAUSE_SECONDS", 0.05)
+    monkeypatch.setattr(postgres, "RECONNECT_SPACING_SECONDS", 0.0)
+    with Store(postgres_database) as store:
+        run = store.create_run("p")
+        conn = store._conn
+        attempts: list[str] = []
+        connect = conn._connect
+
+        def counted(timeout: int) -> Any:
+            attempts.append(conn.url)
+            return connect(timeout)
+
+        monkeypatch.setattr(conn, "_connect", counted)
+        monkeypatch.setattr(conn, "url", "postgresql://nobody@127.0.0.1:1/none")
+        with psycopg.connect(postgres_database, autocommit=True) as admin:
+            admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                "WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            )
+        with pytest.raises(StoreUnavailable):
+            store.get_run(run.id)
+        first = len(attempts)
+        assert first >= 2  # the first call of the outage waited, trying again
+        for _ in range(3):
+            with pytest.raises(StoreUnavailable):
+                store.get_run(run.id)
+        assert len(attempts) == first + 3  # later calls of the same outage: one try each
+        monkeypatch.setattr(postgres, "RECONNECT_SPACING_SECONDS", 3600.0)
+        with pytest.raises(StoreUnavailable):
+            store.get_run(run.id)
+        assert len(attempts) == first + 3  # within the spacing: no try at all
+        monkeypatch.setattr(conn, "url", postgres_database)
+        monkeypatch.setattr(postgres, "RECONNECT_SPACING_SECONDS", 0.0)
+        assert store.get_run(run.id).prompt_text == "p"  # the server is back: a new window
+        assert conn._down_since is None
+
+
 def test_an_unreachable_server_is_store_unavailable() -> None:
     pytest.importorskip("psycopg")
     with pytest.raises(StoreUnavailable):

@@ -259,6 +259,26 @@ def test_items(store: Store) -> None:
     assert len(store.list_items(run.id)) == 3  # the failed append wrote nothing
 
 
+def test_an_append_with_its_count_is_safe_to_repeat(store: Store) -> None:
+    run = store.create_run("p")
+    first = [NewItem("text", {"text": "a"}), NewItem("text", {"text": "b"})]
+    store.append_items(run.id, first, after=0)
+    # The same append again (its commit was cut off, the caller cannot tell): nothing doubles;
+    # a repeat that carries more items adds only those.
+    store.append_items(run.id, first, after=0)
+    store.append_items(run.id, [*first, NewItem("plan", {"entries": []})], after=0)
+    assert [(i.seq, i.kind) for i in store.list_items(run.id)] == [
+        (1, "text"),
+        (2, "text"),
+        (3, "plan"),
+    ]
+    with pytest.raises(StoreConflict):
+        store.append_items(run.id, first, after=5)  # the run holds fewer than that
+    with pytest.raises(StoreConflict):
+        store.append_items(run.id, first[:1], after=1)  # it holds more than this adds
+    assert len(store.list_items(run.id)) == 3
+
+
 async def test_interactions(store: Store, flush: FlushLog) -> None:
     run = store.create_run("p")
     tool_call = {"toolCallId": "call-1", "kind": "edit"}

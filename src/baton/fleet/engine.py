@@ -13,14 +13,22 @@ run and its submission), redacted like every record, so the job table holds no p
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from typing import Any, Final
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, Final, TypeVar
 
 import procrastinate
 import psycopg
+from procrastinate import sql as engine_sql
+from procrastinate.exceptions import ConnectorException
 
 from baton.errors import StoreUnavailable
 from baton.store.location import display_url
+from baton.store.outage import OUTAGE_PAUSE_SECONDS, OUTAGE_WINDOW_SECONDS
+
+LOG = logging.getLogger("baton.fleet")
+_T = TypeVar("_T")
 
 #: The task every queued turn is a job of.
 TURN_TASK: Final = "baton.turn"
@@ -43,6 +51,79 @@ ENGINE_POOL_MAX: Final = 8
 #: database outage a queued run outlives; past it the job fails and the run stays QUEUED.
 NOT_STARTED_ATTEMPTS: Final = 30
 NOT_STARTED_WAIT_SECONDS: Final = 2
+
+
+#: The engine's queries run again when the database went away under them (see
+#: :class:`OutageTolerantConnector`): the worker's heartbeat (idempotent) and its fetch of the
+#: next job (a fetch whose commit was cut off leaves a job marked as this worker's that it
+#: never received; the worker's sweep adopts it, :mod:`baton.fleet.sweep`).
+RETRIED_QUERIES: Final = frozenset(
+    {engine_sql.queries["update_heartbeat"], engine_sql.queries["fetch_job"]}
+)
+#: Seconds between two attempts of the engine's listener to reconnect after the database went
+#: away. Bounds the connection attempts one worker makes on a server that is coming back;
+#: meanwhile the worker polls for jobs (FETCH_POLL_SECONDS in worker.py).
+LISTEN_RETRY_SECONDS: Final = 1.0
+
+
+def lost_connection(exc: BaseException) -> bool:
+    """True when an engine error is the database going away (a restart, a network cut, no
+    pooled connection in time), not a bug or a refused statement."""
+    cause = exc.__cause__ if isinstance(exc, ConnectorException) else exc
+    return isinstance(cause, psycopg.OperationalError)
+
+
+class OutageTolerantConnector(procrastinate.PsycopgConnector):
+    """procrastinate's psycopg connector, made to outlive a database restart. Left alone, the
+    engine's worker stops taking jobs when its listener cannot reconnect at once, and its
+    heartbeat or its fetch dies with the connection they ran on. Here the listener reconnects
+    every LISTEN_RETRY_SECONDS for as long as the worker runs, and the RETRIED_QUERIES run
+    again every OUTAGE_PAUSE_SECONDS for up to OUTAGE_WINDOW_SECONDS. The pool replaces dead
+    connections itself (procrastinate checks each one it hands out)."""
+
+    async def listen_notify(self, on_notification: Any, channels: Iterable[str]) -> None:
+        """Listen for new jobs, reconnecting after the database went away.
+
+        Cancellation: how the worker stops it; nothing is left open."""
+        channels = list(channels)
+        while True:
+            try:
+                await super().listen_notify(on_notification, channels)
+            except ConnectorException as exc:
+                if not lost_connection(exc):
+                    raise
+                LOG.warning("job listener disconnected; reconnecting: %s", exc.__cause__)
+            await asyncio.sleep(LISTEN_RETRY_SECONDS)
+
+    async def execute_query_async(self, query: Any, **arguments: Any) -> None:
+        """Run one engine query (again after an outage when it is one of RETRIED_QUERIES)."""
+        await self._retried(
+            query,
+            lambda: super(OutageTolerantConnector, self).execute_query_async(query, **arguments),
+        )
+
+    async def execute_query_one_async(self, query: Any, **arguments: Any) -> dict[str, Any]:
+        """Run one engine query for one row (again after an outage, as above)."""
+        return await self._retried(
+            query,
+            lambda: super(OutageTolerantConnector, self).execute_query_one_async(
+                query, **arguments
+            ),
+        )
+
+    async def _retried(self, query: Any, run: Callable[[], Awaitable[_T]]) -> _T:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + OUTAGE_WINDOW_SECONDS
+        while True:
+            try:
+                return await run()
+            except ConnectorException as exc:
+                if query not in RETRIED_QUERIES or not lost_connection(exc):
+                    raise
+                if loop.time() >= deadline:
+                    raise
+                LOG.warning("engine query cut by the database going away; again: %s", exc.__cause__)
+            await asyncio.sleep(OUTAGE_PAUSE_SECONDS)
 
 
 class JobNotStarted(Exception):
@@ -70,7 +151,7 @@ def session_lock(name: str) -> str:
 def engine_app(url: str) -> procrastinate.App:
     """A procrastinate app on the store's database with Baton's one task registered.
     Open it with ``async with app.open_async():``."""
-    connector = procrastinate.PsycopgConnector(conninfo=url, min_size=1, max_size=ENGINE_POOL_MAX)
+    connector = OutageTolerantConnector(conninfo=url, min_size=1, max_size=ENGINE_POOL_MAX)
     app = procrastinate.App(connector=connector)
 
     retry = procrastinate.RetryStrategy(

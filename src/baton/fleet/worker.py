@@ -12,6 +12,14 @@ holder, the run still QUEUED and nothing sent (sessions never cross hosts). The 
 compare-and-set (QUEUED -> STARTING, owned by this process) by the Runtime before the prompt
 is sent; a failure before that fails the run with nothing sent; an unexpected failure after
 it leaves the turn RECOVERY_REQUIRED, never re-run.
+
+A database outage (docs/fleet.md). Taking a run waits for the store (bounded; every step is
+idempotent or compare-and-set); a turn stopped before its prompt because the store went away
+starts again in the same job (START_ATTEMPTS); when a job ends, a run still active in the
+store (its end was not recorded) is settled by this worker (``_settle_unended``); a periodic
+sweep settles the runs and adopts the jobs this process owns but no job of it is running
+(:mod:`baton.fleet.sweep`). The worker judges its peers' heartbeats only after a lease of
+its own (``healthy_since``).
 """
 
 from __future__ import annotations
@@ -25,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 import procrastinate
+from procrastinate.worker import Worker as EngineWorker
 
 from baton.errors import BatonError, StoreConflict, StoreUnavailable
 from baton.fleet.engine import (
@@ -39,9 +48,13 @@ from baton.fleet.engine import (
 from baton.fleet.limits import HEARTBEAT_SECONDS, LEASE_SECONDS, MAX_CONCURRENCY, SETTLE_SECONDS
 from baton.fleet.queued import REDIRECT_PRIORITY
 from baton.fleet.recovery import settle_lost_workers
-from baton.runtime.runtime import RunRequest, Runtime
+from baton.fleet.sweep import OrphanSweep
+from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
-from baton.store import ACTIVE_RUN_STATUSES, Store
+from baton.store import ACTIVE_RUN_STATUSES, Run, Store
+from baton.store.database import utc_now
+from baton.store.fleet import Submission
+from baton.store.outage import status_written, until_stored
 from baton.store.owner import current_host
 
 LOG = logging.getLogger("baton.fleet")
@@ -55,6 +68,13 @@ MAX_BUFFERED_EVENTS: Final = 10_000
 #: The engine polls for jobs at least this often (seconds) besides LISTEN/NOTIFY, which it
 #: uses first: a lost notification delays a job by at most this.
 FETCH_POLL_SECONDS: Final = 1.0
+#: How many times one job starts its turn when the store went away before the prompt was
+#: sent (the Runtime raised STORE_UNAVAILABLE: nothing reached the agent), each after the
+#: store answered again (a bounded wait). Bounds the work a flapping store costs one job;
+#: past it the run is FAILED with STORE_UNAVAILABLE, nothing sent.
+START_ATTEMPTS: Final = 3
+#: Error code of a run whose turn could not start because the store kept going away.
+STORE_LOST_BEFORE_START_CODE: Final = "STORE_UNAVAILABLE"
 
 
 @dataclass(frozen=True)
@@ -109,11 +129,19 @@ class EventRelay:
             self.flush()
 
     async def close(self) -> None:
-        """Stop the loop and write the rest. Cancellation: safe; the rest is written first."""
+        """Stop the loop and write the rest, waiting out a store outage (bounded: past it the
+        rest is dropped; the run's record keeps its outcome). Cancellation: safe; the loop is
+        stopped first."""
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
+        with contextlib.suppress(StoreUnavailable):
+            await until_stored(self._flush_or_raise)
+
+    async def _flush_or_raise(self) -> None:
         self.flush()
+        if self.pending:
+            raise StoreUnavailable(f"the events of run {self.run_id} could not be written")
 
 
 class FleetWorker:
@@ -128,8 +156,18 @@ class FleetWorker:
         self.own_queue = worker_queue(settings.name)
         self.runtime: Runtime | None = None
         self.app: procrastinate.App | None = None
+        self.engine_worker: EngineWorker | None = None
         #: Set when the store declared this worker LOST: it stops taking work.
         self.lost = False
+        #: The runs and the engine's jobs this process is running now (job id -> run id).
+        self.running_runs: set[str] = set()
+        self.running_jobs: dict[int, str] = {}
+        #: Since when (event-loop time) every heartbeat of this worker was written, or None
+        #: after one failed: it judges its peers' heartbeats only after a whole lease of its
+        #: own (a store outage stops every heartbeat; the peers get a lease to write theirs).
+        self.healthy_since: float | None = None
+        self._sweep = OrphanSweep()
+        self._adopted: set[asyncio.Future[None]] = set()
 
     @property
     def store(self) -> Store:
@@ -152,23 +190,25 @@ class FleetWorker:
                 queues=[*settings.queues, self.own_queue],
                 concurrency=settings.concurrency,
             )
+            self.healthy_since = asyncio.get_running_loop().time()
             app = engine_app(settings.url)
             self.app = app
             try:
                 async with app.open_async():
-                    work = asyncio.ensure_future(
-                        app.run_worker_async(
-                            queues=[*settings.queues, self.own_queue],
-                            concurrency=settings.concurrency,
-                            name=self.name,
-                            additional_context={HANDLER_CONTEXT_KEY: self.run_job},
-                            update_heartbeat_interval=settings.heartbeat_seconds,
-                            stalled_worker_timeout=settings.lease_seconds,
-                            fetch_job_polling_interval=FETCH_POLL_SECONDS,
-                            delete_jobs="never",
-                            install_signal_handlers=True,
-                        )
+                    engine_worker = EngineWorker(
+                        app,
+                        queues=[*settings.queues, self.own_queue],
+                        concurrency=settings.concurrency,
+                        name=self.name,
+                        additional_context={HANDLER_CONTEXT_KEY: self.run_job},
+                        update_heartbeat_interval=settings.heartbeat_seconds,
+                        stalled_worker_timeout=settings.lease_seconds,
+                        fetch_job_polling_interval=FETCH_POLL_SECONDS,
+                        delete_jobs="never",
+                        install_signal_handlers=True,
                     )
+                    self.engine_worker = engine_worker
+                    work = asyncio.ensure_future(engine_worker.run())  # type: ignore[no-untyped-call]
                     keepers = [
                         asyncio.ensure_future(self._heartbeat(work)),
                         asyncio.ensure_future(self._settle_loop()),
@@ -179,17 +219,20 @@ class FleetWorker:
                         for task in keepers:
                             task.cancel()
                         await asyncio.gather(*keepers, return_exceptions=True)
+                        await asyncio.gather(*self._adopted, return_exceptions=True)
             finally:
                 if not self.lost:
                     with contextlib.suppress(BatonError):
                         self.store.end_worker(self.name, "STOPPED")
 
     async def _heartbeat(self, work: asyncio.Future[None]) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self.settings.heartbeat_seconds)
             try:
                 self.store.worker_heartbeat(self.name)
             except StoreUnavailable as exc:
+                self.healthy_since = None
                 LOG.warning("heartbeat not recorded: %s", exc)
             except StoreConflict:
                 # Declared LOST: its turns were settled elsewhere; stop taking work.
@@ -197,48 +240,118 @@ class FleetWorker:
                 self.lost = True
                 work.cancel()
                 return
+            else:
+                if self.healthy_since is None:
+                    self.healthy_since = loop.time()
 
     async def _settle_loop(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(SETTLE_SECONDS)
-            try:
-                settled = await settle_lost_workers(
-                    self.store, self.app, self.settings.lease_seconds
-                )
-            except (BatonError, OSError) as exc:
-                LOG.warning("settling lost workers failed: %s", exc)
-                continue
-            except Exception as exc:  # the engine's own errors (a database restart)
-                LOG.warning("settling lost workers failed: %s", type(exc).__name__)
-                continue
-            if settled:
-                LOG.warning("settled the runs of lost workers: %s", ", ".join(settled))
+            healthy = self.healthy_since
+            if healthy is not None and loop.time() - healthy >= self.settings.lease_seconds:
+                await self._guarded("settling lost workers", self._settle_lost)
+            await self._guarded("sweeping orphaned runs and jobs", self._sweep_orphans)
+
+    async def _guarded(self, what: str, step: Any) -> None:
+        """Run one periodic step; a failure (the store or the engine away) waits for the
+        next pass."""
+        try:
+            await step()
+        except (BatonError, OSError) as exc:
+            LOG.warning("%s failed: %s", what, exc)
+        except Exception as exc:  # the engine's own errors (a database restart)
+            LOG.warning("%s failed: %s", what, type(exc).__name__)
+
+    async def _settle_lost(self) -> None:
+        settled = await settle_lost_workers(self.store, self.app, self.settings.lease_seconds)
+        if settled:
+            LOG.warning("settled the runs of lost workers: %s", ", ".join(settled))
+
+    async def _sweep_orphans(self) -> None:
+        """This worker's own loose ends (:mod:`baton.fleet.sweep`)."""
+        settled = await self._sweep.settle_runs(self.store, self.running_runs)
+        if settled:
+            LOG.warning("settled orphaned runs: %s", ", ".join(settled))
+        engine_worker = self.engine_worker
+        if self.app is None or engine_worker is None or engine_worker.worker_id is None:
+            return
+        orphans = await self._sweep.orphaned_jobs(
+            self.app, engine_worker.worker_id, self.running_jobs
+        )
+        for job_id, run_id in orphans:
+            LOG.warning("adopting job %s (run %s): the engine lost its state", job_id, run_id)
+            task = asyncio.ensure_future(self._adopt(job_id, run_id))
+            self._adopted.add(task)
+            task.add_done_callback(self._adopted.discard)
+
+    async def _adopt(self, job_id: int, run_id: str | None) -> None:
+        """Run an orphaned job's handler here (it does nothing unless its run is still
+        QUEUED), then finish the job (which releases its session lock)."""
+        assert self.app is not None
+        manager = self.app.job_manager
+        status = procrastinate.jobs.Status.FAILED
+        try:
+            if run_id is not None and run_id not in self.running_runs:
+                try:
+                    await self.run_job(run_id, job_id)
+                    status = procrastinate.jobs.Status.SUCCEEDED
+                except JobNotStarted:
+                    # Nothing was taken or sent: back to the queue, as the engine would.
+                    await manager.retry_job_by_id_async(job_id, retry_at=utc_now())
+                    return
+                except Exception as exc:
+                    LOG.warning("adopted job %s failed: %s", job_id, type(exc).__name__)
+            await manager.finish_job_by_id_async(job_id, status=status, delete_job=False)
+        except Exception as exc:  # the engine or the store away again: the next pass adopts it
+            LOG.warning("adopted job %s not finished: %s", job_id, type(exc).__name__)
 
     async def run_job(self, run_id: str, job_id: int) -> None:
         """Run the queued run ``run_id`` (one job of the engine; see the module docstring).
 
         Cancellation: the Runtime interrupts the turn; its run ends INTERRUPTED or
         RECOVERY_REQUIRED, never re-run."""
+        self.running_jobs[job_id] = run_id
+        self.running_runs.add(run_id)
+        try:
+            await self._run_job(run_id)
+        finally:
+            self.running_jobs.pop(job_id, None)
+            self.running_runs.discard(run_id)
+
+    async def _take(self, run_id: str) -> tuple[Submission, str | None] | None:
+        """Take the queued run for this worker (safe to repeat: every step is idempotent or
+        compare-and-set); its submission and the provider session to attach, or None when
+        it is not this worker's to run (cancelled, settled, or its session's turn handed to
+        the worker holding the session). StoreConflict when another worker took it."""
+        store = self.store
+        submission = store.get_submission(run_id)
+        if store.get_run(run_id).status != "QUEUED":
+            return None  # cancelled or settled before it started: never run
+        attach: str | None = None
+        if submission.session_name is not None:
+            pinned = store.pin_session(
+                submission.session_name, worker=self.name, queue=self.own_queue
+            )
+            if pinned.worker != self.name:
+                await self._redirect(run_id, pinned.queue, submission.session_name)
+                return None
+            attach = pinned.provider_session_id
+        store.take_submission(run_id, self.name)
+        return submission, attach
+
+    async def _run_job(self, run_id: str) -> None:
         store = self.store
         try:
-            submission = store.get_submission(run_id)
-            if store.get_run(run_id).status != "QUEUED":
-                return  # cancelled or settled before it started: never run
-            attach: str | None = None
-            if submission.session_name is not None:
-                pinned = store.pin_session(
-                    submission.session_name, worker=self.name, queue=self.own_queue
-                )
-                if pinned.worker != self.name:
-                    await self._redirect(run_id, pinned.queue, submission.session_name)
-                    return
-                attach = pinned.provider_session_id
-            store.take_submission(run_id, self.name)
+            taken = await until_stored(lambda: self._take(run_id))
         except StoreConflict:
             return  # another worker has it (a duplicate job): at most once
         except StoreUnavailable as exc:
             # Nothing was taken or sent: the engine runs the job again (JobNotStarted).
             raise JobNotStarted(run_id) from exc
+        if taken is None:
+            return
+        submission, attach = taken
         run = store.get_run(run_id)
         asked = submission.request
         request = RunRequest(
@@ -257,30 +370,140 @@ class FleetWorker:
             attach_session=attach,
             queued_run_id=run_id,
         )
-        relay = EventRelay(store, run_id)
-        try:
-            assert self.runtime is not None
-            result = await self.runtime.run(request, on_event=relay.add)
-        except StoreConflict:
-            return  # no longer QUEUED when the Runtime came to take it: never run
-        except StoreUnavailable as exc:
-            # The Runtime raises only before a prompt is sent: the engine runs the job again,
-            # and the Runtime takes the run again only if no prompt of it was sent.
-            raise JobNotStarted(run_id) from exc
-        except BatonError as exc:
-            await self._fail_unstarted(run_id, exc.code, exc.message, relay)
-            return
-        except Exception as exc:
-            await self._settle_after_crash(run_id, exc)
-            raise
-        finally:
-            await relay.close()
+        result = await self._start_turn(run_id, request)
         if (
-            submission.session_name is not None
+            result is not None
+            and submission.session_name is not None
             and result.provider_session_id
             and result.status == "COMPLETED"
         ):
-            store.set_pinned_provider_session(submission.session_name, result.provider_session_id)
+            session_name, provider_session_id = submission.session_name, result.provider_session_id
+
+            async def pin() -> None:
+                store.set_pinned_provider_session(session_name, provider_session_id)
+
+            with contextlib.suppress(StoreUnavailable):
+                await until_stored(pin)
+
+    async def _start_turn(self, run_id: str, request: RunRequest) -> RunResult | None:
+        """Run the taken turn; its result, or None when it raised. However it ends, its run
+        leaves the active statuses before this returns unless the store stays away past
+        every bounded wait (then the sweep settles it, :mod:`baton.fleet.sweep`)."""
+        assert self.runtime is not None
+        for attempt in range(1, START_ATTEMPTS + 1):
+            relay = EventRelay(self.store, run_id)
+            try:
+                result = await self.runtime.run(request, on_event=relay.add)
+            except StoreConflict:
+                return None  # no longer ours when the Runtime came to take it: never run
+            except StoreUnavailable as exc:
+                # The Runtime raises it only before a prompt is sent. Wait for the store and
+                # start again: the Runtime takes the run again only if no prompt of it was
+                # sent (STARTING, this process's, no prompt reference).
+                LOG.warning(
+                    "run %s: the store went away before the prompt was sent (attempt %d of %d): %s",
+                    run_id,
+                    attempt,
+                    START_ATTEMPTS,
+                    exc,
+                )
+                if attempt == START_ATTEMPTS or not await self._store_back():
+                    await self._settle_unended(run_id, None, exc)
+                    return None
+                continue
+            except BatonError as exc:
+                await self._fail_unstarted(run_id, exc.code, exc.message, relay)
+                return None
+            except Exception as exc:
+                await self._settle_unended(run_id, None, exc)
+                raise
+            finally:
+                await relay.close()
+            await self._settle_unended(run_id, result, None)
+            return result
+        return None  # pragma: no cover - the loop returns on its last attempt
+
+    async def _store_back(self) -> bool:
+        """Wait (bounded) until the store answers again; False when it did not."""
+
+        async def read() -> None:
+            self.store.list_workers()
+
+        try:
+            await until_stored(read)
+        except StoreUnavailable:
+            return False
+        return True
+
+    async def _settle_unended(
+        self, run_id: str, result: RunResult | None, error: BaseException | None
+    ) -> None:
+        """The turn is over in this process: if its run is still active in the store (the
+        writes of its end were lost with the store), record how it ended, waiting out the
+        outage (bounded; past it the sweep settles it). With the turn's result that is the
+        result's status. Without one: FAILED when the store went away before the prompt was
+        sent (STARTING, no prompt reference), else RECOVERY_REQUIRED (the prompt may have
+        gone out; never re-run)."""
+        store = self.store
+        try:
+            run: Run = await until_stored(_reader(store, run_id))
+            if run.status == "QUEUED" and error is not None:
+                # The Runtime failed before it took the run: nothing was sent.
+                await status_written(
+                    store,
+                    run_id,
+                    "FAILED",
+                    expected=("QUEUED",),
+                    error_code=(
+                        STORE_LOST_BEFORE_START_CODE
+                        if isinstance(error, StoreUnavailable)
+                        else "WORKER_FAILED"
+                    ),
+                    diagnostic=f"the turn could not start: {type(error).__name__}",
+                )
+                return
+            if run.status not in ACTIVE_RUN_STATUSES:
+                return
+            if result is not None:
+                await status_written(
+                    store,
+                    run_id,
+                    result.status,  # type: ignore[arg-type]
+                    expected=ACTIVE_RUN_STATUSES,
+                    stop_reason=result.stop_reason,
+                    error_code=result.error_code,
+                    diagnostic=result.message if result.status != "RECOVERY_REQUIRED" else None,
+                    recovery_reason=(
+                        result.message if result.status == "RECOVERY_REQUIRED" else None
+                    ),
+                )
+            elif (
+                isinstance(error, StoreUnavailable)
+                and run.status == "STARTING"
+                and run.prompt_ref is None
+            ):
+                await status_written(
+                    store,
+                    run_id,
+                    "FAILED",
+                    expected=("STARTING",),
+                    error_code=STORE_LOST_BEFORE_START_CODE,
+                    diagnostic=f"the store kept going away before the prompt was sent: {error}",
+                )
+            else:
+                await status_written(
+                    store,
+                    run_id,
+                    "RECOVERY_REQUIRED",
+                    expected=ACTIVE_RUN_STATUSES,
+                    error_code="WORKER_FAILED",
+                    recovery_reason=(
+                        f"the worker failed during the turn: {type(error).__name__}; the "
+                        "prompt may have reached the agent, so it is not run again"
+                    ),
+                )
+        except (StoreConflict, StoreUnavailable) as exc:
+            LOG.warning("run %s not settled here (%s); the sweep will", run_id, exc.code)
 
     async def _redirect(self, run_id: str, queue: str, session: str) -> None:
         assert self.app is not None
@@ -312,22 +535,12 @@ class FleetWorker:
                 )
             )
 
-    async def _settle_after_crash(self, run_id: str, exc: Exception) -> None:
-        """An unexpected failure: a started turn's outcome is unknown (RECOVERY_REQUIRED)."""
-        with contextlib.suppress(BatonError):
-            run = self.store.get_run(run_id)
-            if run.status in ACTIVE_RUN_STATUSES:
-                await self.store.update_run_status(
-                    run_id,
-                    "RECOVERY_REQUIRED",
-                    expected=ACTIVE_RUN_STATUSES,
-                    error_code="WORKER_FAILED",
-                    recovery_reason=f"the worker failed during the turn: {type(exc).__name__}",
-                )
-            elif run.status == "QUEUED":
-                await self.store.update_run_status(
-                    run_id, "FAILED", expected=("QUEUED",), error_code="WORKER_FAILED"
-                )
+
+def _reader(store: Store, run_id: str) -> Any:
+    async def read() -> Run:
+        return store.get_run(run_id)
+
+    return read
 
 
 def default_worker_name() -> str:

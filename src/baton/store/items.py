@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import orjson
 
-from baton.errors import RecordNotFound, UsageError
+from baton.errors import RecordNotFound, StoreConflict, UsageError
 from baton.store.database import (
     StoreDatabase,
     check_name,
@@ -20,8 +20,16 @@ from baton.store.models import (
 class ItemRecords(StoreDatabase):
     """Items: append (numbered after the run's last) and list. Mixed into :class:`baton.store.Store`."""
 
-    def append_items(self, run_id: str, items: Sequence[NewItem]) -> list[StoredItem]:
-        """Append items to a run, numbered after its last one, in one transaction."""
+    def append_items(
+        self, run_id: str, items: Sequence[NewItem], *, after: int | None = None
+    ) -> list[StoredItem]:
+        """Append items to a run, numbered after its last one, in one transaction.
+
+        ``after``: the number of items the caller knows the run had before these (its one
+        writer counts them), which makes the append safe to repeat after a try whose commit
+        was cut off (a shared store's outage): the items are numbered ``after + 1`` on, and
+        those the run already holds (written by that try) are skipped. StoreConflict, writing
+        nothing, when the run holds fewer than ``after`` items or more than these add."""
         now = self._now()
         rows = []
         contents = []  # the redacted values, returned as they were stored (not parsed back)
@@ -31,6 +39,15 @@ class ItemRecords(StoreDatabase):
             last = conn.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM items WHERE run_id = ?", (run_id,)
             ).fetchone()[0]
+            present = 0
+            if after is not None:
+                present = last - after
+                if not 0 <= present <= len(items):
+                    raise StoreConflict(
+                        f"run {run_id} holds {last} items; this append expected {after} "
+                        f"to {after + len(items)}"
+                    )
+                last = after
             for offset, item in enumerate(items, start=1):
                 if item.coalesced_events < 1:
                     raise UsageError("an item coalesces at least one event")
@@ -46,11 +63,12 @@ class ItemRecords(StoreDatabase):
                         now,
                     )
                 )
-            conn.executemany(
-                "INSERT INTO items (run_id, seq, kind, content, coalesced_events, created_at) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                rows,
-            )
+            if rows[present:]:
+                conn.executemany(
+                    "INSERT INTO items (run_id, seq, kind, content, coalesced_events, "
+                    "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    rows[present:],
+                )
         return [
             StoredItem(run_id, seq, kind, content, events, created)
             for (run_id, seq, kind, _, events, created), content in zip(rows, contents, strict=True)

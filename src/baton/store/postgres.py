@@ -62,9 +62,24 @@ STATEMENT_TIMEOUT_MS: Final = 30_000
 #: How long a call outside a transaction keeps trying to reconnect to a server that went away
 #: (a restart, a failover) before it fails as STORE_UNAVAILABLE (seconds), and the pause
 #: between two tries. Only a read or the start of a write is retried this way: nothing of it
-#: can have taken effect. The wait blocks the caller's thread (the store is synchronous).
+#: can have taken effect. The wait blocks the caller's thread (the store is synchronous), so
+#: the window is one per outage, not one per call: once a connection has been down for the
+#: window, each call tries to connect once and fails at once, and an event loop that makes
+#: many calls is held up for one window, not one window per call (callers that must outlast
+#: a longer outage wait without blocking: :mod:`baton.store.outage`).
 RECONNECT_WINDOW_SECONDS: Final = 5.0
 RECONNECT_PAUSE_SECONDS: Final = 0.5
+#: How long one attempt to reconnect may take (seconds; libpq's smallest), shorter than a
+#: first connection's: a server shutting down can leave a connection attempt unanswered, and
+#: the attempt blocks the caller's event loop. A loop blocked that way also stalls its own
+#: asynchronous connections halfway through their handshake, which a shutting-down server
+#: waits for (up to its authentication_timeout): long blocking attempts made one restart last
+#: 50 s instead of one.
+RECONNECT_CONNECT_TIMEOUT_SECONDS: Final = 2
+#: Once the outage's window is over, the least time between the end of one attempt to
+#: reconnect and the start of the next (seconds); calls in between fail at once. Bounds the
+#: share of the event loop an outage takes from a process that calls the store often.
+RECONNECT_SPACING_SECONDS: Final = 2.0
 #: The table holding the schema version (SQLite keeps it in ``PRAGMA user_version``).
 VERSION_TABLE: Final = "baton_schema_version"
 
@@ -86,11 +101,16 @@ class PostgresConnection:
         self.display = display_url(url)
         self.read_only = read_only
         self._tx_open = False
-        self._conn = self._connect()
+        #: When this connection was first found unreachable in the current outage (monotonic
+        #: seconds), or None while it works: the start of the one reconnect window.
+        self._down_since: float | None = None
+        #: When the last attempt to reconnect ended (monotonic seconds), or None.
+        self._tried_at: float | None = None
+        self._conn = self._connect(CONNECT_TIMEOUT_SECONDS)
         #: psycopg's integrity error, raised as it is (see StoreDatabase.integrity_errors).
         self.integrity_errors: tuple[type[Exception], ...] = (psycopg.IntegrityError,)
 
-    def _connect(self) -> psycopg.Connection[Any]:
+    def _connect(self, timeout: int) -> psycopg.Connection[Any]:
         options = f"-c statement_timeout={STATEMENT_TIMEOUT_MS}"
         if self.read_only:
             options += " -c default_transaction_read_only=on"
@@ -98,7 +118,7 @@ class PostgresConnection:
             return psycopg.connect(
                 self.url,
                 autocommit=True,
-                connect_timeout=CONNECT_TIMEOUT_SECONDS,
+                connect_timeout=timeout,
                 options=options,
             )
 
@@ -120,24 +140,42 @@ class PostgresConnection:
                 raise StoreUnavailable(
                     f"{self.display}: the connection was lost inside a transaction"
                 )
-            self._conn = self._connect()
+            now = time.monotonic()
+            if (
+                self._down_since is not None
+                and now - self._down_since >= RECONNECT_WINDOW_SECONDS
+                and self._tried_at is not None
+                and now - self._tried_at < RECONNECT_SPACING_SECONDS
+            ):
+                raise StoreUnavailable(
+                    f"{self.display}: the database cannot be reached (reconnecting)"
+                )
+            try:
+                self._conn = self._connect(RECONNECT_CONNECT_TIMEOUT_SECONDS)
+            finally:
+                self._tried_at = time.monotonic()
         return self._conn
 
     def _retrying(self, action: Callable[[psycopg.Connection[Any]], _T]) -> _T:
         """Run ``action`` on a live connection outside a transaction; when the server went
         away (the action failed before anything could take effect), reconnect and run it
-        again, for up to RECONNECT_WINDOW_SECONDS."""
-        deadline = time.monotonic() + RECONNECT_WINDOW_SECONDS
+        again, within the outage's RECONNECT_WINDOW_SECONDS (see its comment)."""
         while True:
             try:
                 with self.errors():
-                    return action(self._live())
+                    result = action(self._live())
             except StoreUnavailable:
-                if self._tx_open or time.monotonic() >= deadline:
+                if self._tx_open or not (self._conn.closed or self._conn.broken):
+                    raise  # cut inside a transaction, or the server answered (a timeout)
+                now = time.monotonic()
+                if self._down_since is None:
+                    self._down_since = now
+                if now - self._down_since >= RECONNECT_WINDOW_SECONDS:
                     raise
-                if not (self._conn.closed or self._conn.broken):
-                    raise  # the server answered (a timeout): not a lost connection
                 time.sleep(RECONNECT_PAUSE_SECONDS)
+                continue
+            self._down_since = None
+            return result
 
     @property
     def in_transaction(self) -> bool:

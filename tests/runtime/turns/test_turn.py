@@ -15,7 +15,7 @@ import pytest
 from baton.connection import Connection, memory_pipe
 from baton.connection.client import AcpClient
 from baton.connection.streams import MemoryReader, MemoryWriter
-from baton.errors import BatonError, TransportClosed
+from baton.errors import BatonError, StoreUnavailable, TransportClosed
 from baton.redaction import SecretValues
 from baton.runtime.lanes.lane import LaneSession
 from baton.runtime.lanes.loss import LossCause, cause_of
@@ -97,6 +97,9 @@ class StandInRecorder:
     submitted: list[object] = field(default_factory=list)
     items_written: list[Any] = field(default_factory=list)
     on_status: Any = None
+    #: Item appends that fail as a shared store's outage would (the first ones commit first).
+    items_cut: int = 0
+    items_after: list[int | None] = field(default_factory=list)
 
     async def prompt_submitted(self, run_id: str, prompt_ref: object) -> None:
         self.submitted.append(prompt_ref)
@@ -109,8 +112,13 @@ class StandInRecorder:
     async def interaction(self, *args: Any) -> None:
         return None
 
-    def items(self, run_id: str, items: Any) -> None:
-        self.items_written.extend(items)
+    def items(self, run_id: str, items: Any, *, after: int | None = None) -> None:
+        self.items_after.append(after)
+        present = len(self.items_written) - (after or 0)
+        self.items_written.extend(items[present:])  # as the store: what is there is skipped
+        if self.items_cut:
+            self.items_cut -= 1
+            raise StoreUnavailable("the connection was lost inside a transaction")
 
 
 @dataclass
@@ -196,6 +204,27 @@ async def test_a_completed_turn_goes_through_submitting_and_streaming(rig: Rig) 
     ]
     assert [item.kind for item in rig.recorder.items_written] == ["text"]
     assert rig.recorder.submitted, "the submission was recorded"
+
+
+async def test_output_cut_off_by_a_store_outage_is_written_once_when_it_is_back(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from baton.store import outage
+
+    monkeypatch.setattr(outage, "OUTAGE_PAUSE_SECONDS", 0.0)
+    rig.recorder.items_cut = 2  # the first two tries commit, then lose their connection
+    turn = rig.turn()
+    running = await run_turn(turn)
+    request = await rig.agent.recv()
+    turn.on_updates(
+        [{"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}]
+    )
+    rig.agent.send({"id": request["id"], "result": {"stopReason": "end_turn"}})
+    outcome = await running
+    assert (outcome.status, outcome.error_code) == ("COMPLETED", None)
+    assert [item.kind for item in rig.recorder.items_written] == ["text"]  # not doubled
+    assert rig.recorder.items_after == [0, 0, 0]  # each try named what the run held before
+    assert not rig.lane.quarantined
 
 
 async def test_an_interrupt_sends_cancel_and_the_cancelled_answer_interrupts(rig: Rig) -> None:

@@ -14,6 +14,7 @@ from baton.journal import JournalRef, SecretValues
 from baton.runtime.agents.launch import LaunchSpec
 from baton.runtime.permissions.engine import Resolution
 from baton.store import InteractionState, NewItem, Store, StoreConflict
+from baton.store.outage import status_written, until_stored
 from baton.wire.session_state import SessionState
 
 
@@ -215,16 +216,21 @@ class Recorder:
         self.store.set_run_session(run_id, session_id=session_id, server_instance_id=server_id)
 
     async def prompt_submitted(self, run_id: str, prompt_ref: object) -> None:
-        """session/prompt was written: record its journal reference (flushed first), RUNNING."""
+        """session/prompt was written: record its journal reference (flushed first), RUNNING.
+        A shared store that went away is waited for (bounded, :mod:`baton.store.outage`):
+        both writes are safe to repeat (the same reference; RUNNING read back first)."""
         ref = _ref(prompt_ref)
         if ref is not None:
-            await self.store.set_run_prompt_ref(run_id, ref)
-        await self.store.update_run_status(run_id, "RUNNING", expected=("STARTING",))
+            await until_stored(lambda: self.store.set_run_prompt_ref(run_id, ref))
+        await status_written(self.store, run_id, "RUNNING", expected=("STARTING",))
 
     async def run_status(self, run_id: str, status: str, **fields: Any) -> None:
-        """Move a run to ``status`` (compare-and-set against final statuses in the store)."""
-        await self.store.update_run_status(run_id, status, **fields)  # type: ignore[arg-type]
+        """Move a run to ``status`` (compare-and-set against final statuses in the store),
+        waiting out a shared store's outage (bounded; the status is read back before a
+        second try, so it is written once)."""
+        await status_written(self.store, run_id, status, **fields)  # type: ignore[arg-type]
 
-    def items(self, run_id: str, items: Sequence[NewItem]) -> None:
-        """Materialized items of a run."""
-        self.store.append_items(run_id, items)
+    def items(self, run_id: str, items: Sequence[NewItem], *, after: int | None = None) -> None:
+        """Materialized items of a run (``after``: the items it held before these, which
+        makes the append safe to repeat; see :meth:`Store.append_items`)."""
+        self.store.append_items(run_id, items, after=after)

@@ -26,6 +26,7 @@ from baton.errors import (
     IncompatibleProtocolVersion,
     ProtocolError,
     SessionMutationAmbiguous,
+    StoreUnavailable,
     TransportClosed,
 )
 from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
@@ -120,6 +121,14 @@ def _failure(
     )
 
 
+def _raise_for_queued_run(ctx: RunContext, exc: BatonError) -> None:
+    """A queued run's setup cut short by its shared store going away is not a failure of the
+    run: the error propagates (nothing was prompted) and the fleet worker running it waits for
+    the store and starts the turn again (baton/fleet/worker.py). Any other run fails here."""
+    if isinstance(exc, StoreUnavailable) and ctx.request.queued_run_id is not None:
+        raise exc
+
+
 def _fault_outcome(exc: BatonError) -> RunOutcome:
     """A setup error the agent did not cause is the caller's to fix."""
     return RunOutcome.USAGE if exc.fault == "caller" else RunOutcome.FAILED
@@ -195,6 +204,7 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
         message = redact(await start_failure_message(exc, lane))
         return _failure(exc.code, message, RunOutcome.FAILED)
     except BatonError as exc:
+        _raise_for_queued_run(ctx, exc)
         return _failure(exc.code, redact(exc.message), _fault_outcome(exc))
     assert lane.server_id is not None
     if kept is not None:
@@ -218,6 +228,7 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
         )
     except BatonError as exc:
         lane.release(session.provider_id)
+        _raise_for_queued_run(ctx, exc)
         return _failure(exc.code, redact(exc.message), _fault_outcome(exc))
     profile_mapped = ctx.spec.profile_id == "grok" and bool(request.attachments)
     return SessionReady(session, client, blocks, profile_mapped)

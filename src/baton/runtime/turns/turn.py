@@ -23,6 +23,7 @@ from baton.errors import (
     BatonError,
     BudgetExpired,
     ProtocolError,
+    StoreUnavailable,
     TransportClosed,
 )
 from baton.redaction import redact_json
@@ -56,6 +57,7 @@ from baton.runtime.turns.streaming import (
     StreamMemory,
 )
 from baton.store import NewItem
+from baton.store.outage import until_stored
 from baton.wire.bounded import bounded, bounded_text
 from baton.wire.budget import BudgetClock
 from baton.wire.codec import PromptAck, SessionActivity, parse_state_update
@@ -71,6 +73,10 @@ INTERRUPT_COMPLETION_TIMEOUT_SECONDS: Final = 15.0
 #: Attempts at writing materialized output after an ordinary failure (an ambiguous one is
 #: never retried).
 MAX_STREAM_OUTPUT_APPEND_ATTEMPTS: Final = 3
+#: Most materialized items a turn holds while a shared store is unreachable (the append is
+#: repeated once it answers, skipping what a cut-off try stored): bounds the memory an
+#: outage costs a streaming turn; past it the output counts as not recorded (as today).
+MAX_ITEMS_HELD_FOR_STORE: Final = 1_000
 
 #: Agent-provided diagnostic text kept on a failed run.
 MAX_PROVIDER_DIAGNOSTIC_CHARS: Final = 512
@@ -191,6 +197,9 @@ class Turn:
         #: The outcome of a turn whose caller cancelled :meth:`execute`, else None.
         self.abandoned: TurnOutcome | None = None
         self._append_failed: str | None = None
+        #: Items of this run the store holds (this turn is their one writer): what makes an
+        #: append cut off by a shared store's outage safe to repeat.
+        self._items_stored = 0
         #: v2: the prompt's acknowledgement, and the ``idle`` state that ends the turn.
         self._ack: PromptAck | None = None
         self._prompt_sent = False
@@ -510,7 +519,10 @@ class Turn:
             ticker.cancel()
             self.session.active = None
         self.phases.enter(TurnPhase.FINISHING)
-        self._finish_items(outcome)
+        self._collect_items()
+        if not self._write_items():
+            await self._write_items_after_outage()
+        self._mark_output_unrecorded(outcome)
         outcome.tool_calls = len(self.tool_calls)
         outcome.permissions = self.permission_log
         outcome.text = "".join(self._text_parts)
@@ -821,17 +833,39 @@ class Turn:
     # --- items -----------------------------------------------------------------------------
 
     def _finish_items(self, outcome: TurnOutcome) -> None:
+        """The turn's last items, written now (the abandoned turn's path: no waiting)."""
+        self._collect_items()
+        if not self._write_items():
+            self._output_not_recorded("the store could not be reached")
+        self._mark_output_unrecorded(outcome)
+
+    def _collect_items(self) -> None:
         self.buffer.close()
         for tool_state in self.tool_calls.values():
             self._items.append(Item("tool_call", self._tool_view(tool_state)))
         if self.plan is not None:
             self._items.append(Item("plan", {"entries": _plan_view(self.plan)}))
         self._items.extend(self.live.items())
-        self._write_items()
+
+    def _mark_output_unrecorded(self, outcome: TurnOutcome) -> None:
         if self._append_failed is not None and outcome.status != "RECOVERY_REQUIRED":
             outcome.status = "RECOVERY_REQUIRED"
             outcome.error_code = "OUTPUT_APPEND_FAILED"
             outcome.recovery_reason = self._append_failed
+
+    async def _write_items_after_outage(self) -> None:
+        """The store went away while the last items were written: try again once it answers
+        (bounded, :func:`baton.store.outage.until_stored`); the append skips what a cut-off
+        try stored."""
+
+        async def write() -> None:
+            if not self._write_items():
+                raise StoreUnavailable("the run's output could not be written")
+
+        try:
+            await until_stored(write)
+        except StoreUnavailable:
+            self._output_not_recorded("the store could not be reached")
 
     def _tool_view(self, tool_state: dict[str, Any]) -> dict[str, Any]:
         view = _tool_call_view(tool_state, self.lane.redact)
@@ -840,23 +874,42 @@ class Turn:
             view["parentToolCallId"] = parent
         return view
 
-    def _write_items(self) -> None:
+    def _write_items(self) -> bool:
+        """Write the items not yet stored. False when a shared store could not be reached:
+        they stay held (up to MAX_ITEMS_HELD_FOR_STORE) for a later try, which skips those a
+        cut-off try stored. Any other failure is final (see ``_output_not_recorded``)."""
         if not self._items or self._append_failed is not None:
-            return
+            return True
         batch = [NewItem(i.kind, i.content, i.coalesced_events) for i in self._items]
-        self._items = []
         for attempt in range(1, MAX_STREAM_OUTPUT_APPEND_ATTEMPTS + 1):
             try:
-                self.recorder.items(self.run_id, batch)
-                return
+                self.recorder.items(self.run_id, batch, after=self._items_stored)
+            except StoreUnavailable as exc:
+                if len(self._items) <= MAX_ITEMS_HELD_FOR_STORE:
+                    return False
+                self._output_not_recorded(f"writing output had an unknown outcome: {exc.code}")
+                return True
             except sqlite3.OperationalError as exc:
                 # Rolled back: an ordinary failure, retried.
                 if attempt == MAX_STREAM_OUTPUT_APPEND_ATTEMPTS:
-                    self._append_failed = f"writing output failed {attempt} times: {exc}"
+                    self._output_not_recorded(f"writing output failed {attempt} times: {exc}")
+                    return True
+                continue
             except Exception as exc:  # the outcome of the write is unknown: never retried
-                self._append_failed = f"writing output had an unknown outcome: {type(exc).__name__}"
-                break
-        # Either exhausted path discards the retained bytes and quarantines the generation.
+                self._output_not_recorded(
+                    f"writing output had an unknown outcome: {type(exc).__name__}"
+                )
+                return True
+            self._items_stored += len(batch)
+            self._items = []
+            return True
+        return True  # pragma: no cover - every attempt returns
+
+    def _output_not_recorded(self, reason: str) -> None:
+        """The output cannot be recorded: the retained items are discarded and the
+        generation quarantined; the turn's outcome becomes RECOVERY_REQUIRED."""
+        self._append_failed = reason
+        self._items = []
         self._spawn_quarantine()
 
     def _spawn_quarantine(self) -> None:
