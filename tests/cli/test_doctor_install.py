@@ -10,4 +10,4 @@ from .helpers import baton
 def test_doctor_names_the_install_command(tmp_path: Path) -> None:
     done = baton(tmp_path, "doctor", "claude")
     assert done.returncode == 5
-    assert "npm install -g @zed-industries/claude-agent-acp" in done.stdout
+    assert "npm install -g @agentclientprotocol/claude-agent-acp" in done.stdout

@@ -42,3 +42,19 @@ def test_the_runtime_holds_no_literal_exit_codes() -> None:
         text = path.read_text()
         assert "exit_code=" not in text, path
         assert "EXIT_CODES = " not in text and "EXIT_CODES: Final" not in text, path
+
+
+def test_an_error_outside_a_run_exits_with_its_class() -> None:
+    from baton.errors import (
+        AgentLaunchFailed,
+        AuthenticationRequired,
+        IncompatibleProtocolVersion,
+        ProtocolError,
+        UsageError,
+    )
+
+    assert exit_codes.of_error(AuthenticationRequired("session/list", -32000, "sign in")) == 4
+    assert exit_codes.of_error(AgentLaunchFailed("/nowhere/agent", "no such file")) == 5
+    assert exit_codes.of_error(IncompatibleProtocolVersion(1, 9, (1, 2))) == 5
+    assert exit_codes.of_error(UsageError("bad flag")) == 2
+    assert exit_codes.of_error(ProtocolError("garbage")) == 1

@@ -273,3 +273,16 @@ def test_remote_delete_is_explicit_gated_and_refused_for_a_live_conversation(
     assert provider_id not in [row["sessionId"] for row in json_lines(left.stdout)]
     alone = baton(tmp_path, "sessions", "--delete", provider_id)
     assert alone.returncode == 2 and "use it with --remote" in alone.stderr
+
+
+def test_remote_listing_exits_like_a_run_for_sign_in_and_launch_failures(tmp_path: Path) -> None:
+    # The scripted agent advertises a method and ends session/new and session/list -32000
+    # until authenticate: the verb exits 4 as a signed-out run does, not a generic 1.
+    signed_out = agent(tmp_path, "--auth-required", "new")
+    done = baton(tmp_path, "sessions", "--remote", "--agent-command", signed_out)
+    assert done.returncode == 4, done.stderr
+    assert "AUTHENTICATION_REQUIRED" in done.stderr
+    missing = str(tmp_path / "no-such-agent")
+    gone = baton(tmp_path, "sessions", "--remote", "--agent-command", missing)
+    assert gone.returncode == 5, gone.stderr
+    assert "Traceback" not in gone.stderr

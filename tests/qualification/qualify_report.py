@@ -26,15 +26,6 @@ MAX_NOTE_CHARS: Final = 300
 
 #: Steps that do not apply to an adapter, with the reason (they appear as ``n/a`` rows).
 NOT_APPLICABLE: Final[dict[str, list[tuple[str, str]]]] = {
-    "codex-acp-2.6.0": [
-        (
-            "signed out: --add-dir and sessions --remote through the codex profile",
-            "the built-in codex profile cannot launch codex-acp 2.6.0: its launch-contract probe "
-            "(`--help`, 0.16.0's usage text) gets no output (2.6.0 prints no help), so "
-            "discovery says AGENT_NOT_INSTALLED; the feature capture's client steps cover the "
-            "gates (session/new and session/list answer -32000 signed out)",
-        ),
-    ],
     "fast-agent": [
         (
             "tool turn, allowed (file created)",

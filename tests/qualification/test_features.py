@@ -20,6 +20,7 @@ from qualify_drivers import (
     Baton,
     Outcome,
     Rig,
+    codex_config,
     journal_messages,
     reap,
 )
@@ -40,6 +41,19 @@ class SignedOutClaude(AdapterSpec):
         config_dir = rig.root / "claude-config"
         config_dir.mkdir(exist_ok=True)
         rig.env["CLAUDE_CONFIG_DIR"] = str(config_dir)
+
+
+class SignedOutCodex(AdapterSpec):
+    """The newest codex-acp with a throw-away CODEX_HOME, OpenAI's own provider and no key."""
+
+    pin = CODEX_NEWEST
+
+    def prepare(self, rig: Rig) -> None:
+        """CODEX_HOME (it must exist before start) with a config naming no mock provider."""
+        codex_home = rig.root / "codex-home"
+        codex_home.mkdir(exist_ok=True)
+        (codex_home / "config.toml").write_text(codex_config(None))
+        rig.env["CODEX_HOME"] = str(codex_home)
 
 
 def _check_capture(pin: Pin, tmp_path: Path) -> None:
@@ -139,3 +153,29 @@ def test_fast_agent_add_dir_refused_and_session_list(tmp_path: Path) -> None:
         aftermath(baton, FAST_AGENT)
     finally:
         reap(FAST_AGENT, rig.home)
+
+
+@pytest.mark.qualify(
+    CODEX_NEWEST.key,
+    "signed out through the codex profile: doctor finds it (probe --version), run and "
+    "sessions --remote AUTHENTICATION_REQUIRED (exit 4)",
+)
+def test_codex_profile_launches_the_newest_codex_signed_out(tmp_path: Path) -> None:
+    rig = SignedOutCodex().rig(tmp_path / "codex", None)
+    baton = Baton(rig)
+    extra = rig.root / "extra"
+    extra.mkdir()
+    try:
+        found = baton.command("doctor", "codex", "--json", "--data-dir", str(rig.data))
+        assert "AGENT_NOT_INSTALLED" not in found.stdout, found.describe()
+        outcome = baton.run("Say hello.", "--add-dir", str(extra))
+        assert outcome.returncode == EXIT_AUTH, outcome.describe()
+        assert outcome.result()["errorCode"] == "AUTHENTICATION_REQUIRED", outcome.describe()
+        listed = baton.command(
+            "sessions", "--remote", "--agent", "codex", "--json", "--data-dir", str(rig.data)
+        )
+        assert listed.returncode == EXIT_AUTH, listed.describe()
+        assert "AUTHENTICATION_REQUIRED" in listed.stdout + listed.stderr, listed.describe()
+        aftermath(baton, CODEX_NEWEST)
+    finally:
+        reap(CODEX_NEWEST, rig.home)

@@ -8,6 +8,12 @@ from __future__ import annotations
 
 from typing import Final
 
+from baton.errors import (
+    AgentLaunchFailed,
+    AuthenticationRequired,
+    BatonError,
+    IncompatibleProtocolVersion,
+)
 from baton.runtime.turns.outcome import EXIT_CODES, RunOutcome
 
 # The run outcomes' codes, named (the numbers are in the runtime's one table, EXIT_CODES, which
@@ -54,3 +60,15 @@ MEANINGS: Final = (
 )
 
 EPILOG: Final = "exit codes:\n" + "".join(f"  {code:<4} {text}\n" for code, text in MEANINGS)
+
+
+def of_error(exc: BatonError) -> int:
+    """The exit code of a verb that ended with ``exc`` outside a run (``sessions --remote``,
+    ``logout``, ...): the same classes a run's outcome uses where they apply (the agent wants a
+    sign-in: 4; it cannot be started or speaks another protocol version: 5), else a caller's
+    mistake is a usage error and anything else a failure."""
+    if isinstance(exc, AuthenticationRequired):
+        return AUTH_REQUIRED
+    if isinstance(exc, AgentLaunchFailed | IncompatibleProtocolVersion):
+        return NOT_INSTALLED
+    return USAGE if exc.fault == "caller" else TURN_FAILED

@@ -142,7 +142,7 @@ def main(
         return reader_gone()
     except BatonError as exc:
         print(error_line(exc), file=sys.stderr)
-        return exit_codes.USAGE if exc.fault == "caller" else exit_codes.TURN_FAILED
+        return exit_codes.of_error(exc)
     except KeyboardInterrupt:
         return exit_codes.INTERRUPTED
     return code

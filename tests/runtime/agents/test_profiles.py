@@ -130,7 +130,9 @@ def test_version_commands() -> None:
     ("profile", "fixture"),
     [
         (CLAUDE, "claude-agent-acp-0.23.1.cli-help.txt"),
-        (CODEX, "codex-acp-0.16.0.help.txt"),
+        (CLAUDE, "claude-agent-acp-0.101.0.cli-help.txt"),
+        (CODEX, "codex-acp-0.16.0.version.txt"),
+        (CODEX, "codex-acp-2.6.0.version.txt"),
         (GEMINI, "gemini-cli-0.61.0.help.txt"),
         (OPENCODE, "opencode-1.18.33.acp-help.txt"),
     ],
@@ -143,7 +145,10 @@ def test_probe_matches_real_help(profile: Profile, fixture: str) -> None:
     "fixture",
     [
         "claude-agent-acp-0.23.1.cli-help.txt",
+        "claude-agent-acp-0.101.0.cli-help.txt",
         "codex-acp-0.16.0.help.txt",
+        "codex-acp-0.16.0.version.txt",
+        "codex-acp-2.6.0.version.txt",
         "gemini-cli-0.61.0.help.txt",
         "opencode-1.18.33.acp-help.txt",
     ],
@@ -169,6 +174,14 @@ def test_cursor_probe_accepts_either_form() -> None:
     assert CURSOR.probe.matches("Usage: agent acp [options]") == []
     assert CURSOR.probe.matches("Start the Cursor Agent as an ACP server") == []
     assert CURSOR.probe.matches("Usage: cursor-agent [options]") != []
+
+
+def test_codex_probe_is_the_version_flag_of_both_generations() -> None:
+    # 2.6.0 treats --help as no argument (it starts the ACP server), so --help would time out.
+    assert CODEX.probe.argv == ("--version",)
+    assert CODEX.probe.matches("codex-acp 2.6.0") != []
+    assert CODEX.probe.matches("log: @agentclientprotocol/codex-acp 2.6.0") != []
+    assert CODEX.install_command == "npm install -g @agentclientprotocol/codex-acp"
 
 
 def test_claude_version_line_is_real() -> None:

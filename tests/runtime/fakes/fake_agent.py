@@ -36,14 +36,12 @@ PROFILES = {
         "help": "Usage: claude [options] [command] [prompt]\n\nClaude Code - starts an interactive session",
     },
     "codex": {
+        # codex-acp's probe is --version: 2.6.0 prints its package and version (0.16.0 rejects
+        # it, printing its usage line; see tests/runtime/fakes/real/codex-acp-*.version.txt).
         "version": None,
-        "probe": ["--help"],
+        "probe": ["--version"],
         "launch": [],
-        "help": (
-            "CLI option that captures arbitrary configuration overrides\n\n"
-            "Usage: codex-acp [OPTIONS]\n\nOptions:\n  -c, --config <key=value>\n"
-            "          Override a configuration value\n  -h, --help\n"
-        ),
+        "help": "@agentclientprotocol/codex-acp 2.6.0",
     },
     "cursor": {
         "version": ["--version"],

@@ -243,6 +243,8 @@ class AcpMethods:
         return {"sessionId": session.session_id, **self.shape.describe(session)}
 
     async def _session_list(self, _id: RequestId, params: Params) -> Any:
+        # Signed out, codex-acp 2.6.0 answers session/list -32000 as it does session/new.
+        self._require_auth("new")
         cwd = params.get("cwd")
         cursor = params.get("cursor")
         offset = 0

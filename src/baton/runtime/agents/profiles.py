@@ -232,14 +232,18 @@ CLAUDE: Final = Profile(
     probe=LaunchProbe(("--cli", "--help"), _patterns(r"\bUsage:\s+claude\b")),
     environment=CLAUDE_ENVIRONMENT,
     allowed_policies=("ask",),
-    install_command="npm install -g @zed-industries/claude-agent-acp",
+    install_command="npm install -g @agentclientprotocol/claude-agent-acp",
     unattended_edit_mode="acceptEdits",
     extensions=frozenset({EXT_CLAUDE_SUBAGENT_PARENT}),
 )
 
-#: codex-acp 0.16.0: ``--version`` exits 2 ("unexpected argument"), so there is no version
-#: command; ``--help`` prints "Usage: codex-acp [OPTIONS]" and its ``-c, --config <key=value>``
-#: option (Codex's configuration override).
+#: codex-acp, two generations: ``@zed-industries/codex-acp`` 0.16.0 (Rust) rejects ``--version``
+#: with exit 2 and prints its usage line "Usage: codex-acp [OPTIONS]"; the
+#: ``@agentclientprotocol/codex-acp`` 1.0+ rewrite (checked: 2.6.0) prints
+#: "@agentclientprotocol/codex-acp 2.6.0" and exits 0, and treats ``--help`` as no argument at
+#: all (it starts the ACP server and waits on stdin). ``--version`` is therefore the one probe
+#: that answers at once on both, and either line proves the program. No version command:
+#: 0.16.0 has none; ``--live`` reports the version from initialize on both.
 CODEX: Final = Profile(
     id="codex",
     display_name="Codex ACP",
@@ -248,11 +252,11 @@ CODEX: Final = Profile(
     launch_argv=(),
     version_argv=None,
     probe=LaunchProbe(
-        ("--help",),
-        _patterns(r"\bUsage:\s+codex-acp\b", r"-c,\s+--config\s+<key=value>"),
+        ("--version",),
+        _patterns(r"(?m)\bUsage:\s+codex-acp\b|^@agentclientprotocol/codex-acp\s+\d"),
     ),
     environment=CODEX_ENVIRONMENT,
-    install_command="npm install -g @zed-industries/codex-acp",
+    install_command="npm install -g @agentclientprotocol/codex-acp",
     allowed_policies=("ask", "auto-edits", "full"),
 )
 
