@@ -138,7 +138,7 @@ async def test_nobody_answering_is_declined_no_user(tmp_path: Path) -> None:
         assert reported(view) == [{"action": "decline"}]
         [record] = elicitation_items(view)
         assert record["chosenBy"] == "baton" and record["reasonCode"] == "no_user"
-        assert made.service.elicitor.pending == {}
+        assert made.service.elicitor.list() == []
     finally:
         await made.service.launcher.stop(0.1)
         await made.client.aclose()
@@ -156,7 +156,7 @@ async def test_a_cancelled_run_withdraws_its_question(api: Api) -> None:
     [record] = elicitation_items(view)
     assert record["action"] == "cancel" and record["reasonCode"] == "turn_cancelled"
     assert record["chosenBy"] == "baton"
-    assert api.service.elicitor.pending == {}
+    assert api.service.elicitor.list() == []
     late = await answer(api, question["id"], {"action": "accept", "content": {}})
     assert late.status_code == 409
     # The agent was answered cancel (the journal's outbound answer to its request).
@@ -176,7 +176,7 @@ async def test_a_turn_budget_withdraws_its_question(api: Api) -> None:
     assert view["errorCode"] == "BUDGET_EXPIRED", view
     [record] = elicitation_items(view)
     assert record["action"] == "cancel" and record["reasonCode"] == "turn_cancelled"
-    assert api.service.elicitor.pending == {}
+    assert api.service.elicitor.list() == []
 
 
 async def test_an_unattended_run_is_not_offered_elicitation(api: Api) -> None:
@@ -187,7 +187,7 @@ async def test_an_unattended_run_is_not_offered_elicitation(api: Api) -> None:
     assert reported(view) == [{"action": "decline"}]
     [record] = elicitation_items(view)
     assert record["reasonCode"] == "mode_not_offered" and record["chosenBy"] == "baton"
-    assert api.service.elicitor.pending == {}
+    assert api.service.elicitor.list() == []
 
 
 async def test_a_shared_lane_never_asks_for_an_unattended_run(api: Api) -> None:
@@ -199,4 +199,4 @@ async def test_a_shared_lane_never_asks_for_an_unattended_run(api: Api) -> None:
     assert reported(view) == [{"action": "decline"}]
     [record] = elicitation_items(view)
     assert record["reasonCode"] == "no_answerer" and record["chosenBy"] == "baton"
-    assert api.service.elicitor.pending == {}
+    assert api.service.elicitor.list() == []

@@ -42,7 +42,7 @@ def elicitor(wait: float = 30.0) -> tuple[ApiElicitor, list[tuple[str, str]]]:
 
 async def opened(table: ApiElicitor) -> str:
     for _ in range(100):
-        if table.pending:
+        if table.list():
             break
         await asyncio.sleep(0)
     [only] = table.pending

@@ -93,7 +93,7 @@ async def test_nobody_answering_is_no_user_available(tmp_path: Path) -> None:
         assert interaction["choice"] is None
         assert interaction["chosenBy"] == "default"
         assert interaction["reason"] == "no_user: no user available"  # as the CLI records it
-        assert made.service.asker.pending == {}
+        assert made.service.asker.list() == []
     finally:
         await made.client.aclose()
         await runtime.close()
@@ -104,4 +104,4 @@ async def test_a_turn_budget_bounds_the_wait_as_in_the_cli(api: Api) -> None:
     view = await api.finish(run_id)
     [interaction] = view["interactions"]
     assert interaction["choice"] is None and interaction["chosenBy"] == "default"
-    assert api.service.asker.pending == {}
+    assert api.service.asker.list() == []

@@ -14,21 +14,17 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any
 
 from baton.durable.timestamps import format_timestamp
 from baton.errors import PermissionNotPending, ServiceError
 from baton.redaction import redact_json
 from baton.runtime.permissions.ask import NO_USER, NO_USER_REASON, AskAnswer, AskPrompt
 from baton.service.limits import DEFAULT_PERMISSION_WAIT_SECONDS, MAX_PENDING_PERMISSIONS
-
-#: Ids of answered (or expired) requests remembered, so a late answer is told "no longer
-#: pending" (409) rather than "never existed" (404).
-REMEMBERED_CLOSED_IDS: Final = 4096
+from baton.service.pending_questions import PendingQuestions
 
 
 class PermissionNotFound(ServiceError):
@@ -87,15 +83,13 @@ class ApiAsker:
         """``run_of`` maps a provider session id to the run asking; ``announce`` is told of
         each request when it opens (``"opened"``) and closes (``"closed"``)."""
         self.run_of = run_of
-        self.announce = announce
         self.wait_seconds = wait_seconds
-        self.pending: dict[str, PendingPermission] = {}
-        self._closed: deque[str] = deque(maxlen=REMEMBERED_CLOSED_IDS)
+        self.questions: PendingQuestions[PendingPermission, AskAnswer] = PendingQuestions(announce)
 
     async def ask(self, prompt: AskPrompt) -> AskAnswer:
         """Hold the question until an answer, the service's wait, or cancellation (the turn
         budget, the end of the turn); cancellation-safe: the request stops being pending."""
-        if len(self.pending) >= MAX_PENDING_PERMISSIONS:
+        if len(self.questions) >= MAX_PENDING_PERMISSIONS:
             return AskAnswer.default_cancelled(
                 NO_USER, f"{NO_USER_REASON} ({MAX_PENDING_PERMISSIONS} requests already wait)"
             )
@@ -105,32 +99,30 @@ class ApiAsker:
             prompt=prompt,
             asked_at=format_timestamp(datetime.now(UTC)),
         )
-        self.pending[pending.id] = pending
-        self.announce(pending, "opened")
-        try:
-            return await asyncio.wait_for(asyncio.shield(pending.answer), self.wait_seconds)
-        except TimeoutError:
-            return AskAnswer.default_cancelled(NO_USER, NO_USER_REASON)
-        finally:
-            del self.pending[pending.id]
-            self._closed.append(pending.id)
-            if not pending.answer.done():
-                pending.answer.cancel()
-            self.announce(pending, "closed")
+        return await self.questions.hold(
+            pending,
+            self.wait_seconds,
+            lambda: AskAnswer.default_cancelled(NO_USER, NO_USER_REASON),
+        )
+
+    @property
+    def pending(self) -> dict[str, PendingPermission]:
+        """The open questions by id (read-only use: the table owns them)."""
+        return self.questions.open
 
     def list(self, run_id: str | None = None) -> list[PendingPermission]:
         """The pending requests (of one run), oldest first."""
-        return [p for p in self.pending.values() if run_id is None or p.run_id == run_id]
+        return self.questions.list(run_id)
 
     def answer(self, permission_id: str, option_id: str | None) -> PendingPermission:
         """Answer a pending request with one offered ``option_id``, or cancel (None)."""
-        pending = self.pending.get(permission_id)
-        if pending is None or pending.answer.done():
-            if permission_id in self._closed:
-                raise PermissionNotPending(
-                    f"permission request {permission_id} is no longer pending"
-                )
-            raise PermissionNotFound(f"no permission request {permission_id!r}")
+        pending = self.questions.find(
+            permission_id,
+            not_pending=lambda i: PermissionNotPending(
+                f"permission request {i} is no longer pending"
+            ),
+            not_found=lambda i: PermissionNotFound(f"no permission request {i!r}"),
+        )
         if option_id is None:
             pending.answer.set_result(AskAnswer.user_cancelled("cancelled through the API"))
             return pending

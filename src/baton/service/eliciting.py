@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import secrets
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -29,12 +28,9 @@ from baton.redaction import redact_json, redact_text
 from baton.runtime.permissions.ask import NO_USER, NO_USER_REASON
 from baton.runtime.permissions.elicitations import ElicitationReply
 from baton.service.limits import DEFAULT_ELICITATION_WAIT_SECONDS, MAX_PENDING_ELICITATIONS
+from baton.service.pending_questions import PendingQuestions
 from baton.wire.capabilities import ElicitationOffer
 from baton.wire.elicitation import FORM, URL, ElicitationRequest, FormField, validate_form_answer
-
-#: Ids of answered (or expired, or withdrawn) questions remembered, so a late answer is told
-#: "no longer pending" (409) rather than "never existed" (404).
-REMEMBERED_CLOSED_IDS: Final = 4096
 
 #: The answers a person can give.
 ACTIONS: Final = ("accept", "decline", "cancel")
@@ -125,10 +121,10 @@ class ApiElicitor:
         """``run_of`` maps a provider session id to the run asking; ``announce`` is told of
         each question when it opens (``"opened"``) and closes (``"closed"``)."""
         self.run_of = run_of
-        self.announce = announce
         self.wait_seconds = wait_seconds
-        self.pending: dict[str, PendingElicitation] = {}
-        self._closed: deque[str] = deque(maxlen=REMEMBERED_CLOSED_IDS)
+        self.questions: PendingQuestions[PendingElicitation, ElicitationReply] = PendingQuestions(
+            announce
+        )
 
     @property
     def offer(self) -> ElicitationOffer:
@@ -139,7 +135,7 @@ class ApiElicitor:
         """Hold the question until an answer, the service's wait (then declined, ``no_user``),
         or cancellation (the turn was interrupted). Cancellation-safe: the question stops being
         pending and its close is announced."""
-        if len(self.pending) >= MAX_PENDING_ELICITATIONS:
+        if len(self.questions) >= MAX_PENDING_ELICITATIONS:
             return ElicitationReply.by_baton(
                 "decline",
                 NO_USER,
@@ -151,26 +147,24 @@ class ApiElicitor:
             request=request,
             asked_at=format_timestamp(datetime.now(UTC)),
         )
-        self.pending[pending.id] = pending
-        self.announce(pending, "opened")
-        try:
-            return await asyncio.wait_for(asyncio.shield(pending.answer), self.wait_seconds)
-        except TimeoutError:
-            return ElicitationReply.by_baton(
+        return await self.questions.hold(
+            pending,
+            self.wait_seconds,
+            lambda: ElicitationReply.by_baton(
                 "decline",
                 NO_USER,
                 f"{NO_USER_REASON} (nobody answered within {self.wait_seconds:g}s)",
-            )
-        finally:
-            del self.pending[pending.id]
-            self._closed.append(pending.id)
-            if not pending.answer.done():
-                pending.answer.cancel()
-            self.announce(pending, "closed")
+            ),
+        )
+
+    @property
+    def pending(self) -> dict[str, PendingElicitation]:
+        """The open questions by id (read-only use: the table owns them)."""
+        return self.questions.open
 
     def list(self, run_id: str | None = None) -> list[PendingElicitation]:
         """The pending questions (of one run), oldest first."""
-        return [p for p in self.pending.values() if run_id is None or p.run_id == run_id]
+        return self.questions.list(run_id)
 
     def answer(
         self, elicitation_id: str, action: str, content: Mapping[str, Any] | None
@@ -178,11 +172,11 @@ class ApiElicitor:
         """Answer a pending question. ``accept`` of a form needs ``content`` valid against the
         form (else :class:`~baton.errors.ElicitationAnswerInvalid`, and the question stays
         pending); ``decline`` and ``cancel`` take no content."""
-        pending = self.pending.get(elicitation_id)
-        if pending is None or pending.answer.done():
-            if elicitation_id in self._closed:
-                raise ElicitationNotPending(f"elicitation {elicitation_id} is no longer pending")
-            raise ElicitationNotFound(f"no elicitation {elicitation_id!r}")
+        pending = self.questions.find(
+            elicitation_id,
+            not_pending=lambda i: ElicitationNotPending(f"elicitation {i} is no longer pending"),
+            not_found=lambda i: ElicitationNotFound(f"no elicitation {i!r}"),
+        )
         if action not in ACTIONS:
             raise ApiRequestInvalid(f"action must be one of {', '.join(ACTIONS)}")
         if content is not None and not (action == "accept" and pending.request.mode == FORM):
