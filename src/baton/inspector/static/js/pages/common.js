@@ -69,3 +69,34 @@ export function every(ms, tick) {
 export function field(label, control) {
   return h("label", {}, label, control);
 }
+
+/**
+ * Keep one card per pending item of `load()` in `box`, asked again every `ms`: a new item gets
+ * `card(item)` (items are told apart by their `id`); a card whose item is no longer pending
+ * goes, unless `keepEnded(card)` says it shows something to read (an answer sent, a refusal).
+ * `none`, when given, is the line shown while no card is left. Returns the stop of `every`.
+ */
+export function pendingCards(box, ms, load, card, keepEnded, none) {
+  const cards = new Map();
+  return every(ms, async () => {
+    let items;
+    try {
+      items = await load();
+    } catch (error) {
+      replaceChildren(box, errorBox(error));
+      cards.clear();
+      return;
+    }
+    const live = new Set(items.map((item) => String(item.id)));
+    for (const [id, shown] of cards) {
+      if (!live.has(id) && !keepEnded(shown)) { shown.remove(); cards.delete(id); }
+    }
+    for (const item of items) {
+      const id = String(item.id);
+      if (!cards.has(id)) { const shown = card(item); cards.set(id, shown); box.appendChild(shown); }
+    }
+    if (none === undefined) return;
+    box.querySelector(".none")?.remove();
+    if (!cards.size) box.appendChild(h("p", { class: "muted none" }, none));
+  });
+}

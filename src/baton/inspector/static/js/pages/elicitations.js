@@ -8,7 +8,7 @@
 
 import { h, replaceChildren, badge, externalLink } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
-import { errorBox, every, listOf } from "./common.js";
+import { errorBox, listOf, pendingCards } from "./common.js";
 
 // How often the page asks for pending questions (ms): a question waits on a person, so a
 // second is prompt enough and cheap for the service.
@@ -137,25 +137,9 @@ export function questionCard(question, onDone = () => {}) {
 
 /** The pending question cards of `runId` (or of every run) into `box`, refreshed; returns the stop. */
 export function questionsInto(box, runId) {
-  const cards = new Map();
-  return every(QUESTIONS_POLL_MS, async () => {
-    let questions;
-    try {
-      questions = listOf(await get(ROUTES.elicitations(), runId ? { runId } : undefined), "elicitations");
-    } catch (error) {
-      replaceChildren(box, errorBox(error));
-      cards.clear();
-      return;
-    }
-    const live = new Set(questions.map((q) => String(q.id)));
-    for (const [id, card] of cards) {
-      // A card whose question ended goes, unless it shows an answer sent (kept to be read).
-      const said = card.querySelector(".answer-status").textContent;
-      if (!live.has(id) && !said.endsWith("sent.")) { card.remove(); cards.delete(id); }
-    }
-    for (const question of questions) {
-      const id = String(question.id);
-      if (!cards.has(id)) { const card = questionCard(question); cards.set(id, card); box.appendChild(card); }
-    }
-  });
+  return pendingCards(box, QUESTIONS_POLL_MS,
+    async () => listOf(await get(ROUTES.elicitations(), runId ? { runId } : undefined), "elicitations"),
+    questionCard,
+    // A card whose question ended goes, unless it shows an answer sent (kept to be read).
+    (card) => card.querySelector(".answer-status").textContent.endsWith("sent."));
 }

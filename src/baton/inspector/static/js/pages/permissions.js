@@ -5,7 +5,7 @@
 import { h, replaceChildren, badge } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
 import { renderTool } from "../transcript.js";
-import { errorBox, every, listOf } from "./common.js";
+import { errorBox, listOf, pendingCards } from "./common.js";
 import { questionsInto } from "./elicitations.js";
 
 // How often the page asks for pending requests (ms): a request waits on a person, so a
@@ -59,29 +59,13 @@ export function permissionCard(request, onDone = () => {}) {
 
 /** The pending cards of `runId` (or of every run) into `box`, refreshed; returns the stop. */
 export function pendingInto(box, runId) {
-  const cards = new Map();
-  return every(PERMISSIONS_POLL_MS, async () => {
-    let requests;
-    try {
-      requests = listOf(await get(ROUTES.permissions(), runId ? { runId } : undefined), "permissions");
-    } catch (error) {
-      replaceChildren(box, errorBox(error));
-      cards.clear();
-      return;
-    }
-    const live = new Set(requests.map((r) => String(r.id)));
-    for (const [id, card] of cards) {
-      // A card whose request ended stays until the page is left if it shows a refusal or an
-      // answer; otherwise it goes.
-      if (!live.has(id) && !card.querySelector(".answer-status").textContent) { card.remove(); cards.delete(id); }
-    }
-    for (const request of requests) {
-      const id = String(request.id);
-      if (!cards.has(id)) { const card = permissionCard(request); cards.set(id, card); box.appendChild(card); }
-    }
-    box.querySelector(".none")?.remove();
-    if (!cards.size) box.appendChild(h("p", { class: "muted none" }, "No permission request is waiting."));
-  });
+  return pendingCards(box, PERMISSIONS_POLL_MS,
+    async () => listOf(await get(ROUTES.permissions(), runId ? { runId } : undefined), "permissions"),
+    (request) => permissionCard(request),
+    // A card whose request ended stays until the page is left if it shows a refusal or an
+    // answer; otherwise it goes.
+    (card) => Boolean(card.querySelector(".answer-status").textContent),
+    "No permission request is waiting.");
 }
 
 export function permissionsPage(view) {

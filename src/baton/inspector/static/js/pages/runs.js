@@ -22,13 +22,14 @@ const EVENT_TYPES = ["run_started", "session", "controls", "text", "thought", "u
   "result", "dropped", "notice", "replay", "permission_request", "permission_closed",
   "compaction", "elicitation", "elicitation_request", "elicitation_closed"];
 
-/** A run's status badge; RECOVERY_REQUIRED links to the recovery view. */
+/** A run's status badge; RECOVERY_REQUIRED links to the recovery view. A CANCELLED run never
+ * started (cancelled while queued): shown plain, not in the colour of a refused permission. */
 export function runStatus(run) {
   const status = String(run.status ?? "?");
   if (status === "RECOVERY_REQUIRED") {
     return h("a", { href: `#/recovery/${encodeURIComponent(run.id ?? run.runId)}`, "aria-label": "recovery required: open the recovery view" }, badge(status));
   }
-  return badge(status);
+  return badge(status, status === "CANCELLED" ? "run-cancelled" : undefined);
 }
 
 function usageText(run) {
