@@ -106,12 +106,29 @@ async def make_api(
     return Api(client, service, credentials, cwd), runtime
 
 
+async def close_api(made: Api, runtime: Runtime) -> None:
+    """Stop what :func:`make_api` started: the launcher's runs, the client, the runtime."""
+    await made.service.launcher.stop(0.1)
+    await made.client.aclose()
+    await runtime.close()
+
+
+async def create_session(api: Api, name: str) -> dict[str, Any]:
+    """Create the named session on the scripted agent through the API (201), its record."""
+    answer = await api.client.post(
+        "/api/v1/sessions",
+        json={"name": name, "agentCommand": AGENT, "cwd": str(api.cwd)},
+        headers=AUTH,
+    )
+    assert answer.status_code == 201, answer.text
+    record: dict[str, Any] = answer.json()
+    return record
+
+
 @pytest.fixture
 async def api(tmp_path: Path) -> AsyncIterator[Api]:
     made, runtime = await make_api(tmp_path)
     try:
         yield made
     finally:
-        await made.service.launcher.stop(0.1)
-        await made.client.aclose()
-        await runtime.close()
+        await close_api(made, runtime)

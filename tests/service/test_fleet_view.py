@@ -12,7 +12,7 @@ import pytest
 
 from baton.store.owner import current_host
 
-from .conftest import AGENT, AUTH, Api, make_api
+from .conftest import AUTH, Api, close_api, create_session, make_api
 
 ELSEWHERE = "1:2@host-elsewhere"
 
@@ -25,9 +25,7 @@ async def fleet_api(tmp_path: Path, store_target: Any) -> AsyncIterator[Api]:
     try:
         yield made
     finally:
-        await made.service.launcher.stop(0.1)
-        await made.client.aclose()
-        await runtime.close()
+        await close_api(made, runtime)
 
 
 def _set_owner(api: Api, run_id: str, owner: str) -> None:
@@ -110,25 +108,14 @@ async def test_the_workers_route_and_the_description(fleet_api: Api) -> None:
     )
 
 
-async def _create(api: Api, name: str) -> dict[str, Any]:
-    answer = await api.client.post(
-        "/api/v1/sessions",
-        json={"name": name, "agentCommand": AGENT, "cwd": str(api.cwd)},
-        headers=AUTH,
-    )
-    assert answer.status_code == 201, answer.text
-    record: dict[str, Any] = answer.json()
-    return record
-
-
 async def test_a_session_held_by_another_host_is_read_but_not_written(
     tmp_path: Path, postgres_database: str
 ) -> None:
     api, runtime = await make_api(tmp_path, store=postgres_database)
     try:
-        made = await _create(api, "held-here")
+        made = await create_session(api, "held-here")
         assert made["host"] == current_host()
-        held = await _create(api, "held-there")
+        held = await create_session(api, "held-there")
         store = runtime.store
         assert store is not None
         for run in store.list_runs():

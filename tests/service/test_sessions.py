@@ -6,18 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from .conftest import AGENT, AUTH, Api
-
-
-async def create(api: Api, name: str) -> dict[str, Any]:
-    answer = await api.client.post(
-        "/api/v1/sessions",
-        json={"name": name, "agentCommand": AGENT, "cwd": str(api.cwd)},
-        headers=AUTH,
-    )
-    assert answer.status_code == 201, answer.text
-    record: dict[str, Any] = answer.json()
-    return record
+from .conftest import AGENT, AUTH, Api, create_session
 
 
 async def prompt(api: Api, name: str, text: str) -> dict[str, Any]:
@@ -40,7 +29,7 @@ async def settled(api: Api, name: str, prompt_id: str) -> dict[str, Any]:
 
 
 async def test_a_session_keeps_its_provider_session_across_prompts(api: Api) -> None:
-    record = await create(api, "fix-login")
+    record = await create_session(api, "fix-login")
     assert record["name"] == "fix-login" and record["status"] == "IDLE"
     first = await prompt(api, "fix-login", "echo one")
     assert first["position"] == 0 and first["runId"]
@@ -68,7 +57,7 @@ async def test_a_session_keeps_its_provider_session_across_prompts(api: Api) -> 
 
 
 async def test_prompts_to_a_busy_session_queue_in_order(api: Api) -> None:
-    await create(api, "queue")
+    await create_session(api, "queue")
     running = await prompt(api, "queue", "slow 0.5; echo first")
     queued = [await prompt(api, "queue", f"echo later {i}") for i in range(2)]
     assert running["position"] == 0 and running["runId"]
@@ -86,7 +75,7 @@ async def test_prompts_to_a_busy_session_queue_in_order(api: Api) -> None:
 
 
 async def test_controls_take_only_a_current_revision_between_turns(api: Api) -> None:
-    await create(api, "ctl")
+    await create_session(api, "ctl")
     controls = (await api.client.get("/api/v1/sessions/ctl/controls", headers=AUTH)).json()
     revision = controls["revision"]
     mutable = [c for c in controls["controls"] if c["mutable"]]
@@ -133,7 +122,7 @@ async def test_controls_take_only_a_current_revision_between_turns(api: Api) -> 
 
 
 async def test_cancel_and_close(api: Api) -> None:
-    await create(api, "stop-me")
+    await create_session(api, "stop-me")
     turn = await prompt(api, "stop-me", "wait_for_cancel 20")
     for _ in range(500):
         if turn["runId"] in api.service.launcher.turns:
