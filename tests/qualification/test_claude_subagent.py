@@ -14,7 +14,7 @@ session of its own (``subagent_update``), which Baton does not model yet (docs/q
 
 ``BATON_QUALIFY_RECORD=1`` rewrites the fixture
 tests/fixtures/adapters/claude-agent-acp-0.101.0/subagent.jsonl from the run (the unit test
-tests/runtime/turns/test_subagent_capture.py reads it).
+tests/runtime/turns/test_turn.py replays it).
 """
 
 from __future__ import annotations
