@@ -17,7 +17,7 @@ The script language (markers anywhere in the prompt text, in order):
     a shell tool call: Claude's ``Bash``, Codex's ``exec_command`` asking for escalation (which
     makes Codex ask permission before any ``tool_call``). Ends the model response.
 ``[[agent:PROMPT]]``
-    a subagent call (Anthropic only): Claude Code's ``Agent`` tool (``Task`` before Claude Code
+    a subagent call (Anthropic only; ignored by the Responses mock): Claude Code's ``Agent`` tool (``Task`` before Claude Code
     2.1; :data:`SUBAGENT_TOOL`) with ``PROMPT`` as the subagent's task, type
     :data:`SUBAGENT_TYPE`, in the foreground (the parent waits for its result). ``PROMPT``
     scripts the subagent in the same language with ``{{`` and ``}}`` in place of ``[[`` and
@@ -567,7 +567,9 @@ class ResponsesMock(MockServer):
             },
         )
         items: list[dict[str, Any]] = []
-        for output_index, block in enumerate(b for b in response.blocks if b.kind != "think"):
+        anthropic_only = ("think", "agent")
+        shown = (b for b in response.blocks if b.kind not in anthropic_only)
+        for output_index, block in enumerate(shown):
             if block.kind in ("text", "leak", "slow"):
                 items.append(self._message(out, output_index, block, credential))
             else:
