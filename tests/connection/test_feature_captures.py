@@ -282,6 +282,46 @@ def test_claude_v2_fails_a_signed_out_turn_after_acknowledging_it() -> None:
     assert activity.usage is None
 
 
+#: claude-agent-acp 0.101.0's journal of a subagent turn under ``--protocol auto`` (v2), against
+#: the qualification mock model (tests/qualification/test_claude_subagent.py): the known gap.
+SUBAGENT_V2: Final = ADAPTERS / CLAUDE / "subagent.protocol-auto.jsonl"
+
+
+def _named_sessions(message: dict[str, Any]) -> set[object]:
+    """The session ids a frame names: its own, and a session message's sender and recipient."""
+    params = message.get("params")
+    if not isinstance(params, dict):
+        return set()
+    update = params.get("update")
+    named = {params.get("sessionId")}
+    if isinstance(update, dict):
+        named |= {update.get("senderSessionId"), update.get("recipientSessionId")}
+    return named - {None}
+
+
+def test_claude_v2_reports_a_subagent_as_a_child_session() -> None:
+    # What Baton's v2 lane does not model yet (docs/qualification.md): the draft's
+    # subagent_update announces a child session on the parent, before any frame names it.
+    records = [orjson.loads(line) for line in SUBAGENT_V2.read_text().splitlines()]
+    inbound = [orjson.loads(r["raw"]) for r in records if r["direction"] == "inbound"]
+    parent = inbound[0]["params"]["sessionId"]
+    announcing = [
+        i
+        for i, m in enumerate(inbound)
+        if m.get("method") == "session/update"
+        and m["params"]["update"]["sessionUpdate"] == "subagent_update"
+    ]
+    assert announcing, inbound
+    first = inbound[announcing[0]]
+    validate_in(V2_UNSTABLE, "UpdateSessionNotification", first["params"])
+    assert first["params"]["sessionId"] == parent
+    child = first["params"]["update"]["sessionId"]
+    assert child != parent
+    naming = [i for i, m in enumerate(inbound) if child in _named_sessions(m)]
+    assert naming and min(naming) > announcing[0], naming
+    assert any(inbound[i]["params"]["sessionId"] == child for i in naming), "no child update"
+
+
 # --- replaying the agent's side ------------------------------------------------------------
 
 

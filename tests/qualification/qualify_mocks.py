@@ -16,6 +16,14 @@ The script language (markers anywhere in the prompt text, in order):
 ``[[bash:CMD]]``
     a shell tool call: Claude's ``Bash``, Codex's ``exec_command`` asking for escalation (which
     makes Codex ask permission before any ``tool_call``). Ends the model response.
+``[[agent:PROMPT]]``
+    a subagent call (Anthropic only; ignored by the Responses mock): Claude Code's ``Agent`` tool (``Task`` before Claude Code
+    2.1; :data:`SUBAGENT_TOOL`) with ``PROMPT`` as the subagent's task, type
+    :data:`SUBAGENT_TYPE`, in the foreground (the parent waits for its result). ``PROMPT``
+    scripts the subagent in the same language with ``{{`` and ``}}`` in place of ``[[`` and
+    ``]]`` (a marker cannot nest), e.g. ``[[agent:{{bash:echo hi}}{{text:said hi}}]]``: the
+    subagent's own requests carry the unescaped prompt as their conversation, so the mock
+    answers them from it as from any prompt. Ends the model response.
 ``[[slow:SECONDS]]``
     stream ``tick N`` chunks every :data:`SLOW_TICK_SECONDS` for ``SECONDS`` (default and at most
     :data:`MAX_SLOW_SECONDS`); a client that goes away ends the stream early.
@@ -55,14 +63,21 @@ MAX_LOGGED_REQUESTS: Final = 2000
 DONE_TEXT: Final = "done."
 PLAIN_TEXT: Final = "ok"
 
-MARKER: Final = re.compile(r"\[\[(text|think|write|bash|slow|leak)(?::(.*?))?\]\]", re.DOTALL)
+MARKER: Final = re.compile(r"\[\[(text|think|write|bash|agent|slow|leak)(?::(.*?))?\]\]", re.DOTALL)
+#: The markers that end a model response with a tool call.
+TOOL_MARKERS: Final = frozenset({"write", "bash", "agent"})
+#: Claude Code's subagent tool, as the Claude Code of claude-agent-acp 0.23.1 and 0.101.0 lists it
+#: in ``tools`` (older Claude Code called it ``Task``, the title the adapter still gives it).
+SUBAGENT_TOOL: Final = "Agent"
+#: The subagent type an ``[[agent]]`` marker asks for: Claude Code's built-in default.
+SUBAGENT_TYPE: Final = "general-purpose"
 
 
 @dataclass
 class Block:
     """One content block of a scripted model response."""
 
-    kind: str  # text, think, write, bash, slow, leak
+    kind: str  # text, think, write, bash, agent, slow, leak
     arg: str = ""
 
 
@@ -75,7 +90,7 @@ class Response:
     @property
     def tool(self) -> Block | None:
         """The tool call that ends this response, if any."""
-        if self.blocks and self.blocks[-1].kind in ("write", "bash"):
+        if self.blocks and self.blocks[-1].kind in TOOL_MARKERS:
             return self.blocks[-1]
         return None
 
@@ -87,7 +102,7 @@ def parse_script(text: str) -> list[Response]:
     for match in MARKER.finditer(text):
         kind, arg = match.group(1), match.group(2) or ""
         current.blocks.append(Block(kind, arg))
-        if kind in ("write", "bash"):
+        if kind in TOOL_MARKERS:
             responses.append(current)
             current = Response()
     if current.blocks:
@@ -99,6 +114,11 @@ def split_write(arg: str) -> tuple[str, str]:
     """``PATH:CONTENT`` of a write marker."""
     path, _sep, content = arg.partition(":")
     return path, content
+
+
+def subagent_prompt(arg: str) -> str:
+    """The subagent's task of an ``[[agent:PROMPT]]`` marker: its ``{{``/``}}`` made markers."""
+    return arg.replace("{{", "[[").replace("}}", "]]")
 
 
 def chunks(text: str) -> list[str]:
@@ -462,6 +482,16 @@ class AnthropicMock(MockServer):
         if block.kind == "write":
             path, content = split_write(block.arg)
             name, tool_input = "Write", {"file_path": path, "content": content}
+        elif block.kind == "agent":
+            name, tool_input = (
+                SUBAGENT_TOOL,
+                {
+                    "description": "run the scripted subagent",
+                    "prompt": subagent_prompt(block.arg),
+                    "subagent_type": SUBAGENT_TYPE,
+                    "run_in_background": False,
+                },
+            )
         else:
             name, tool_input = "Bash", {"command": block.arg, "description": "run a command"}
         out.event(
@@ -537,7 +567,9 @@ class ResponsesMock(MockServer):
             },
         )
         items: list[dict[str, Any]] = []
-        for output_index, block in enumerate(b for b in response.blocks if b.kind != "think"):
+        anthropic_only = ("think", "agent")
+        shown = (b for b in response.blocks if b.kind not in anthropic_only)
+        for output_index, block in enumerate(shown):
             if block.kind in ("text", "leak", "slow"):
                 items.append(self._message(out, output_index, block, credential))
             else:

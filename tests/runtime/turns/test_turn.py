@@ -1,12 +1,15 @@
 """The turn as a unit: built over a real connection on in-memory pipes, with the agent's side
 written by the test, a stand-in lane and recorder, and no subprocess. Covers the phase
-sequence of each ending and the interrupt that races the agent's answer."""
+sequence of each ending and the interrupt that races the agent's answer, and a real
+claude-agent-acp subagent capture replayed through the connection (the parent link)."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -20,7 +23,7 @@ from baton.redaction import SecretValues
 from baton.runtime.lanes.lane import LaneSession
 from baton.runtime.lanes.loss import LossCause, cause_of
 from baton.runtime.permissions.ask import NoUserAsker
-from baton.runtime.permissions.correlation import ToolCallTracker
+from baton.runtime.permissions.correlation import TOOL_CALL_UPDATES, ToolCallTracker
 from baton.runtime.permissions.engine import PermissionSettings
 from baton.runtime.permissions.local_policy import LocalContext
 from baton.runtime.turns.events import RunEvent
@@ -28,6 +31,7 @@ from baton.runtime.turns.outcome import TurnOutcome
 from baton.runtime.turns.phase import TurnPhase
 from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.turn import Turn
+from baton.wire.extensions import claude as claude_extension
 from baton.wire.framing import FrameDecoder
 
 SESSION = "session-1"
@@ -323,3 +327,77 @@ async def test_a_turn_runs_once(rig: Rig) -> None:
     with pytest.raises(BatonError) as raised:
         await turn.execute(PROMPT)
     assert raised.value.code == "TURN_PHASE_INVALID"
+
+
+#: The real claude-agent-acp 0.101.0's journal of a prompt whose subagent made a nested tool
+#: call (recorded against the qualification mock model; tests/qualification/
+#: test_claude_subagent.py, the fixture's README says how).
+SUBAGENT_CAPTURE = (
+    Path(__file__).parents[2]
+    / "fixtures"
+    / "adapters"
+    / "claude-agent-acp-0.101.0"
+    / "subagent.jsonl"
+)
+
+
+async def test_a_real_subagent_capture_records_the_parent_link(rig: Rig) -> None:
+    records = [json.loads(line) for line in SUBAGENT_CAPTURE.read_text().splitlines()]
+    raws = [str(r["raw"]) for r in records if r["direction"] == "inbound"]
+    *updates, answer = raws
+    rig.lane.spec = Spec(extensions=frozenset({claude_extension.EXTENSION}))
+    turn = rig.turn()
+
+    def route(message: dict[str, Any], _ref: object) -> None:
+        # What the lane does with an owned session's update (v1: no decoding).
+        update = message["params"]["update"]
+        if update.get("sessionUpdate") in TOOL_CALL_UPDATES:
+            turn.session.tracker.observe(update)
+        turn.on_updates([update])
+
+    rig.connection.on_notification("session/update", route)
+    running = await run_turn(turn)
+    request = await rig.agent.recv()
+    assert request["method"] == "session/prompt"
+    # The agent's side is the capture, byte for byte, through Baton's framing and JSON-RPC
+    # decoding; only the prompt answer's id is the one this connection sent.
+    for raw in updates:
+        rig.agent.writer.write(raw.encode() + b"\n")
+    rig.agent.send({"id": request["id"], "result": json.loads(answer)["result"]})
+    outcome = await running
+    assert outcome.status == "COMPLETED" and outcome.stop_reason == "end_turn"
+
+    calls = [e.data for e in rig.events if e.type == "tool_call"]
+    agent_ids = {c["toolCallId"] for c in calls if c.get("name") == "Agent"}
+    nested = [c for c in calls if c.get("name") == "Bash"]
+    assert len(agent_ids) == 1 and nested, calls
+    (agent_id,) = agent_ids
+    assert {c["toolCallId"] for c in nested} == set(turn.tool_parents)
+    assert set(turn.tool_parents.values()) == {agent_id}
+    assert all(c["parentToolCallId"] == agent_id for c in nested), nested
+    assert not any("parentToolCallId" in c for c in calls if c["toolCallId"] == agent_id)
+    assert nested[-1]["status"] == "completed"
+    items = [i.content for i in rig.recorder.items_written if i.kind == "tool_call"]
+    assert [i.get("parentToolCallId") for i in items if i.get("name") == "Bash"] == [agent_id]
+    # The capture carries usage: usage_update (context window, cost) and the answer's tokens.
+    usage = [e.data for e in rig.events if e.type == "usage"]
+    assert usage and usage[-1]["used"] == 32 and usage[-1]["size"] == 1000000, usage
+    assert outcome.usage is not None and outcome.usage["turn"]["totalTokens"] == 64
+
+
+async def test_the_subagent_capture_without_the_claude_contract_links_nothing(rig: Rig) -> None:
+    records = [json.loads(line) for line in SUBAGENT_CAPTURE.read_text().splitlines()]
+    updates = [
+        json.loads(str(r["raw"]))["params"]["update"]
+        for r in records
+        if r["direction"] == "inbound" and '"session/update"' in str(r["raw"])
+    ]
+    turn = rig.turn()  # a profile without claude-agent-acp/subagent-parent@v1
+    running = await run_turn(turn)
+    request = await rig.agent.recv()
+    turn.on_updates(updates)
+    rig.agent.send({"id": request["id"], "result": {"stopReason": "end_turn"}})
+    await running
+    calls = [e.data for e in rig.events if e.type == "tool_call"]
+    assert any(c.get("name") == "Bash" for c in calls)
+    assert not turn.tool_parents and not any("parentToolCallId" in c for c in calls)
