@@ -102,7 +102,8 @@ def test_claude_add_dir_and_session_list(tmp_path: Path) -> None:
     extra = rig.root / "extra"
     extra.mkdir()
     try:
-        outcome = baton.run("Say hello.", "--add-dir", str(extra))
+        # The claude profile pins ACP 1 (subagents); this step checks the v2 signed-out turn.
+        outcome = baton.run("Say hello.", "--add-dir", str(extra), "--protocol", "auto")
         result = outcome.result()
         assert outcome.returncode == EXIT_AUTH, outcome.describe()
         # v2: acknowledged, then idle with the error stop reason carrying -32000.

@@ -243,3 +243,10 @@ def test_default_override_env() -> None:
 
 def test_probe_patterns_are_case_insensitive() -> None:
     assert all(p.flags & re.IGNORECASE for p in CLAUDE.probe.patterns)
+
+
+def test_claude_is_pinned_to_protocol_1_and_the_others_negotiate() -> None:
+    # claude-agent-acp 0.101.0's v2 subagents are child sessions Baton does not model yet.
+    assert CLAUDE.protocol.pinned == 1
+    for profile in (CODEX, CURSOR, GEMINI, GROK, OPENCODE):
+        assert profile.protocol.pinned is None

@@ -32,7 +32,7 @@ from baton.runtime.agents.environment import (
 from baton.wire.budget import BoundSetting, parse_bound_setting
 from baton.wire.extensions import claude as claude_extension
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, validate_frame_cap
-from baton.wire.version import AUTO_CHOICE, ProtocolChoice
+from baton.wire.version import AUTO_CHOICE, PROTOCOL_V1, ProtocolChoice
 
 #: A permission policy: how Baton answers the agent's permission requests.
 #: ``ask`` asks the user; ``auto-edits`` picks an exact allow_once only for verified in-worktree
@@ -235,6 +235,12 @@ CLAUDE: Final = Profile(
     install_command="npm install -g @agentclientprotocol/claude-agent-acp",
     unattended_edit_mode="acceptEdits",
     extensions=frozenset({EXT_CLAUDE_SUBAGENT_PARENT}),
+    # Pinned to ACP 1 (``--protocol auto|2`` still overrides it per run): claude-agent-acp
+    # 0.101.0 negotiates the v2 draft under ``auto`` and reports a subagent there as a child
+    # session (``subagent_update``), which Baton does not model yet, so a turn that starts a
+    # subagent ended RECOVERY_REQUIRED. Under 1 the same subagent arrives as nested tool calls
+    # with parent links (tests/fixtures/adapters/claude-agent-acp-0.101.0/subagent*.jsonl).
+    protocol=ProtocolChoice(PROTOCOL_V1),
 )
 
 #: codex-acp, two generations: ``@zed-industries/codex-acp`` 0.16.0 (Rust) rejects ``--version``
