@@ -20,7 +20,7 @@ import os
 import signal
 import socket
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -121,25 +121,27 @@ def build_service(
     feeds = FeedBoard(bounds)
     launcher = RunLauncher(runtime, feeds)
 
-    def announce(pending: PendingPermission, what: str) -> None:
-        feed = feeds.live.get(pending.run_id or "")
-        if feed is not None:
-            kind = "permission_request" if what == "opened" else "permission_closed"
-            data = pending.to_json() if what == "opened" else {"id": pending.id}
-            feed.publish(RunEvent(kind, feed.run_id, data))
+    def announcer(kind: str) -> Callable[[PendingPermission | PendingElicitation, str], None]:
+        """Publish a question's opening (``KIND_request``, its view) and closing
+        (``KIND_closed``, its id) on its run's live feed."""
 
-    asker = ApiAsker(run_of=launcher.run_of, announce=announce, wait_seconds=permission_wait)
+        def announce(pending: PendingPermission | PendingElicitation, what: str) -> None:
+            feed = feeds.live.get(pending.run_id or "")
+            if feed is not None:
+                opened = what == "opened"
+                data = pending.to_json() if opened else {"id": pending.id}
+                event = f"{kind}_request" if opened else f"{kind}_closed"
+                feed.publish(RunEvent(event, feed.run_id, data))
+
+        return announce
+
+    asker = ApiAsker(
+        run_of=launcher.run_of, announce=announcer("permission"), wait_seconds=permission_wait
+    )
     runtime.asker = asker
 
-    def announce_elicitation(pending: PendingElicitation, what: str) -> None:
-        feed = feeds.live.get(pending.run_id or "")
-        if feed is not None:
-            kind = "elicitation_request" if what == "opened" else "elicitation_closed"
-            data = pending.to_json() if what == "opened" else {"id": pending.id}
-            feed.publish(RunEvent(kind, feed.run_id, data))
-
     elicitor = ApiElicitor(
-        run_of=launcher.run_of, announce=announce_elicitation, wait_seconds=elicitation_wait
+        run_of=launcher.run_of, announce=announcer("elicitation"), wait_seconds=elicitation_wait
     )
     runtime.elicitor = elicitor
     runtime.elicitation_policies = ELICITATION_POLICIES

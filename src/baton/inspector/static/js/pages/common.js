@@ -1,6 +1,7 @@
 // What the pages share: loading a resource into a view, errors, tables and polling.
 
-import { h, replaceChildren } from "../dom.js";
+import { h, replaceChildren, badge } from "../dom.js";
+import { post } from "../api.js";
 
 /** A box that shows an error with its stable code and whose fault it is. */
 export function errorBox(error) {
@@ -99,4 +100,26 @@ export function pendingCards(box, ms, load, card, keepEnded, none) {
     box.querySelector(".none")?.remove();
     if (!cards.size) box.appendChild(h("p", { class: "muted none" }, none));
   });
+}
+
+/**
+ * The answer button handler of a pending card: `(body, label)` posts `body` to `route`, shows
+ * "Sending LABEL…" then "LABEL sent." (and tells `onDone(id)`) or the service's refusal in
+ * `status`; the card's `buttons` are disabled while it is in flight and usable again after (a
+ * refusal is the thing to read, or a form to correct).
+ */
+export function answerSender(route, id, status, buttons, onDone) {
+  return async (body, label) => {
+    for (const b of buttons) b.disabled = true;
+    status.textContent = `Sending ${label}…`;
+    try {
+      await post(route, body);
+      replaceChildren(status, h("p", {}, badge("answered", "selected"), ` ${label} sent.`));
+      onDone(id);
+    } catch (error) {
+      replaceChildren(status, h("p", {}, "The service refused this answer:"), errorBox(error));
+    } finally {
+      for (const b of buttons) b.disabled = false;
+    }
+  };
 }

@@ -8,7 +8,7 @@
 
 import { h, replaceChildren, badge, externalLink } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
-import { errorBox, listOf, pendingCards } from "./common.js";
+import { answerSender, errorBox, listOf, pendingCards } from "./common.js";
 
 // How often the page asks for pending questions (ms): a question waits on a person, so a
 // second is prompt enough and cheap for the service.
@@ -95,20 +95,7 @@ export function questionCard(question, onDone = () => {}) {
   const status = h("div", { class: "answer-status", "aria-live": "assertive" });
   const buttons = [];
   const form = question.mode === "form" ? questionForm(question) : null;
-  const answer = async (body, label) => {
-    for (const b of buttons) b.disabled = true;
-    status.textContent = `Sending ${label}…`;
-    try {
-      await post(ROUTES.answerElicitation(id), body);
-      replaceChildren(status, h("p", {}, badge("answered", "selected"), ` ${label} sent.`));
-      onDone(id);
-    } catch (error) {
-      replaceChildren(status, h("p", {}, "The service refused this answer:"), errorBox(error));
-    } finally {
-      // A refused answer leaves the buttons usable: correct the form, or answer otherwise.
-      for (const b of buttons) b.disabled = false;
-    }
-  };
+  const answer = answerSender(ROUTES.answerElicitation(id), id, status, buttons, onDone);
   let body;
   if (form) {
     body = form.node;

@@ -5,7 +5,7 @@
 import { h, replaceChildren, badge } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
 import { renderTool } from "../transcript.js";
-import { errorBox, listOf, pendingCards } from "./common.js";
+import { answerSender, errorBox, listOf, pendingCards } from "./common.js";
 import { questionsInto } from "./elicitations.js";
 
 // How often the page asks for pending requests (ms): a request waits on a person, so a
@@ -22,20 +22,7 @@ export function permissionCard(request, onDone = () => {}) {
   const tool = request.toolCall ?? request.tool ?? null;
   const options = request.options ?? request.offeredOptions ?? [];
   const buttons = [];
-  const answer = async (body, label) => {
-    for (const b of buttons) b.disabled = true;
-    status.textContent = `Sending ${label}…`;
-    try {
-      await post(ROUTES.answer(id), body);
-      replaceChildren(status, h("p", {}, badge("answered", "selected"), ` ${label} sent.`));
-      onDone(id);
-    } catch (error) {
-      replaceChildren(status, h("p", {}, "The service refused this answer:"), errorBox(error));
-    } finally {
-      // A refused answer leaves the buttons usable: the refusal is the thing to read.
-      for (const b of buttons) b.disabled = false;
-    }
-  };
+  const answer = answerSender(ROUTES.answer(id), id, status, buttons, onDone);
   for (const option of options) {
     const remembered = REMEMBERED_KINDS.has(option.kind);
     buttons.push(h("button", {
