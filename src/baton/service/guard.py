@@ -3,9 +3,13 @@
 1. **Host** (DNS rebinding): the ``Host`` header must be the bound loopback name and port
    (``127.0.0.1:PORT`` or ``[::1]:PORT``, and ``localhost:PORT``); else 421
    API_HOST_REFUSED.
-2. **Token exchange** (the Jupyter convention): a ``GET`` whose query has ``token=`` is
-   answered, when the token is right, with a redirect to the same URL without it and an
-   HttpOnly, SameSite=Strict cookie; the token leaves the address bar and the history.
+2. **Login-code exchange** (the Jupyter convention, with a code instead of the token): a
+   ``GET`` whose query has ``token=`` is answered, when it holds a live login code
+   (single-use, short-lived: :mod:`baton.service.tokens`), with a redirect to the same path
+   without it and an HttpOnly, SameSite=Strict cookie of a new session; the code leaves the
+   address bar and the history, and is used up. The API token itself is never accepted in a
+   URL. The redirect is always a path of this service (:func:`local_location`): a request
+   path such as ``//evil.test/`` or ``/\\evil.test`` never becomes an open redirect.
 3. **Authentication**: ``Authorization: Bearer TOKEN`` or the cookie, compared in constant
    time; else 401 API_UNAUTHORIZED under ``/api/``, and 401 with the inspector's login page
    for a page (a browser without its token). Only :data:`PUBLIC_PATHS` (the login page) skip
@@ -26,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any, Final
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 import orjson
 
@@ -59,6 +63,25 @@ SAFE_METHODS: Final = frozenset({"GET", "HEAD"})
 API_PREFIX: Final = "/api/"
 #: The key of the ASGI scope where the guard notes how the request authenticated.
 AUTH_SCOPE_KEY: Final = "baton.auth"
+#: Characters a redirect's path keeps as they are; anything else (a backslash, a control
+#: character, a space, non-ASCII) is percent-encoded, so a Location header holds one
+#: unambiguous path of this service.
+_PATH_SAFE: Final = "/-._~!$&'()*+,;=:@%"
+
+
+def local_location(path: str, query: str = "") -> str:
+    """A redirect target that can only be a path of this service: ``path`` percent-encoded
+    (a backslash included, which browsers read as a slash) with its leading slashes
+    collapsed to one, so ``//evil.test/`` becomes ``/evil.test/`` and never a scheme-relative
+    URL; then ``?query`` when there is one."""
+    encoded = quote(path, safe=_PATH_SAFE)
+    location = "/" + encoded.lstrip("/")
+    return location + (f"?{query}" if query else "")
+
+
+def session_cookie(value: str) -> bytes:
+    """The ``Set-Cookie`` value of a session: HttpOnly, SameSite=Strict, for every path."""
+    return f"{COOKIE_NAME}={value}; HttpOnly; SameSite=Strict; Path=/".encode()
 
 
 class HostRule:
@@ -227,27 +250,30 @@ class Guard:
             except Exception:  # http.cookies raises CookieError on a malformed header
                 return None
             morsel = cookies.get(COOKIE_NAME)
-            if morsel is not None and self.credentials.cookie_matches(morsel.value):
+            if morsel is not None and self.credentials.session_matches(morsel.value):
                 return "cookie"
         return None
 
     async def _exchange(self, scope: Scope, send: Send, pairs: list[tuple[str, str]]) -> None:
         given = [value for name, value in pairs if name == "token"]
-        if len(given) != 1 or not self.credentials.token_matches(given[0]):
-            await send_error(send, ApiUnauthorized("the token in the URL is not this service's"))
+        if len(given) != 1 or not self.credentials.redeem_login_code(given[0]):
+            await send_error(
+                send,
+                ApiUnauthorized(
+                    "the login code in the URL is not live (each is good once, for a few "
+                    "minutes): run `baton inspect` for a new one"
+                ),
+            )
             return
         rest = urlencode([(name, value) for name, value in pairs if name != "token"])
-        location = scope["path"] + (f"?{rest}" if rest else "")
-        cookie = (
-            f"{COOKIE_NAME}={self.credentials.cookie}; HttpOnly; SameSite=Strict; Path=/"
-        ).encode()
+        location = local_location(scope["path"], rest)
         await send(
             {
                 "type": "http.response.start",
                 "status": 303,
                 "headers": [
-                    (b"location", location.encode("latin-1")),
-                    (b"set-cookie", cookie),
+                    (b"location", location.encode("ascii")),
+                    (b"set-cookie", session_cookie(self.credentials.new_session())),
                     (b"cache-control", b"no-store"),
                     (b"content-length", b"0"),
                 ],
