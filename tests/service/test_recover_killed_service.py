@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import orjson
+from tests.cli.helpers import baton
 from tests.cli.test_recover_killed_owner import SCRIPT, assert_journal_output
 
 from .test_serve_e2e import AGENT, launch
@@ -20,15 +20,7 @@ WAIT_SECONDS = 60.0
 
 
 def _baton(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(data_dir.parent), "BATON_HOME": str(data_dir)}
-    return subprocess.run(
-        [sys.executable, "-m", "baton.cli.main", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        stdin=subprocess.DEVNULL,
-    )
+    return baton(data_dir.parent, *args, BATON_HOME=str(data_dir))
 
 
 def _view(data_dir: Path, run_id: str) -> dict[str, Any]:
