@@ -16,7 +16,10 @@
    it.
 4. **Origin** (cross-site requests): a state-changing request (anything but GET and HEAD)
    needs an ``Origin`` equal to the service's own, or no ``Origin`` with a bearer token; a
-   cookie alone is never enough without a matching Origin. Else 403 API_ORIGIN_REFUSED.
+   cookie alone is never enough without a matching Origin. Else 403 API_ORIGIN_REFUSED. The
+   login form (``POST /login``) is exempt: it grants nothing without the token or a live
+   login code in its body (and a browser posts it with ``Origin: null``, the page being
+   ``no-referrer``).
 5. **Body size**: a declared ``Content-Length`` over :data:`~baton.service.limits.MAX_BODY_BYTES`
    is refused at once (413 API_BODY_TOO_LARGE); routes count streamed bodies too.
 
@@ -216,7 +219,9 @@ class Guard:
                 ((b"www-authenticate", b'Bearer realm="baton"'),),
             )
             return
-        if method not in SAFE_METHODS:
+        if method not in SAFE_METHODS and path not in PUBLIC_PATHS:
+            # The login form is exempt: it changes nothing without the secret in its body,
+            # and the page's no-referrer policy makes a browser send ``Origin: null`` there.
             origin = headers.get("origin")
             if origin is None and how != "bearer":
                 await send_error(

@@ -2,8 +2,8 @@
 
 ``POST /api/v1/login-codes`` (authenticated, like every API call) answers a fresh login code
 and the path that redeems it (``/?token=CODE``): what ``baton inspect`` opens. ``POST /login``
-is the login page's form (public; the guard still wants the page's own Origin on it, as on
-every state-changing request): a pasted API token or login code in the body
+is the login page's form (public, and exempt from the guard's Origin rule: it grants
+nothing without the secret, and browsers post it with ``Origin: null``): a pasted API token or login code in the body
 (``application/x-www-form-urlencoded``, never in the URL) answers a redirect to ``/`` with a
 new session's cookie.
 """
