@@ -157,8 +157,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--protocol",
         choices=PROTOCOL_CHOICES,
         default=None,
-        help="the ACP version to offer and accept: auto (offer 2, accept 1 or 2), 1 or 2 "
-        "(default: the profile's, auto unless pinned)",
+        help="the ACP version to offer and accept: auto (offer 1, or 2 where the profile "
+        "declares v2 support; accept 1 or 2), 1 or 2 (default: the profile's, auto unless "
+        "pinned)",
     )
     parser.add_argument("--mode", metavar="ID", help="the session mode (exact id)")
     parser.add_argument("--model", metavar="ID", help="the model (exact advertised id)")

@@ -131,9 +131,10 @@ class Profile:
     - ``unattended_edit_mode``: the agent's own session mode that lets it edit without asking
       (Claude's ``acceptEdits``), suggested when a policy the profile does not expose is asked
       for; ``None`` when the agent has none.
-    - ``protocol``: the ACP version ``initialize`` offers and accepts (``auto``: offer the highest
-      implemented, accept any; a pinned ``1`` or ``2``: only that one). ``--protocol`` overrides
-      it per run.
+    - ``protocol``: the ACP version ``initialize`` offers and accepts (``auto``: offer the stable
+      1, or 2 where the profile declared v2 support (``v2_declared``, the config file's
+      ``v2_support = true``), and accept either; a pinned ``1`` or ``2``: only that one).
+      ``--protocol`` overrides the pin per run and keeps the declaration.
     - ``idle_timeout``: this agent's turn idle bound (seconds, or ``"off"``), set in the config
       file (``[turns.profiles]`` or a custom profile's ``idle_timeout``); ``None`` leaves it to
       the config file's ``[turns] idle_timeout``, else Baton's default (600 s).
