@@ -265,6 +265,14 @@ class PolicyNotAvailable(UsageError):
     code = "POLICY_NOT_AVAILABLE"
 
 
+class ModeActsWithoutAsking(UsageError):
+    """The session starts in a native mode its profile declares acts on its own, the policy
+    asks, no mode was chosen explicitly and the agent offers no mode that asks: the run is
+    refused before any prompt (choose a mode with ``--mode``, or another policy)."""
+
+    code = "MODE_ACTS_WITHOUT_ASKING"
+
+
 class InvalidArgument(UsageError):
     """An argument to a protocol call is malformed (a relative cwd, an unknown content block
     type...); nothing was sent."""

@@ -24,6 +24,7 @@ import math
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from baton.cli import exit_codes
@@ -308,6 +309,13 @@ def permission_counts(permissions: list[dict[str, Any]]) -> dict[str, int]:
 
 
 #: Notice severity -> its mark and colour in text output (other severities: the info mark).
+def warning_line(screen: Screen, data: Mapping[str, Any]) -> str:
+    """A ``warning`` event as the one stderr line both output formats print."""
+    return screen.style(
+        f"! {visible(str(data.get('code')), 60)}: {visible(str(data.get('message')))}", "yellow"
+    )
+
+
 NOTICE_MARKS: Final = {"info": ("ℹ", "dim"), "warning": ("!", "yellow"), "error": ("✗", "red")}
 
 
@@ -363,12 +371,7 @@ class TextPrinter:
         elif kind == "compaction":
             self._compaction(data)
         elif kind == "warning":
-            self._note(
-                self.screen.style(
-                    f"! {visible(str(data.get('code')), 60)}: {visible(str(data.get('message')))}",
-                    "yellow",
-                )
-            )
+            self._note(warning_line(self.screen, data))
 
     def _tool(self, data: dict[str, Any]) -> None:
         """One line when a tool call first has a title, and one when it ends; the updates in
@@ -729,6 +732,9 @@ class _RunSession:
             else:
                 sys.stdout.buffer.write(event.to_json() + b"\n")
                 sys.stdout.flush()
+                if event.type == "warning":
+                    # Said on stderr too: a JSON reader may not look for warnings.
+                    self.screen.note(warning_line(self.screen, event.data))
         except BrokenPipeError:
             self._reader_gone()
 
