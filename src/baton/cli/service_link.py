@@ -47,10 +47,16 @@ class RuntimeInfo:
     url: str
     pid: int
     token: str
+    #: The launch key (see :class:`baton.service.tokens.Credentials`); empty in a file an
+    #: older service wrote.
+    launch_key: str = ""
 
     def to_json(self) -> bytes:
         """The file's contents."""
-        return orjson.dumps({"url": self.url, "pid": self.pid, "token": self.token})
+        fields: dict[str, object] = {"url": self.url, "pid": self.pid, "token": self.token}
+        if self.launch_key:
+            fields["launchKey"] = self.launch_key
+        return orjson.dumps(fields)
 
 
 def _read_private(data_dir: Path, name: str) -> bytes | None:
@@ -98,7 +104,12 @@ def find_service(data_dir: Path) -> RuntimeInfo | None:
         return None
     try:
         fields = orjson.loads(raw)
-        info = RuntimeInfo(str(fields["url"]), int(fields["pid"]), str(fields["token"]))
+        info = RuntimeInfo(
+            str(fields["url"]),
+            int(fields["pid"]),
+            str(fields["token"]),
+            str(fields.get("launchKey") or ""),
+        )
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
     if urlsplit(info.url).scheme != "http":
@@ -145,16 +156,21 @@ class ServiceClient:
         self.port = parts.port or 80
         self.netloc = parts.netloc
         self.token = info.token
+        self.launch_key = info.launch_key
 
     def _connection(self, timeout: float | None) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def _headers(self) -> dict[str, str]:
-        return {
+        headers = {
             "Host": self.netloc,
             "Authorization": f"Bearer {self.token}",
             "Accept": "application/json",
         }
+        if self.launch_key:
+            # The user's own CLI: its ad-hoc agent commands are trusted as in-process.
+            headers["X-Baton-Launch-Key"] = self.launch_key
+        return headers
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         """Send one request; the decoded JSON answer, or :class:`ServiceRefused`."""
