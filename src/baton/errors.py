@@ -524,8 +524,10 @@ class SessionOnOtherHost(UsageError):
 
 class SessionNotResumable(UsageError):
     """The conversation's provider session is not attached in this process and the agent
-    advertises neither ``sessionCapabilities.resume`` nor ``loadSession``: Baton refuses to
-    guess (it never starts a fresh provider session in its place)."""
+    advertises neither ``sessionCapabilities.resume`` nor ``loadSession``, or it answered
+    resume/load that it does not know the session (-32002 or "not found"): Baton refuses to
+    guess (it never starts a fresh provider session in its place); the message names the next
+    step."""
 
     code = "SESSION_NOT_RESUMABLE"
 
