@@ -289,7 +289,7 @@ class Runtime:
                 allow_unattended=request.allow_unattended,
             )
             if request.protocol is not None:
-                spec = replace(spec, protocol=request.protocol)
+                spec = replace(spec, protocol=request.protocol.declaring_v2(False))
             return spec
         assert request.agent is not None
         profile = self.profiles.get(request.agent)
@@ -308,7 +308,8 @@ class Runtime:
             )
         spec = from_profile(profile, result.selected, self.environ, lane=request.lane)
         if request.protocol is not None:
-            spec = replace(spec, protocol=request.protocol)
+            # The run's pin, with the profile's v2 declaration (``auto`` offers 2 only there).
+            spec = replace(spec, protocol=request.protocol.declaring_v2(spec.protocol.v2_declared))
         self._fingerprints[spec.identity] = result.fingerprint
         return spec
 

@@ -12,6 +12,9 @@ session cookies browsers get in exchange.
   login page): its own random value, never the token, so the token does not sit in a
   browser's cookie jar. At most :data:`MAX_SESSIONS` are remembered (the oldest signs out).
 
+- The **launch key**, a fourth random value, sits only in the owner-only runtime file: the
+  CLI presents it to launch the user's own ad-hoc agent commands.
+
 Every comparison is constant-time (:func:`hmac.compare_digest`), over every live value.
 """
 
@@ -76,6 +79,10 @@ class Credentials:
         self._codes: OrderedDict[str, float] = OrderedDict()
         #: Session cookie values, oldest first.
         self._sessions: OrderedDict[str, None] = OrderedDict()
+        #: The launch key: written only to the owner-only runtime file, never printed or sent
+        #: to a browser. A request presenting it (the user's own CLI, which read that file)
+        #: may name an ad-hoc agent command even without ``--allow-agent-command``.
+        self.launch_key = secrets.token_urlsafe(TOKEN_BYTES)
 
     def token_matches(self, presented: str) -> bool:
         """Whether ``presented`` is the API token (constant-time)."""
@@ -122,3 +129,7 @@ class Credentials:
         now = self._clock()
         for code in [c for c, expires in self._codes.items() if expires <= now]:
             del self._codes[code]
+
+    def launch_key_matches(self, presented: str) -> bool:
+        """Whether ``presented`` is the launch key (constant-time)."""
+        return _matches(presented, self.launch_key)

@@ -15,8 +15,9 @@ import webbrowser
 from typing import Final
 
 from baton.cli.commands import serve as serve_verb
-from baton.cli.service_link import ServiceClient, find_service
+from baton.cli.service_link import ServiceClient
 from baton.runtime.runtime import data_dir_path
+from baton.service.runtime_file import find_service
 
 EXAMPLES: Final = """examples:
   baton inspect                        # open the running service's page, or start one

@@ -29,7 +29,7 @@ from typing import Any, Final, Literal
 
 from baton.cli import exit_codes
 from baton.cli.elicitation_prompt import terminal_elicitor
-from baton.cli.json_output import SCHEMA_VERSION, write_json
+from baton.cli.json_output import write_json
 from baton.cli.main import reader_gone
 from baton.cli.permission_prompt import TtyAsker, terminal_asker
 from baton.cli.remote_turn import cancel_through_service, prompt_through_service
@@ -53,6 +53,7 @@ from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runt
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
 from baton.store.location import resolve_store
+from baton.views.contract import SCHEMA_VERSION
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
 from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
 from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice
@@ -157,8 +158,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--protocol",
         choices=PROTOCOL_CHOICES,
         default=None,
-        help="the ACP version to offer and accept: auto (offer 2, accept 1 or 2), 1 or 2 "
-        "(default: the profile's, auto unless pinned)",
+        help="the ACP version to offer and accept: auto (offer 1, or 2 where the profile "
+        "declares v2 support; accept 1 or 2), 1 or 2 (default: the profile's, auto unless "
+        "pinned)",
     )
     parser.add_argument("--mode", metavar="ID", help="the session mode (exact id)")
     parser.add_argument("--model", metavar="ID", help="the model (exact advertised id)")

@@ -136,9 +136,10 @@ class Profile:
       client and which act on their own (:class:`NativeModes`); under ``ask`` and
       ``auto-edits`` a session that starts in a self-acting mode is moved to the first asking
       mode offered (docs/permissions.md). Undeclared modes are judged by the bypass rule.
-    - ``protocol``: the ACP version ``initialize`` offers and accepts (``auto``: offer the highest
-      implemented, accept any; a pinned ``1`` or ``2``: only that one). ``--protocol`` overrides
-      it per run.
+    - ``protocol``: the ACP version ``initialize`` offers and accepts (``auto``: offer the stable
+      1, or 2 where the profile declared v2 support (``v2_declared``, the config file's
+      ``v2_support = true``), and accept either; a pinned ``1`` or ``2``: only that one).
+      ``--protocol`` overrides the pin per run and keeps the declaration.
     - ``idle_timeout``: this agent's turn idle bound (seconds, or ``"off"``), set in the config
       file (``[turns.profiles]`` or a custom profile's ``idle_timeout``); ``None`` leaves it to
       the config file's ``[turns] idle_timeout``, else Baton's default (600 s).
