@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv dev demo test test-pythons test-lowest test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
+.PHONY: venv dev demo test test-pythons test-lowest acp-types test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -171,6 +171,12 @@ dist: $(VENV)/.dist
 dist-check: dist
 	$(BIN)/python scripts/dist_check.py contents dist
 	$(BIN)/python scripts/wheel_smoke.py dist
+
+# ACP's message types (src/baton/wire/acp_types.py) from the pinned schema: run when the pin
+# changes, commit the result (tests/wire/test_acp_types.py fails on a stale module).
+acp-types: $(VENV)/.dev
+	$(BIN)/python scripts/acp_types.py
+	$(BIN)/ruff format -q src/baton/wire/acp_types.py
 
 clean:
 	rm -rf $(VENV) .venv-py3.* $(LOWEST_VENV) .mypy_cache .pytest_cache .ruff_cache build dist src/*.egg-info
