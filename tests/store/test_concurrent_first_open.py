@@ -45,6 +45,7 @@ sys.exit(asyncio.run(main()))
 """
 
 
+@pytest.mark.serial(reason="16 interpreters at once: it must not share the machine's 2 cores")
 @pytest.mark.parametrize("round_number", range(ROUNDS))
 def test_sixteen_first_openers_at_once(tmp_path: Path, round_number: int) -> None:
     data_dir = tmp_path / f"data-{round_number}"
