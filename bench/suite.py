@@ -298,7 +298,7 @@ class Suite:
             baton_run_argv(data, 3, 25), env=dict(os.environ), check=True,
             stdout=subprocess.DEVNULL,
         )  # fmt: skip
-        conn = sqlite3.connect(data / "store.sqlite3")
+        conn = sqlite3.connect(data / "baton.sqlite3")
         columns = [row[1] for row in conn.execute("PRAGMA table_info(runs)")]
         template = conn.execute(f"SELECT {', '.join(columns)} FROM runs").fetchone()
         id_at, created_at = columns.index("id"), columns.index("created_at")

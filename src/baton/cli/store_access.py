@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import asdict, is_dataclass
 from datetime import datetime
@@ -180,11 +180,28 @@ def run_context(store: Store, run: Run) -> dict[str, Any]:
     """What the run's own row does not say: its agent profile, its cwd, its duration, and
     the host of the Baton process that owns it (the host whose disk holds its journal;
     None for a run recorded before hosts were: docs/fleet.md)."""
-    server = store.find_server_instance(run.server_instance_id) if run.server_instance_id else None
-    session = store.find_session(run.session_id) if run.session_id else None
-    return {
-        "agent": server.profile if server is not None else (session.profile if session else None),
-        "cwd": session.cwd if session is not None else None,
-        "duration_seconds": duration_seconds(run),
-        "host": owner_host(run.owner),
-    }
+    return run_contexts(store, [run])[0]
+
+
+def run_contexts(store: Store, runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """:func:`run_context` of each run, in order, with one batched lookup of their servers
+    and one of their sessions (a listing makes no query per row)."""
+    servers = store.server_instances_by_id(
+        r.server_instance_id for r in runs if r.server_instance_id
+    )
+    sessions = store.sessions_by_id(r.session_id for r in runs if r.session_id)
+    contexts = []
+    for run in runs:
+        server = servers.get(run.server_instance_id) if run.server_instance_id else None
+        session = sessions.get(run.session_id) if run.session_id else None
+        contexts.append(
+            {
+                "agent": server.profile
+                if server is not None
+                else (session.profile if session else None),
+                "cwd": session.cwd if session is not None else None,
+                "duration_seconds": duration_seconds(run),
+                "host": owner_host(run.owner),
+            }
+        )
+    return contexts

@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from baton.cli.commands.show import run_view
 from baton.cli.json_output import document
-from baton.cli.store_access import plain, resolve_run, run_context
+from baton.cli.store_access import plain, resolve_run, run_context, run_contexts
 from baton.errors import ApiRequestInvalid
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import RunRequest
@@ -71,7 +71,10 @@ async def list_runs(request: Request) -> Response:
         session_id=request.query_params.get("sessionId") or None,
         limit=MAX_LIST_ROWS if agent or cwd else limit,
     )
-    rows = [run_row(store, r) for r in records]
+    rows = [
+        document({**plain(record), **context})
+        for record, context in zip(records, run_contexts(store, records), strict=True)
+    ]
     if agent is not None:
         rows = [row for row in rows if row["agent"] == agent]
     if cwd is not None:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -121,6 +121,9 @@ MAX_NAME_CHARS: Final = 256
 MAX_ID_CHARS: Final = 4 * MAX_NAME_CHARS
 #: Most rows one listing returns.
 MAX_LIST_ROWS: Final = 10_000
+#: Most ids one ``IN (...)`` lookup binds: under SQLite's oldest bound on host parameters
+#: (999), so a listing's batched lookups work on every SQLite and on PostgreSQL alike.
+MAX_IDS_PER_QUERY: Final = 500
 
 _TRUNCATED: Final = "…[truncated]"
 
@@ -264,6 +267,13 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
             raise
         return conn
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def id_chunks(ids: Iterable[str]) -> Iterator[list[str]]:
+    """The distinct ``ids`` in lists of at most :data:`MAX_IDS_PER_QUERY`, for batched lookups."""
+    distinct = list(dict.fromkeys(ids))
+    for start in range(0, len(distinct), MAX_IDS_PER_QUERY):
+        yield distinct[start : start + MAX_IDS_PER_QUERY]
 
 
 class StoreDatabase:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from typing import Any, Final, cast
 
 from baton.durable.refs import validate_server_id
@@ -13,6 +13,7 @@ from baton.store.database import (
     check_in,
     check_name,
     expected_set,
+    id_chunks,
     new_id,
 )
 from baton.store.models import (
@@ -79,6 +80,17 @@ class ServerRecords(StoreDatabase):
             f"SELECT {SERVER_COLUMNS} FROM server_instances WHERE id = ?", (server_id,)
         ).fetchone()
         return None if row is None else _server(row)
+
+    def server_instances_by_id(self, server_ids: Iterable[str]) -> dict[str, ServerInstance]:
+        """The server instances of ``server_ids`` that exist, by id, in one query per
+        :data:`MAX_IDS_PER_QUERY` ids (listings: no query per row)."""
+        found: dict[str, ServerInstance] = {}
+        for chunk in id_chunks(server_ids):
+            sql = f"SELECT {SERVER_COLUMNS} FROM server_instances WHERE id IN ({', '.join('?' for _ in chunk)})"
+            for row in self._conn.execute(sql, chunk):
+                server = _server(row)
+                found[server.id] = server
+        return found
 
     def list_server_instances(
         self, *, states: OneOrMany[ServerState] | None = None, profile: str | None = None

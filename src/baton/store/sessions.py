@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final, cast
 
 import orjson
@@ -15,6 +15,7 @@ from baton.store.database import (
     check_in,
     check_name,
     expected_set,
+    id_chunks,
     new_id,
 )
 from baton.store.models import (
@@ -80,6 +81,17 @@ class SessionRecords(StoreDatabase):
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
         ).fetchone()
         return None if row is None else _session(row)
+
+    def sessions_by_id(self, session_ids: Iterable[str]) -> dict[str, StoredSession]:
+        """The sessions of ``session_ids`` that exist, by id, in one query per
+        :data:`MAX_IDS_PER_QUERY` ids (listings: no query per row)."""
+        found: dict[str, StoredSession] = {}
+        for chunk in id_chunks(session_ids):
+            sql = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id IN ({', '.join('?' for _ in chunk)})"
+            for row in self._conn.execute(sql, chunk):
+                session = _session(row)
+                found[session.id] = session
+        return found
 
     def find_session_by_provider_id(
         self, profile: str, provider_session_id: str

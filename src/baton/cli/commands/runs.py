@@ -18,7 +18,7 @@ from baton.cli.store_access import (
     add_store_option,
     open_store,
     plain,
-    run_context,
+    run_contexts,
     store_url,
 )
 from baton.cli.terminal import visible
@@ -106,10 +106,12 @@ def _rows_from_service(client: ServiceClient, args: argparse.Namespace) -> list[
 def _rows_in_process(args: argparse.Namespace) -> list[dict[str, Any]]:
     try:
         with open_store(args.data_dir, read_only=True, store_flag=args.store) as (store, _journal):
-            runs = store.list_runs(status=args.status)
-            if args.limit is not None:
-                runs = runs[: args.limit]
-            return [document({**plain(record), **run_context(store, record)}) for record in runs]
+            runs = store.list_runs(status=args.status, limit=args.limit or MAX_LIST_ROWS)
+            contexts = run_contexts(store, runs)
+            return [
+                document({**plain(record), **context})
+                for record, context in zip(runs, contexts, strict=True)
+            ]
     except DataDirNotFound as exc:
         # Nothing ran here yet: an empty listing (scripts see no lines), said on stderr, and
         # nothing is created (issue 16).
