@@ -244,9 +244,30 @@ class Suite:
     def verbs(self) -> None:
         """`runs --limit 20`, `show`, `session history` against `python -c pass`."""
         floor = self.python_pass()
-        data = self.work / "verbs"
+        # Each tree reads a data directory its own code wrote (an older Baton refuses a newer
+        # store's schema).
+        prepared = {tree.label: self._verbs_data(tree) for tree in self.trees}
+        for name, verb in (
+            ("runs --limit 20", ["runs", "--limit", "20"]),
+            ("show", ["show", "RUN"]),
+            ("session history", ["session", "history", "bench"]),
+        ):
+
+            def verb_run(tree: Tree, verb: list[str] = verb) -> Sample:
+                data, run_id = prepared[tree.label]
+                words = [run_id if word == "RUN" else word for word in verb]
+                return measure([*BATON_MAIN, *words, "--data-dir", str(data)], tree.env)
+
+            samples = self.rounds(verb_run)
+            for tree in self.trees:
+                cpu = statistics.median(s.cpu for s in samples[tree.label])
+                self.record(f"{name} vs python -c pass", tree, f"{cpu / floor:.1f}x", "<= 10x")
+
+    def _verbs_data(self, tree: Tree) -> tuple[Path, str]:
+        """A data directory with three runs and a named session of one turn, and a run id."""
+        data = self.work / f"verbs-{tree.label}"
         scripted = shlex.join([*BATON_MAIN, "agent", "scripted"])
-        env = dict(os.environ)
+        env = tree.env
         for index in range(3):
             subprocess.run(
                 [*BATON_MAIN, "run", "--data-dir", str(data), "--agent-command", scripted,
@@ -268,21 +289,12 @@ class Suite:
                 env=env, check=True, capture_output=True,
             ).stdout.splitlines()[0]
         )["id"]  # fmt: skip
-        for name, verb in (
-            ("runs --limit 20", ["runs", "--limit", "20"]),
-            ("show", ["show", run_id]),
-            ("session history", ["session", "history", "bench"]),
-        ):
-            argv = [*BATON_MAIN, *verb, "--data-dir", str(data)]
-            samples = self.rounds(lambda tree, argv=argv: measure(argv, tree.env))
-            for tree in self.trees:
-                cpu = statistics.median(s.cpu for s in samples[tree.label])
-                self.record(f"{name} vs python -c pass", tree, f"{cpu / floor:.1f}x", "<= 10x")
+        return data, run_id
 
     def listing(self) -> None:
         """`runs --limit 20` on 100k runs against 10k runs."""
-        stores = {n: self._store_of(n) for n in (SMALL_STORE_RUNS, LARGE_STORE_RUNS)}
         for tree in self.trees:
+            stores = {n: self._store_of(n, tree) for n in (SMALL_STORE_RUNS, LARGE_STORE_RUNS)}
             cpu = {}
             for n, data in stores.items():
                 argv = [*BATON_MAIN, "runs", "--limit", "20", "--data-dir", str(data)]
@@ -291,11 +303,11 @@ class Suite:
             ratio = cpu[LARGE_STORE_RUNS] / cpu[SMALL_STORE_RUNS]
             self.record("runs --limit 20 @100k vs 10k", tree, f"{ratio:.2f}x", "<= 1.1x")
 
-    def _store_of(self, runs: int) -> Path:
+    def _store_of(self, runs: int, tree: Tree) -> Path:
         """A data directory whose store holds ``runs`` runs (copies of one real run)."""
-        data = self.work / f"store-{runs}"
+        data = self.work / f"store-{runs}-{tree.label}"
         subprocess.run(
-            baton_run_argv(data, 3, 25), env=dict(os.environ), check=True,
+            baton_run_argv(data, 3, 25), env=tree.env, check=True,
             stdout=subprocess.DEVNULL,
         )  # fmt: skip
         conn = sqlite3.connect(data / "baton.sqlite3")
@@ -339,20 +351,29 @@ class Suite:
 
     def verify(self) -> None:
         """`journal verify --all` against the plain parse + sha256 loop, on one journal."""
-        data = self.work / "verify"
-        subprocess.run(
-            baton_run_argv(data, self.args.updates, 108), env=dict(os.environ), check=True,
-            stdout=subprocess.DEVNULL,
-        )  # fmt: skip
-        floor = [
-            measure([sys.executable, VERIFY_FLOOR, str(data / "journals")], dict(os.environ))
-            for _ in range(self.args.repeat)
-        ]
-        floor_cpu = statistics.median(s.cpu for s in floor)
-        argv = [*BATON_MAIN, "journal", "verify", "--all", "--data-dir", str(data)]
-        samples = self.rounds(lambda tree: measure(argv, tree.env))
+        datas = {}
+        for tree in self.trees:  # each tree verifies the journal its own code wrote
+            datas[tree.label] = data = self.work / f"verify-{tree.label}"
+            subprocess.run(
+                baton_run_argv(data, self.args.updates, 108), env=tree.env, check=True,
+                stdout=subprocess.DEVNULL,
+            )  # fmt: skip
+
+        def floor(tree: Tree) -> Sample:
+            journals = str(datas[tree.label] / "journals")
+            return measure([sys.executable, VERIFY_FLOOR, journals], dict(os.environ))
+
+        def verify(tree: Tree) -> Sample:
+            data = str(datas[tree.label])
+            return measure(
+                [*BATON_MAIN, "journal", "verify", "--all", "--data-dir", data], tree.env
+            )
+
+        floors = self.rounds(floor)
+        samples = self.rounds(verify)
         for tree in self.trees:
             cpu = statistics.median(s.cpu for s in samples[tree.label])
+            floor_cpu = statistics.median(s.cpu for s in floors[tree.label])
             self.record("journal verify vs floor", tree, f"{cpu / floor_cpu:.2f}x", "<= 2x")
 
     def serve(self) -> None:

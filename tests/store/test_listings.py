@@ -80,9 +80,7 @@ def test_run_contexts_batch_their_lookups(tmp_path: Path) -> None:
             server = store.create_server_instance("claude", "default", n + 1)
             session = store.create_session("claude", f"/w/{n}", server_instance_id=server.id)
             records.append(
-                store.create_run(
-                    f"prompt {n}", session_id=session.id, server_instance_id=server.id
-                )
+                store.create_run(f"prompt {n}", session_id=session.id, server_instance_id=server.id)
             )
         statements: list[str] = []
         conn = store._conn

@@ -13,18 +13,20 @@ CLI's start stays fast: JSON requests and the Server-Sent Events stream of a run
 from __future__ import annotations
 
 import fcntl
-import http.client
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
 import orjson
 
 from baton.durable.files import open_dir, open_file
 from baton.errors import BatonError, Fault, ServiceUnreachable, UnsafePath
+
+if TYPE_CHECKING:
+    import http.client
 
 #: The service's lock file in the data directory (held with flock while it runs).
 LOCK_FILENAME: Final = "serve.lock"
@@ -147,6 +149,8 @@ class ServiceClient:
         self.token = info.token
 
     def _connection(self, timeout: float | None) -> http.client.HTTPConnection:
+        import http.client  # only when a service answers: a run without one never loads it
+
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def _headers(self) -> dict[str, str]:
