@@ -91,3 +91,40 @@ def test_run_contexts_batch_their_lookups(tmp_path: Path) -> None:
     assert [c["cwd"] for c in contexts] == [f"/w/{n}" for n in range(12)]
     assert {c["agent"] for c in contexts} == {"claude"}
     assert len(statements) == 2, statements  # one for the servers, one for the sessions
+
+
+def test_list_runs_filters_by_agent_cwd_and_id_prefix_in_sql(tmp_path: Path) -> None:
+    with Store(tmp_path / "s.db") as store:
+        claude = store.create_server_instance("claude", "default", 1)
+        codex_session = store.create_session("codex", "/w/b")
+        claude_session = store.create_session("claude", "/w/a", server_instance_id=claude.id)
+        a = store.create_run(
+            "a", run_id="run-aa01", session_id=claude_session.id, server_instance_id=claude.id
+        )
+        b = store.create_run("b", run_id="run-ab02", session_id=codex_session.id)
+        store.create_run("c", run_id="run-bc03")
+        statements: list[str] = []
+        conn = store._conn
+        assert isinstance(conn, sqlite3.Connection)
+        conn.set_trace_callback(statements.append)
+        by_agent = store.list_runs(agent="codex", limit=1)
+        by_cwd = store.list_runs(cwd="/w/a")
+        by_prefix = store.list_runs(id_prefixes=["run-a"])
+        conn.set_trace_callback(None)
+    assert [r.id for r in by_agent] == [b.id]  # the session's profile when no server
+    assert [r.id for r in by_cwd] == [a.id]
+    assert {r.id for r in by_prefix} == {a.id, b.id}
+    assert len(statements) == 3  # one query each, filtered and limited in SQL
+
+
+def test_a_run_id_prefix_is_resolved_in_sql(tmp_path: Path) -> None:
+    from baton.cli.store_access import AmbiguousRunId, resolve_run
+
+    with Store(tmp_path / "s.db") as store:
+        for n in range(3):
+            store.create_run(f"p{n}", run_id=f"run-{n}0ff")
+        store.create_run("q", run_id="run-1abc")
+        assert resolve_run(store, "2").id == "run-20ff"
+        assert resolve_run(store, "run-0").id == "run-00ff"
+        with pytest.raises(AmbiguousRunId, match="run-10ff"):
+            resolve_run(store, "1")

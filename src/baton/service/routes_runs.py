@@ -69,17 +69,15 @@ async def list_runs(request: Request) -> Response:
     records = store.list_runs(
         status=sorted(wanted) or None,  # type: ignore[arg-type]
         session_id=request.query_params.get("sessionId") or None,
-        limit=MAX_LIST_ROWS if agent or cwd else limit,
+        agent=agent,
+        cwd=cwd,
+        limit=limit,
     )
     rows = [
         document({**plain(record), **context})
         for record, context in zip(records, run_contexts(store, records), strict=True)
     ]
-    if agent is not None:
-        rows = [row for row in rows if row["agent"] == agent]
-    if cwd is not None:
-        rows = [row for row in rows if row["cwd"] == cwd]
-    return JSONResponse({"runs": rows[:limit]})
+    return JSONResponse({"runs": rows})
 
 
 def run_request(body: dict[str, Any], service: Service) -> RunRequest:
