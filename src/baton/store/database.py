@@ -386,6 +386,15 @@ class StoreDatabase:
                 raise
             conn.execute("COMMIT")
 
+    def _rows_with_ids(self, table: str, columns: str, ids: Iterable[str]) -> Iterator[Any]:
+        """Rows (``columns``) of ``table`` whose ``id`` is one of ``ids``, in no order: one
+        query per :data:`MAX_IDS_PER_QUERY` distinct ids (a listing's batched lookups)."""
+        for chunk in id_chunks(ids):
+            marks = ", ".join("?" for _ in chunk)
+            yield from self._conn.execute(
+                f"SELECT {columns} FROM {table} WHERE id IN ({marks})", chunk
+            )
+
     def _json_field(self, column: str, key: str, *, integer: bool = False) -> str:
         """SQL for one top-level field of a JSON column, in this store's dialect."""
         return json_field_sql(self.dialect, column, key, integer=integer)

@@ -13,7 +13,6 @@ from baton.store.database import (
     check_in,
     check_name,
     expected_set,
-    id_chunks,
     new_id,
 )
 from baton.store.models import (
@@ -84,13 +83,8 @@ class ServerRecords(StoreDatabase):
     def server_instances_by_id(self, server_ids: Iterable[str]) -> dict[str, ServerInstance]:
         """The server instances of ``server_ids`` that exist, by id, in one query per
         :data:`MAX_IDS_PER_QUERY` ids (listings: no query per row)."""
-        found: dict[str, ServerInstance] = {}
-        for chunk in id_chunks(server_ids):
-            sql = f"SELECT {SERVER_COLUMNS} FROM server_instances WHERE id IN ({', '.join('?' for _ in chunk)})"
-            for row in self._conn.execute(sql, chunk):
-                server = _server(row)
-                found[server.id] = server
-        return found
+        rows = self._rows_with_ids("server_instances", SERVER_COLUMNS, server_ids)
+        return {record.id: record for record in map(_server, rows)}
 
     def list_server_instances(
         self, *, states: OneOrMany[ServerState] | None = None, profile: str | None = None

@@ -15,7 +15,6 @@ from baton.store.database import (
     check_in,
     check_name,
     expected_set,
-    id_chunks,
     new_id,
 )
 from baton.store.models import (
@@ -85,13 +84,8 @@ class SessionRecords(StoreDatabase):
     def sessions_by_id(self, session_ids: Iterable[str]) -> dict[str, StoredSession]:
         """The sessions of ``session_ids`` that exist, by id, in one query per
         :data:`MAX_IDS_PER_QUERY` ids (listings: no query per row)."""
-        found: dict[str, StoredSession] = {}
-        for chunk in id_chunks(session_ids):
-            sql = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id IN ({', '.join('?' for _ in chunk)})"
-            for row in self._conn.execute(sql, chunk):
-                session = _session(row)
-                found[session.id] = session
-        return found
+        rows = self._rows_with_ids("sessions", SESSION_COLUMNS, session_ids)
+        return {record.id: record for record in map(_session, rows)}
 
     def find_session_by_provider_id(
         self, profile: str, provider_session_id: str
