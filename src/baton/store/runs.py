@@ -132,9 +132,11 @@ class RunRecords(StoreDatabase):
             sql += " AND (SELECT cwd FROM sessions WHERE id = runs.session_id) = ?"
             args.append(cwd)
         if id_prefixes:
-            sql += f" AND ({' OR '.join('substr(id, 1, ?) = ?' for _ in id_prefixes)})"
+            # length() of the parameter, not a Python int: PostgreSQL's substr takes integer,
+            # and a driver may send an int as bigint.
+            sql += f" AND ({' OR '.join('substr(id, 1, length(?)) = ?' for _ in id_prefixes)})"
             for prefix in id_prefixes:
-                args.extend((len(prefix), prefix))
+                args.extend((prefix, prefix))
         sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
         args.append(max(0, min(limit, MAX_LIST_ROWS)))
         return [_run(row) for row in self._conn.execute(sql, args)]
