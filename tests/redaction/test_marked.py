@@ -4,6 +4,9 @@ keeps marked text only when the mark vouches for the sink's own secrets."""
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import pytest
 
 from baton.redaction import RedactedText, SecretValues, StreamRedactor, is_trusted, redact_json
@@ -23,8 +26,12 @@ def test_the_mark_vouches_only_for_the_same_unchanged_secrets() -> None:
     assert not is_trusted("clean text", secrets)  # a plain str carries no mark
     secrets.add(["a-value-added-later-7788"])
     assert not is_trusted(marked, secrets)  # redacted before the set grew
-    # Anything made from marked text is a plain str again.
+    # Anything made from marked text is a plain str again, pickles and copies too (the mark
+    # and the secret set it points to stay in this process).
     assert type(marked + " more") is str and type(marked[:3]) is str
+    assert type(copy.deepcopy(marked)) is str and type(copy.copy(marked)) is str
+    assert type(pickle.loads(pickle.dumps(marked))) is str
+    assert SECRET.encode() not in pickle.dumps({"text": marked})
 
 
 def test_structural_redaction_keeps_trusted_text_without_scanning_it(

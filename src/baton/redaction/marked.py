@@ -31,6 +31,11 @@ class RedactedText(str):
         marked.snapshot = snapshot
         return marked
 
+    def __reduce__(self) -> tuple[type[str], tuple[str]]:
+        # A pickled or copied text is a plain str: the mark (and the secret set it points to)
+        # never leaves the process or outlives the object it was made for.
+        return (str, (str(self),))
+
     def trusted_by(self, secrets: SecretValues | None) -> bool:
         """Whether a sink redacting with ``secrets`` may keep this text as it is: it has no
         exact values to add, or it is the set this text was redacted with, unchanged since."""
