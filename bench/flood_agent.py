@@ -2,11 +2,14 @@
 session/prompt writes N pre-serialized agent_message_chunk notifications, then end_turn.
 
 Standalone (stdlib + orjson) so every client under test talks to exactly the same bytes.
-Usage: flood_agent.py N [DELTA_BYTES]   (each delta's text padded to DELTA_BYTES, ~25 by default)
+Usage: flood_agent.py N [DELTA_BYTES [REPORT]]   (each delta's text padded to DELTA_BYTES, ~25
+by default)
 
-When ``BENCH_AGENT_REPORT`` names a file, the agent writes its own CPU seconds and the flood's
-wire bytes there (``cpu_seconds wire_bytes``) after it answered the prompt, so a benchmark that
-measures a client's whole process (children included) can subtract the agent's share.
+When REPORT (or, without it, the environment's ``BENCH_AGENT_REPORT``: Baton gives an agent
+only its profile's environment, so a benchmark of ``baton run`` names the file on the command
+line) names a file, the agent writes its own CPU seconds and the flood's wire bytes there
+(``cpu_seconds wire_bytes``) after it answered the prompt, so a benchmark that measures a
+client's whole process (children included) can subtract the agent's share.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ def _text(index: int, delta_bytes: int) -> str:
 
 
 def _report(wire_bytes: int) -> None:
-    path = os.environ.get("BENCH_AGENT_REPORT")
+    path = sys.argv[3] if len(sys.argv) > 3 else os.environ.get("BENCH_AGENT_REPORT")
     if path:
         usage = resource.getrusage(resource.RUSAGE_SELF)
         with open(path, "w") as handle:

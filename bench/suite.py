@@ -78,12 +78,20 @@ class Sample:
     wire_bytes: int = 0
 
 
+#: Replaced, in a measured argv, by the path of the file the flood agent reports its CPU to.
+REPORT_PLACEHOLDER = "{agent-report}"
+
+
 def measure(argv: list[str], env: dict[str, str], *, stdout: Path | None = None) -> Sample:
-    """Run ``argv`` to its end; its CPU (minus the flood agent's, when one reported), wall, RSS."""
+    """Run ``argv`` to its end; its CPU (minus the flood agent's, when one reported), wall, RSS.
+    The agent's report file is named by ``BENCH_AGENT_REPORT`` in the environment and by
+    :data:`REPORT_PLACEHOLDER` in ``argv`` (for agents that Baton starts with their profile's
+    environment only)."""
     report = Path(tempfile.mkstemp(prefix="baton-bench-agent-")[1])
     env = {**env, "BENCH_AGENT_REPORT": str(report)}
     out = open(stdout, "wb") if stdout is not None else subprocess.DEVNULL  # noqa: SIM115
     try:
+        argv = [word.replace(REPORT_PLACEHOLDER, str(report)) for word in argv]
         started = time.perf_counter()
         proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out)
         _pid, status, usage = os.wait4(proc.pid, 0)
@@ -103,9 +111,13 @@ def measure(argv: list[str], env: dict[str, str], *, stdout: Path | None = None)
         report.unlink(missing_ok=True)
 
 
-def baton_run_argv(data_dir: Path, updates: int, delta: int, prompt: str = "flood") -> list[str]:
-    """``baton run --format json`` of one flood turn on the flood agent."""
-    agent = shlex.join([sys.executable, AGENT, str(updates), str(delta)])
+def baton_run_argv(
+    data_dir: Path, updates: int, delta: int, *, report: bool = False, prompt: str = "flood"
+) -> list[str]:
+    """``baton run --format json`` of one flood turn on the flood agent (which reports its CPU
+    to the file :func:`measure` names when ``report``)."""
+    words = [sys.executable, AGENT, str(updates), str(delta)]
+    agent = shlex.join([*words, REPORT_PLACEHOLDER] if report else words)
     return [*BATON_MAIN, "run", "--data-dir", str(data_dir), "--agent-command", agent,
             "--format", "json", prompt]  # fmt: skip
 
@@ -179,7 +191,9 @@ class Suite:
                 data = Path(tempfile.mkdtemp(prefix="baton-bench-", dir=self.work))
                 events = data.with_suffix(".events")
                 try:
-                    sample = measure(baton_run_argv(data, updates, delta), tree.env, stdout=events)
+                    sample = measure(
+                        baton_run_argv(data, updates, delta, report=True), tree.env, stdout=events
+                    )
                     seen = _text_events(events)
                     if seen != updates:
                         raise RuntimeError(f"{seen} text updates of {updates}")
@@ -218,7 +232,7 @@ class Suite:
         def turn(tree: Tree) -> Sample:
             data = Path(tempfile.mkdtemp(prefix="baton-bench-", dir=self.work))
             try:
-                return measure(baton_run_argv(data, 1, 25), tree.env)
+                return measure(baton_run_argv(data, 1, 25, report=True), tree.env)
             finally:
                 shutil.rmtree(data, ignore_errors=True)
 
@@ -335,11 +349,13 @@ class Suite:
             data = Path(tempfile.mkdtemp(prefix="baton-bench-long-", dir=self.work))
             events = data.with_suffix(".events")
             try:
-                sample = measure(baton_run_argv(data, updates, 108), tree.env, stdout=events)
+                argv = baton_run_argv(data, updates, 108, report=True)
+                sample = measure(argv, tree.env, stdout=events)
                 seen = _text_events(events)
                 journal = _journal_bytes(data)
+                ratio = f"{journal / sample.wire_bytes:.2f}x" if sample.wire_bytes else "n/a"
                 value = (
-                    f"completed ({seen:,} updates), journal/wire {journal / sample.wire_bytes:.2f}x,"
+                    f"completed ({seen:,} updates), journal/wire {ratio},"
                     f" peak RSS {sample.rss_kib / 1024:.0f} MB"
                 )
             except RuntimeError as exc:
