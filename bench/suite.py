@@ -45,6 +45,8 @@ from pathlib import Path
 
 import orjson
 
+from run_flood import RssPoller
+
 HERE = Path(__file__).resolve().parent
 AGENT = str(HERE / "flood_agent.py")
 CLIENTS = str(HERE / "flood_clients.py")
@@ -70,7 +72,8 @@ class Tree:
 
 @dataclass(frozen=True)
 class Sample:
-    """One measured process: CPU seconds (agent excluded), wall seconds, peak RSS (KiB)."""
+    """One measured process: CPU seconds (agent excluded), wall seconds, its own peak RSS
+    (``VmHWM``, KiB: polled while it runs, as bench/run_flood.py does)."""
 
     cpu: float
     wall: float
@@ -94,7 +97,9 @@ def measure(argv: list[str], env: dict[str, str], *, stdout: Path | None = None)
         argv = [word.replace(REPORT_PLACEHOLDER, str(report)) for word in argv]
         started = time.perf_counter()
         proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out)
+        poller = RssPoller(proc.pid)  # the process's own high-water mark, not its agent's
         _pid, status, usage = os.wait4(proc.pid, 0)
+        poller.stop()
         wall = time.perf_counter() - started
         proc.returncode = os.waitstatus_to_exitcode(status)
         if proc.returncode != 0:
@@ -104,7 +109,7 @@ def measure(argv: list[str], env: dict[str, str], *, stdout: Path | None = None)
             cpu_text, wire_text = text.split()
             agent_cpu, wire = float(cpu_text), int(wire_text)
         cpu = usage.ru_utime + usage.ru_stime - agent_cpu
-        return Sample(cpu, wall, usage.ru_maxrss, wire)
+        return Sample(cpu, wall, poller.own, wire)
     finally:
         if stdout is not None:
             out.close()  # type: ignore[union-attr]
