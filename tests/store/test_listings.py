@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from baton.cli.commands import runs as runs_verb
-from baton.cli.store_access import run_contexts
 from baton.store import Store
 from baton.store import runs as runs_module
 from baton.store.database import MAX_LIST_ROWS
+from baton.views.runs import run_contexts
 
 
 def _plan(store: Store, sql: str, args: tuple[object, ...] = ()) -> str:
@@ -118,7 +118,8 @@ def test_list_runs_filters_by_agent_cwd_and_id_prefix_in_sql(tmp_path: Path) -> 
 
 
 def test_a_run_id_prefix_is_resolved_in_sql(tmp_path: Path) -> None:
-    from baton.cli.store_access import AmbiguousRunId, resolve_run
+    from baton.errors import AmbiguousRunId
+    from baton.views.run_ids import resolve_run
 
     with Store(tmp_path / "s.db") as store:
         for n in range(3):
