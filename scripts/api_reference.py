@@ -27,8 +27,8 @@ def render() -> str:
     sys.path.insert(0, str(ROOT / "src"))
     import baton
 
-    exports: dict[str, str] = baton._EXPORTS  # noqa: SLF001 (the table of where each name lives)
-    aliases: dict[str, str] = baton._ALIASES  # noqa: SLF001
+    exports: dict[str, str] = baton._EXPORTS  # where each name lives
+    aliases: dict[str, str] = baton._ALIASES
     blocks = [HEAD]
     for name in sorted(n for n in baton.__all__ if not n.startswith("_")):
         real = aliases.get(name, name)
