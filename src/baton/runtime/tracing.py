@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from baton._version import __version__
 from baton.runtime.turns.events import RunEvent
+from baton.wire.usage import TURN_USAGE_FIELDS
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span, Tracer, TracerProvider
@@ -45,15 +46,6 @@ FINAL_TOOL_STATUSES: Final = frozenset({"completed", "failed"})
 #: The most tool-call spans one turn keeps open: a flood of tool-call ids from an agent ends
 #: the oldest span rather than growing without bound (each open span holds a few hundred bytes).
 MAX_OPEN_TOOL_SPANS: Final = 256
-#: End-of-turn usage counts copied to attributes (``baton.usage.<snake_case name>``).
-USAGE_COUNTS: Final = (
-    "totalTokens",
-    "inputTokens",
-    "outputTokens",
-    "thoughtTokens",
-    "cachedReadTokens",
-    "cachedWriteTokens",
-)
 
 RunSink = Callable[[RunEvent], None]
 
@@ -196,7 +188,7 @@ class RunTrace:
         }
         turn_usage = self.usage.get("turn")
         if isinstance(turn_usage, Mapping):
-            for name in USAGE_COUNTS:
+            for name in TURN_USAGE_FIELDS:  # as ``baton.usage.<snake_case name>``
                 outcome[f"baton.usage.{_snake(name)}"] = turn_usage.get(name)
         for name in ("used", "size"):
             outcome[f"baton.context.{name}"] = self.usage.get(name)
