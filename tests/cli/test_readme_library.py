@@ -15,7 +15,7 @@ README = Path(__file__).parents[2] / "README.md"
 
 def library_example() -> str:
     text = README.read_text(encoding="utf-8")
-    section = text.split("## The library", 1)[1]
+    section = text.split("## The first turn from Python", 1)[1]
     match = re.search(r"```python\n(.*?)```", section, re.S)
     assert match is not None
     return match.group(1)
