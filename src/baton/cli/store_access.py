@@ -183,6 +183,9 @@ def run_context(store: Store, run: Run) -> dict[str, Any]:
     server = store.find_server_instance(run.server_instance_id) if run.server_instance_id else None
     session = store.find_session(run.session_id) if run.session_id else None
     return {
+        # The run's id under the name every other object uses (``id`` is kept, deprecated,
+        # until the next schema version: docs/events.md).
+        "run_id": run.id,
         "agent": server.profile if server is not None else (session.profile if session else None),
         "cwd": session.cwd if session is not None else None,
         "duration_seconds": duration_seconds(run),

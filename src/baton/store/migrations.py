@@ -308,7 +308,12 @@ V5: Final[Migration] = (
     """,
 )
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5)
+#: Version 6: how many questions (permission requests, elicitations) a run has open with a
+#: person, so every surface (``baton runs``, the API, the inspector) shows the same count; the
+#: run is AWAITING_APPROVAL while it is above zero (issue 30).
+V6: Final[Migration] = ("ALTER TABLE runs ADD COLUMN pending_questions INTEGER NOT NULL DEFAULT 0",)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -48,6 +48,7 @@ from baton.runtime.turns.phase import (
     TurnPhase,
     TurnPhases,
 )
+from baton.runtime.turns.questions import OpenQuestions
 from baton.runtime.turns.streaming import (
     STREAM_OUTPUT_FLUSH_SECONDS,
     TEXT_UPDATES,
@@ -153,9 +154,11 @@ class Turn:
         self.client = client
         self.recorder = recorder
         self.permissions = permissions
-        self.asker = asker
+        #: The questions this turn has open with a person (AWAITING_APPROVAL while any is).
+        self.questions = OpenQuestions(run_id, recorder.pending_questions)
+        self.asker = self.questions.asker(asker)
         #: Who answers this run's elicitations (None: nobody, each is declined).
-        self.elicitor = elicitor
+        self.elicitor = self.questions.elicitor(elicitor)
         self.clock = clock
         self.emit = emit
         self.interrupt_timeout = interrupt_timeout

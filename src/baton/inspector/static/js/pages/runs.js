@@ -29,7 +29,12 @@ export function runStatus(run) {
   if (status === "RECOVERY_REQUIRED") {
     return h("a", { href: `#/recovery/${encodeURIComponent(run.id ?? run.runId)}`, "aria-label": "recovery required: open the recovery view" }, badge(status));
   }
-  return badge(status, status === "CANCELLED" ? "run-cancelled" : undefined);
+  const shown = badge(status, status === "CANCELLED" ? "run-cancelled" : undefined);
+  const waiting = Number(run.pendingQuestions ?? 0);
+  if (waiting > 0) {
+    return h("span", {}, shown, " ", h("span", { class: "waiting-count", "data-testid": "run-waiting", title: "questions waiting for your answer" }, `${waiting} waiting`));
+  }
+  return shown;
 }
 
 function usageText(run) {
