@@ -24,9 +24,7 @@ def test_the_nav_and_the_runs_page_show_what_waits_for_an_answer(
     expect(row.get_by_test_id("run-waiting")).to_have_text("1 waiting")
     pg.screenshot(path=str(shot_path("runs-waiting")), full_page=False)
     [request] = served.api("GET", f"/api/v1/permissions?runId={run_id}")["permissions"]
-    served.api(
-        "POST", f"/api/v1/permissions/{request['id']}/answer", {"optionId": "allow"}
-    )
+    served.api("POST", f"/api/v1/permissions/{request['id']}/answer", {"optionId": "allow"})
     assert served.wait_run(run_id)["status"] == "COMPLETED"
     expect(counter).to_have_count(0)  # gone at the next poll once nothing waits
     pg.reload()

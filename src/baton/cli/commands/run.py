@@ -28,7 +28,7 @@ from typing import Any, Final, Literal
 
 from baton.cli import exit_codes
 from baton.cli.elicitation_prompt import terminal_elicitor
-from baton.cli.json_output import SCHEMA_VERSION, write_json
+from baton.cli.json_output import SCHEMA_VERSION, error_document, write_json
 from baton.cli.main import reader_gone
 from baton.cli.permission_prompt import TtyAsker, terminal_asker
 from baton.cli.remote_turn import cancel_through_service, prompt_through_service
@@ -491,6 +491,11 @@ def next_step(result: RunResult, exit_code: int) -> str | None:
         )
     if exit_code == exit_codes.AUTH_REQUIRED:
         return "sign in with the agent's own command, then run again (`baton doctor --live` shows its methods)"
+    if result.error_code == "NOT_AN_ACP_AGENT":
+        return (
+            "the command ran but does not speak ACP: name an ACP adapter (or its ACP flag); "
+            "`baton doctor` lists the agents it found"
+        )
     if exit_code == exit_codes.NOT_INSTALLED:
         return (
             "install the agent or point BATON_*_ACP_BIN at it; `baton doctor` shows what was found"
@@ -642,16 +647,7 @@ def _refused(exc: BatonError, fmt: str, hint: str | None) -> int:
     if hint:
         print(f"hint: {hint}", file=sys.stderr)
     if fmt == "json":
-        write_json(
-            sys.stdout,
-            {
-                "type": "error",
-                "errorCode": exc.code,
-                "message": exc.message,
-                "hint": hint,
-                "exitCode": code,
-            },
-        )
+        write_json(sys.stdout, error_document(exc.code, exc.message, code, hint=hint))
     return code
 
 

@@ -19,7 +19,7 @@ from urllib.parse import quote
 import orjson
 
 from baton.cli import exit_codes
-from baton.cli.json_output import SCHEMA_VERSION, document, write_json
+from baton.cli.json_output import SCHEMA_VERSION, document, error_document, write_json
 from baton.cli.service_link import service_for
 from baton.cli.store_access import add_store_option, plain, store_url
 from baton.cli.terminal import error_line, visible
@@ -351,14 +351,11 @@ def _new(args: argparse.Namespace) -> int:
         if args.json:
             write_json(
                 sys.stdout,
-                document(
-                    {
-                        "type": "error",
-                        "error_code": exc.result.error_code,
-                        "message": exc.result.message,
-                        "run_id": exc.result.run_id,
-                        "exit_code": exc.result.exit_code,
-                    }
+                error_document(
+                    exc.result.error_code or exc.code,
+                    exc.result.message or exc.message,
+                    exc.result.exit_code or exit_codes.TURN_FAILED,
+                    runId=exc.result.run_id,
                 ),
             )
         return exc.result.exit_code or exit_codes.TURN_FAILED
