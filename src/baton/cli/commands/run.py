@@ -434,7 +434,15 @@ class TextPrinter:
             reason = visible(str(data.get("reason") or data.get("reasonCode") or ""), 120)
             self._note(f"{self.screen.style('✗', 'red')} permission: cancelled ({reason})")
 
-    def summary(self, result: RunResult, exit_code: int, fail_on_denied: bool) -> None:
+    def summary(
+        self,
+        result: RunResult,
+        exit_code: int,
+        fail_on_denied: bool,
+        session: str | None = None,
+    ) -> None:
+        """The run's last stderr lines: stop reason, counts, usage, time, the run (and the
+        named session it was a turn of), then the error and the next step."""
         self.flush_thought()
         self.screen.end()
         counts = permission_counts(result.permissions)
@@ -451,6 +459,8 @@ class TextPrinter:
         if usage:
             parts.append(usage)
         parts += [f"{result.duration_ms / 1000:.1f}s", f"run {result.run_id}"]
+        if session is not None:
+            parts.append(f"session {visible(session, 64)}")
         self._note("— " + " · ".join(parts))
         unanswered = counts["denied"] + counts["cancelled"]
         if result.status == "COMPLETED" and unanswered and not fail_on_denied:
@@ -901,7 +911,7 @@ class _RunSession:
         try:
             if self.printer is not None:
                 self.printer.usage = self.usage
-                self.printer.summary(result, exit_code, self.fail_on_denied)
+                self.printer.summary(result, exit_code, self.fail_on_denied, self.session_name)
             else:
                 event = self.result_event or result.to_event()
                 write_json(
