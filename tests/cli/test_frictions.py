@@ -26,7 +26,9 @@ def test_a_cancelled_permission_shows_no_python_repr() -> None:
 
 
 def test_help_text_has_no_rest_markup(tmp_path: Path) -> None:
-    assert plain_help("``--x``: a *new* prompt, a*b, **kept**") == "`--x`: a new prompt, a*b, **kept**"
+    assert (
+        plain_help("``--x``: a *new* prompt, a*b, **kept**") == "`--x`: a new prompt, a*b, **kept**"
+    )
     done = baton(tmp_path, "recover", "--help")
     assert done.returncode == 0
     assert "``" not in done.stdout and "*new*" not in done.stdout
