@@ -17,7 +17,7 @@ def count_text(number: float) -> str:
 
 
 def usage_text(usage: dict[str, Any] | None) -> str | None:
-    """``42/200000 tokens · $0.0123`` from a usage event, or None."""
+    """``42/200,000 tokens · $0.0123`` from a usage event, or None."""
     if not usage:
         return None
     parts = []
