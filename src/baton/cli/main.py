@@ -149,9 +149,10 @@ def main(
 ) -> int:
     """Run `baton` with ``argv``; return the exit code."""
     from baton.cli import exit_codes
-    from baton.cli.json_output import error_document, json_requested, write_json
+    from baton.cli.json_output import json_requested, write_json
     from baton.cli.terminal import error_line
     from baton.errors import BatonError
+    from baton.views.contract import error_document
 
     words = list(sys.argv[1:] if argv is None else argv)
     as_json = json_requested(words)

@@ -220,6 +220,14 @@ def parse_auth_method(spec: str) -> Message:
     return method
 
 
+def parse_native_mode(spec: str) -> Choice:
+    """``ID`` or ``ID:DESCRIPTION``: one advertised session mode (named after its id)."""
+    mode_id, _sep, description = spec.partition(":")
+    if not mode_id:
+        raise ConfigurationError(f"--native-mode takes ID or ID:DESCRIPTION, got {spec!r}")
+    return Choice(mode_id, mode_id.capitalize(), description or None)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register every scripted-agent flag on ``parser``. Defaults are None: a profile decides."""
     from baton.agents.scripted.profiles import PROFILE_NAMES
@@ -286,6 +294,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action=argparse.BooleanOptionalAction,
         default=None,
         help="send modes and answer session/set_mode",
+    )
+    shape.add_argument(
+        "--native-mode",
+        action="append",
+        default=None,
+        metavar="ID[:DESCRIPTION]",
+        help="advertise this session mode instead of the profile's (repeatable; a session "
+        "starts in the first one), e.g. --native-mode 'auto:Acts without asking'",
     )
     behaviour = parser.add_argument_group("behaviour")
     behaviour.add_argument(
@@ -377,6 +393,9 @@ def options_from_namespace(args: argparse.Namespace) -> AgentOptions:
     changes["capabilities"] = capabilities
     if args.auth_method is not None:
         changes["auth_methods"] = tuple(parse_auth_method(str(s)) for s in args.auth_method)
+    if getattr(args, "native_mode", None):
+        modes = tuple(parse_native_mode(str(s)) for s in args.native_mode)
+        changes["catalog"] = replace(options.catalog, modes=modes)
     simple = {
         "auth_required": args.auth_required,
         "config_key": args.config_key,

@@ -32,8 +32,10 @@ from baton.errors import (
     StoreUnavailable,
     TransportClosed,
 )
+from baton.runtime.agents.native_modes import UNDECLARED
 from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
 from baton.runtime.permissions.correlation import ToolCallTracker
+from baton.runtime.sessions.mode_guard import guard_mode
 from baton.runtime.turns.attachments import attachment_blocks
 from baton.runtime.turns.context import RunContext
 from baton.runtime.turns.controls import project_controls
@@ -233,7 +235,7 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
     if request.inspect_only:
         return await _inspected(ctx, session, attach_method)
     try:
-        blocks = await _configure(ctx, client, session)
+        blocks = await _configure(ctx, client, session, guarded=kept is None)
     except SessionMutationAmbiguous as exc:
         await lane.quarantine(exc.message)
         return _failure(
@@ -363,10 +365,15 @@ async def _inspected(
 
 
 async def _configure(
-    ctx: RunContext, client: AcpClient, session: LaneSession
+    ctx: RunContext, client: AcpClient, session: LaneSession, *, guarded: bool
 ) -> list[dict[str, Any]]:
     """Apply the run's native settings (through the profile's extension first), record what
-    changed, publish the controls, and return the prompt's blocks."""
+    changed, publish the controls, and return the prompt's blocks.
+
+    ``guarded``: the session was opened or attached by this run, so the native-mode guard
+    decides its mode first (:mod:`baton.runtime.sessions.mode_guard`); a session kept
+    attached by an earlier run was guarded then, and a mode changed since through a control
+    is the caller's explicit choice."""
     lane, request, spec = ctx.lane, ctx.request, ctx.spec
     provider_id = session.provider_id
     requested = RequestedSettings(
@@ -375,6 +382,13 @@ async def _configure(
         effort=request.effort,
         config=dict(request.config),
     )
+    if guarded:
+        declared = spec.profile.native_modes if spec.profile is not None else UNDECLARED
+        decision = guard_mode(declared, ctx.policy, requested, client.session_state(provider_id))
+        if decision.select is not None:
+            requested = replace(requested, mode=decision.select)
+        if decision.warning is not None:
+            ctx.warn(decision.warning.code, ctx.redact(decision.warning.message))
     handled = await lane.extensions.select(client, provider_id, request.model, request.effort)
     if handled:
         requested = replace(requested, model=None, effort=None)
