@@ -4,7 +4,7 @@ transcript's notice labels."""
 
 from __future__ import annotations
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import BrowserContext, Page, expect
 
 from .conftest import PageWatch, Served, shot_path
 
@@ -43,3 +43,22 @@ def test_a_run_page_opened_by_a_prefix_shows_its_waiting_request(
     expect(facts).to_contain_text("COMPLETED")
     assert served.wait_run(run_id)["status"] == "COMPLETED"
     assert not seen.page_errors
+
+
+def test_the_login_page_is_styled_and_says_how_in_without_a_terminal(
+    context: BrowserContext, served: Served
+) -> None:
+    page = context.pages[0] if context.pages else context.new_page()
+    answer = page.goto(served.url + "/login")
+    assert answer is not None and answer.status == 200
+    family = page.evaluate("getComputedStyle(document.body).fontFamily")
+    assert "serif" not in family.replace("sans-serif", ""), family  # the inspector's font
+    expect(page.locator("main")).to_contain_text("baton inspect")
+    expect(page.locator("main")).to_contain_text("serve.json")
+    expect(page.locator("main")).to_contain_text("without a terminal")
+    page.screenshot(path=str(shot_path("login-styled")), full_page=False)
+    # The stylesheet is public; the pages' scripts and the API still need the token.
+    with_css = page.request.get(served.url + "/inspector/inspector.css")
+    assert with_css.status == 200
+    assert page.request.get(served.url + "/inspector/js/main.js").status == 401
+    assert page.request.get(served.url + "/api/v1/runs").status == 401
