@@ -808,8 +808,11 @@ class Turn:
                         bound=bound.bound if bound is not None else None,
                         interrupted_by=by,
                         recovery_reason=(
-                            f"session/cancel got no answer (v2: no idle state) within "
-                            f"{self.interrupt_timeout:g}s; the turn's outcome is unknown"
+                            # Named as the protocol spoken says it: v1's prompt answer, v2's
+                            # idle state.
+                            "session/cancel got no "
+                            f"{'idle state' if self.client.codec.normalizes else 'prompt answer'}"
+                            f" within {self.interrupt_timeout:g}s; the turn's outcome is unknown"
                         ),
                     )
                 except (TransportClosed, ProtocolError) as exc:
