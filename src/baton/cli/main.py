@@ -133,6 +133,14 @@ def _parser_class() -> type[argparse.ArgumentParser]:
     return Parser
 
 
+def _json_error(code: str, message: str, exit_code: int) -> None:
+    """The contract's JSON error line on stdout (imported only when a verb failed)."""
+    from baton.cli.json_output import write_json
+    from baton.views.contract import error_document
+
+    write_json(sys.stdout, error_document(code, message, exit_code))
+
+
 def _remember_parser(parser: argparse.ArgumentParser) -> None:
     """Record on every (sub)parser which parser reports its usage errors."""
     import argparse
@@ -149,10 +157,9 @@ def main(
 ) -> int:
     """Run `baton` with ``argv``; return the exit code."""
     from baton.cli import exit_codes
-    from baton.cli.json_output import json_requested, write_json
+    from baton.cli.json_output import json_requested
     from baton.cli.terminal import error_line
     from baton.errors import BatonError
-    from baton.views.contract import error_document
 
     words = list(sys.argv[1:] if argv is None else argv)
     as_json = json_requested(words)
@@ -164,7 +171,7 @@ def main(
             reporter.error(f"unrecognized arguments: {' '.join(extra)}")
     except ArgumentsRefused as refused:
         if as_json:
-            write_json(sys.stdout, error_document("USAGE_ERROR", refused.message, exit_codes.USAGE))
+            _json_error("USAGE_ERROR", refused.message, exit_codes.USAGE)
         return exit_codes.USAGE
     handler = getattr(args, "handler", None)
     if handler is None:
@@ -179,7 +186,7 @@ def main(
         print(error_line(exc), file=sys.stderr)
         code = exit_codes.of_error(exc)
         if as_json:
-            write_json(sys.stdout, error_document(exc.code, exc.message, code))
+            _json_error(exc.code, exc.message, code)
         return code
     except KeyboardInterrupt:
         return exit_codes.INTERRUPTED
