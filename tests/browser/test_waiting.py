@@ -3,6 +3,8 @@ Runs page's AWAITING_APPROVAL with its count (issue 30, item 5)."""
 
 from __future__ import annotations
 
+import time
+
 from playwright.sync_api import Page, expect
 
 from .conftest import PageWatch, Served, shot_path
@@ -13,6 +15,11 @@ def test_the_nav_and_the_runs_page_show_what_waits_for_an_answer(
 ) -> None:
     pg, seen = page
     run_id = served.start("write waiting.txt data")
+    # The Runs page lists what the store says when it loads: open it once the run waits.
+    for _ in range(600):
+        if served.api("GET", f"/api/v1/runs/{run_id}").get("status") == "AWAITING_APPROVAL":
+            break
+        time.sleep(0.1)
     served.sign_in(pg, "#/runs")
     counter = pg.get_by_test_id("nav-waiting")
     expect(counter).to_have_text("1")

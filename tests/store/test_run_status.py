@@ -139,3 +139,13 @@ async def test_questions_outside_running_change_only_the_count(store: Store) -> 
     await store.update_run_status(interrupting, "INTERRUPTING")
     moved = store.set_pending_questions(interrupting, 0)
     assert (moved.status, moved.pending_questions) == ("INTERRUPTING", 0)
+
+
+async def test_a_question_opened_before_running_makes_the_run_wait_once_running(
+    store: Store,
+) -> None:
+    run_id = await _run_in(store, "STARTING")
+    store.set_pending_questions(run_id, 1)  # the agent asked while RUNNING was being written
+    moved = await store.update_run_status(run_id, "RUNNING", expected="STARTING")
+    assert (moved.status, moved.pending_questions) == ("AWAITING_APPROVAL", 1)
+    assert store.set_pending_questions(run_id, 0).status == "RUNNING"

@@ -64,6 +64,13 @@ RUN_STATUS_TRANSITIONS: Final[Mapping[RunStatus, frozenset[RunStatus]]] = {
 INITIAL_RUN_STATUSES: Final = _to("QUEUED", "STARTING", "RUNNING")
 
 
+def reached(current: str, wanted: str) -> bool:
+    """Whether a run in ``current`` is where a write of ``wanted`` leaves it: the same status,
+    or AWAITING_APPROVAL for RUNNING (a run with a question already open starts waiting:
+    :meth:`Store.update_run_status`)."""
+    return current == wanted or (wanted == "RUNNING" and current == "AWAITING_APPROVAL")
+
+
 def check_run_transition(run_id: str, current: str, new: str) -> None:
     """Raise :class:`~baton.errors.RunStatusTransitionInvalid` unless the table lets a run in
     ``current`` move to ``new``."""

@@ -166,6 +166,16 @@ class RunRecords(StoreDatabase):
                 raise RecordNotFound(f"no run {run_id!r}")
             current = row[0]
             check_run_transition(run_id, current, status)
+            if status == "RUNNING" and current in ("STARTING", "QUEUED"):
+                # A question opened before RUNNING was written (the agent asked at once, while
+                # the prompt's own record was being written): the run goes on to wait, along
+                # the table's RUNNING -> AWAITING_APPROVAL edge, in this one write.
+                waiting = conn.execute(
+                    "SELECT pending_questions FROM runs WHERE id = ?", (run_id,)
+                ).fetchone()
+                if waiting is not None and int(waiting[0] or 0) > 0:
+                    check_run_transition(run_id, status, "AWAITING_APPROVAL")
+                    status = "AWAITING_APPROVAL"
             if allowed is not None and current not in allowed:
                 raise StoreConflict(
                     f"run {run_id} is {current}, not {' or '.join(sorted(allowed))}"
