@@ -320,7 +320,12 @@ V6: Final[Migration] = (
     "CREATE INDEX conversations_used ON conversations (last_used_at, created_at, id)",
 )
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6)
+#: Version 7: how many questions (permission requests, elicitations) a run has open with a
+#: person, so every surface (``baton runs``, the API, the inspector) shows the same count; the
+#: run is AWAITING_APPROVAL while it is above zero (issue 30).
+V7: Final[Migration] = ("ALTER TABLE runs ADD COLUMN pending_questions INTEGER NOT NULL DEFAULT 0",)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)
