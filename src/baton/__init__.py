@@ -5,7 +5,9 @@ for the bundled agent, the wire layer and `baton --version`)::
 
     from baton import Runtime, RunRequest, RunResult, RunOutcome, RunEvent, TurnBudget, Policy
     from baton import Asker, AskPrompt, AskAnswer, NoUserAsker      # answering permissions
-    from baton import BatonError, ConfigurationError, AgentNotInstalled, SCRIPTED_AGENT
+    from baton import BatonError, AgentError, UsageError, TransportClosed, BudgetExpired
+    from baton import StorageError, InternalError, ConfigurationError, RecordNotFound
+    from baton import AgentNotInstalled, SessionSetupFailed, Fault, SCRIPTED_AGENT
     from baton import Conversations, Session, NewConversation, PromptOptions  # named sessions
 """
 
@@ -19,18 +21,30 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from baton.errors import BatonError, ConfigurationError
+    from baton.errors import (
+        AgentError,
+        AgentNotInstalled,
+        BatonError,
+        BudgetExpired,
+        ConfigurationError,
+        Fault,
+        InternalError,
+        RecordNotFound,
+        SessionSetupFailed,
+        StorageError,
+        TransportClosed,
+        UsageError,
+    )
     from baton.runtime.agents.launch import SCRIPTED_AGENT
     from baton.runtime.conversations import (
         Conversations,
         NewConversation,
         PromptOptions,
         Session,
-        SessionSetupFailed,
     )
     from baton.runtime.permissions.ask import AskAnswer, Asker, AskPrompt, NoUserAsker
     from baton.runtime.permissions.policies import PolicyName as Policy
-    from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
+    from baton.runtime.runtime import RunRequest, RunResult, Runtime
     from baton.runtime.turns.events import RunEvent
     from baton.runtime.turns.outcome import RunOutcome
     from baton.wire.budget import TurnBudget
@@ -43,8 +57,17 @@ _EXPORTS = {
     "RunEvent": "baton.runtime.turns.events",
     "TurnBudget": "baton.wire.budget",
     "BatonError": "baton.errors",
+    "AgentError": "baton.errors",
+    "UsageError": "baton.errors",
     "ConfigurationError": "baton.errors",
-    "AgentNotInstalled": "baton.runtime.runtime",
+    "RecordNotFound": "baton.errors",
+    "TransportClosed": "baton.errors",
+    "BudgetExpired": "baton.errors",
+    "StorageError": "baton.errors",
+    "InternalError": "baton.errors",
+    "Fault": "baton.errors",
+    "AgentNotInstalled": "baton.errors",
+    "SessionSetupFailed": "baton.errors",
     "Asker": "baton.runtime.permissions.ask",
     "AskPrompt": "baton.runtime.permissions.ask",
     "AskAnswer": "baton.runtime.permissions.ask",
@@ -55,7 +78,6 @@ _EXPORTS = {
     "Session": "baton.runtime.conversations",
     "NewConversation": "baton.runtime.conversations",
     "PromptOptions": "baton.runtime.conversations",
-    "SessionSetupFailed": "baton.runtime.conversations",
 }
 
 #: Public names that are another module's name under a shorter spelling.
@@ -63,17 +85,22 @@ _ALIASES = {"Policy": "PolicyName"}
 
 __all__ = [
     "SCRIPTED_AGENT",
+    "AgentError",
     "AgentNotInstalled",
     "AskAnswer",
     "AskPrompt",
     "Asker",
     "BatonError",
+    "BudgetExpired",
     "ConfigurationError",
     "Conversations",
+    "Fault",
+    "InternalError",
     "NewConversation",
     "NoUserAsker",
     "Policy",
     "PromptOptions",
+    "RecordNotFound",
     "RunEvent",
     "RunOutcome",
     "RunRequest",
@@ -81,7 +108,10 @@ __all__ = [
     "Runtime",
     "Session",
     "SessionSetupFailed",
+    "StorageError",
+    "TransportClosed",
     "TurnBudget",
+    "UsageError",
     "__version__",
 ]
 

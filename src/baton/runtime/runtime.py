@@ -22,9 +22,11 @@ from pathlib import Path
 from typing import Any, Final
 
 from baton.errors import (
+    AgentNotInstalled,
     BatonError,
     BudgetExpired,
     ConfigurationError,
+    LaneLost,
     SessionMutationAmbiguous,
     TransportClosed,
 )
@@ -36,7 +38,7 @@ from baton.runtime.agents.profiles import BUILTIN_PROFILES, Profile
 from baton.runtime.agents.review_lane import DEFAULT_LANE, check_review_root
 from baton.runtime.agents.tools_file import load_tool_declarations
 from baton.runtime.lanes.lane import Lane, LaneSession
-from baton.runtime.lanes.loss import LaneLost, Quarantined
+from baton.runtime.lanes.loss import Quarantined
 from baton.runtime.lanes.reconcile import reconcile
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker, NoUserAsker
@@ -95,13 +97,6 @@ __all__ = [
     "Runtime",
     "data_dir_path",
 ]
-
-
-class AgentNotInstalled(BatonError):
-    """No candidate executable of the profile passed discovery."""
-
-    code = "AGENT_NOT_INSTALLED"
-    fault = "caller"
 
 
 @dataclass

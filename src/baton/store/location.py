@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 from urllib.parse import urlsplit, urlunsplit
 
-from baton.errors import UsageError
+from baton.errors import StoreUrlInvalid
 
 #: The variable naming the store's URL (after the ``--store`` flag, before the config file).
 STORE_ENV: Final = "BATON_STORE"
@@ -23,12 +23,6 @@ STORE_ENV: Final = "BATON_STORE"
 MAX_STORE_URL_CHARS: Final = 4096
 
 StoreSource = Literal["flag", "env", "config", "data-dir"]
-
-
-class StoreUrlInvalid(UsageError):
-    """A ``--store``, ``BATON_STORE`` or config-file store URL that is not a PostgreSQL URL."""
-
-    code = "STORE_URL_INVALID"
 
 
 def is_postgres_url(text: str) -> bool:

@@ -2,6 +2,7 @@
 (issue 17): records and names, the one-active-turn-per-session queue, the resume/attach
 decisions, history, and the typed API surfaces call (docs/sessions.md)."""
 
+from baton.errors import SessionSetupFailed
 from baton.runtime.conversations.decisions import AttachPlan, plan_attach
 from baton.runtime.conversations.history import HistoryTurn, PermissionDecision, ToolCallSummary
 from baton.runtime.conversations.names import (
@@ -17,7 +18,6 @@ from baton.runtime.conversations.service import (
     NewConversation,
     PromptOptions,
     Session,
-    SessionSetupFailed,
 )
 from baton.runtime.conversations.turn_queue import MAX_WAITING_PROMPTS, TurnQueue
 

@@ -27,18 +27,20 @@ from baton.connection.client import AcpClient
 from baton.errors import (
     BatonError,
     ExtensionPayloadInvalid,
+    LaneFenced,
+    LaneLost,
     ProtocolViolation,
+    SandboxNotApplied,
     TransportClosed,
 )
 from baton.journal import Journal, JournalRef, JournalTap
 from baton.redaction import SecretValues, redact_text
 from baton.runtime.agents.launch import LaunchSpec
-from baton.runtime.agents.review_lane import SandboxNotApplied, check_sandbox_applied
+from baton.runtime.agents.review_lane import check_sandbox_applied
 from baton.runtime.lanes.child import LaneChild, Spawn, spawn_agent_process
 from baton.runtime.lanes.extensions import LaneExtensions, extensions_for
 from baton.runtime.lanes.loss import (
     ForeignSession,
-    LaneLost,
     LossCause,
     ProtocolBroken,
     Quarantined,
@@ -147,14 +149,6 @@ class ProcessExit:
                 name = f"signal {-code}"
             return f"was killed by {name}"
         return f"exited with status {code}"
-
-
-class LaneFenced(BatonError):
-    """The lane latched a safety fence (a failed drain, or a child that survived SIGKILL):
-    no replacement process starts until Baton restarts."""
-
-    code = "RUNTIME_SAFETY_FENCED"
-    fault = "baton"
 
 
 class Lane:
@@ -387,7 +381,8 @@ class Lane:
         it exited (waiting at most :data:`EXIT_STATUS_WAIT_SECONDS` for it). Cancellation-safe:
         it only waits."""
         if isinstance(error, LaneLost):
-            return error.cause
+            cause: LossCause = error.cause  # the errors home types it loosely
+            return cause
         process = self.process or self._last_process
         returncode: int | None = None
         if process is not None and type(error) is TransportClosed:

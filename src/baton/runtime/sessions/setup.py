@@ -24,12 +24,13 @@ from baton.errors import (
     BatonError,
     BudgetExpired,
     IncompatibleProtocolVersion,
+    LaneFenced,
     ProtocolError,
     SessionMutationAmbiguous,
     StoreUnavailable,
     TransportClosed,
 )
-from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
+from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.permissions.correlation import ToolCallTracker
 from baton.runtime.turns.attachments import attachment_blocks
 from baton.runtime.turns.context import RunContext
