@@ -3,7 +3,8 @@
 The public library surface, re-exported here (imported lazily, so ``import baton`` stays cheap
 for the bundled agent, the wire layer and `baton --version`)::
 
-    from baton import Runtime, RunRequest, RunResult, RunOutcome, RunEvent, TurnBudget, Policy
+    from baton import Runtime, RunRequest, RunResult, RunOutcome, RunStatus, RunEvent
+    from baton import TurnBudget, Policy
     from baton import Asker, AskPrompt, AskAnswer, NoUserAsker      # answering permissions
     from baton import BatonError, AgentError, UsageError, TransportClosed, BudgetExpired
     from baton import StorageError, InternalError, ConfigurationError, RecordNotFound
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from baton.runtime.runtime import RunRequest, RunResult, Runtime
     from baton.runtime.turns.events import RunEvent
     from baton.runtime.turns.outcome import RunOutcome
+    from baton.store.models import RunStatus
     from baton.wire.budget import TurnBudget
 
 _EXPORTS = {
@@ -54,6 +56,7 @@ _EXPORTS = {
     "RunRequest": "baton.runtime.runtime",
     "RunResult": "baton.runtime.runtime",
     "RunOutcome": "baton.runtime.turns.outcome",
+    "RunStatus": "baton.store.models",
     "RunEvent": "baton.runtime.turns.events",
     "TurnBudget": "baton.wire.budget",
     "BatonError": "baton.errors",
@@ -105,6 +108,7 @@ __all__ = [
     "RunOutcome",
     "RunRequest",
     "RunResult",
+    "RunStatus",
     "Runtime",
     "Session",
     "SessionSetupFailed",

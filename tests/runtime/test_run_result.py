@@ -55,3 +55,16 @@ def test_a_missing_exit_code_is_derived_from_the_status_never_success(
     result = RunResult.from_event(RunEvent("result", "run-2", data))
     assert (result.exit_code, result.outcome) == (code, outcome)
     assert result.text == "" and result.permissions == [] and result.usage is None
+
+
+def test_an_unknown_status_reads_as_failed_with_the_exit_code_as_sent() -> None:
+    result = RunResult.from_event(RunEvent("result", "run-3", {"status": "PAUSED", "exitCode": 7}))
+    assert (result.status, result.exit_code) == ("FAILED", 7)
+
+
+def test_run_status_is_exported_with_every_status() -> None:
+    import typing
+
+    import baton
+
+    assert set(typing.get_args(baton.RunStatus)) >= {"COMPLETED", "FAILED", "RECOVERY_REQUIRED"}

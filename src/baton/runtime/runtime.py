@@ -80,6 +80,7 @@ from baton.runtime.turns.turn import (
 from baton.runtime.turns.workspace_roots import resolve_additional_directories
 from baton.store import Store, prepare_data_dir, resolve_data_dir
 from baton.store.location import resolve_store
+from baton.store.models import RUN_STATUSES, RunStatus
 from baton.wire.budget import (
     DEFAULT_REQUEST_LIMIT_SECONDS,
     BoundSetting,
@@ -104,7 +105,7 @@ class RunResult:
     """The outcome of a run, as `baton run` reports it in its last line."""
 
     run_id: str
-    status: str
+    status: RunStatus
     stop_reason: str | None
     exit_code: int
     error_code: str | None = None
@@ -162,9 +163,12 @@ class RunResult:
         caller reads them from the run's other events.
 
         A missing or non-integer ``exitCode`` (a sender that predates it) is derived from the
-        status, as the run's own ending would be: an absent field never reads as success."""
+        status, as the run's own ending would be: an absent field never reads as success. A
+        status this Baton does not know (a newer sender) reads as FAILED, with the exit code
+        as sent."""
         data = event.data
-        status = str(data.get("status"))
+        sent_status = data.get("status")
+        status: RunStatus = sent_status if sent_status in RUN_STATUSES else "FAILED"
         error_code, bound = data.get("errorCode"), data.get("bound")
         sent = data.get("exitCode")
         derived = run_outcome_of(status, error_code=error_code, bound=bound)

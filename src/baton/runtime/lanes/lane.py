@@ -55,6 +55,7 @@ from baton.runtime.permissions.engine import Resolution, refuse
 from baton.runtime.permissions.records import NO_ACTIVE_PROMPT, STALE_GENERATION, UNKNOWN_SESSION
 from baton.runtime.processes.process import FAILURE_SIGTERM_GRACE_SECONDS, ShutdownResult
 from baton.store import new_id
+from baton.store.models import RunStatus
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import NO_ELICITATION, ElicitationOffer, InitializeResult
 from baton.wire.codec import SessionUpdateDecoder, is_idle
@@ -117,7 +118,7 @@ class LaneSession:
     replayed: list[dict[str, Any]] = field(default_factory=list)
     late_updates: list[dict[str, Any]] = field(default_factory=list)
     #: The status of the session's last run (a kept session's controls check it).
-    last_status: str | None = None
+    last_status: RunStatus | None = None
     #: The wire codec's per-session update decoder (v2), set when the lane adopts the
     #: session; None reads updates as sent (v1).
     decoder: SessionUpdateDecoder | None = None

@@ -38,6 +38,7 @@ from baton.runtime.turns.controls import project_controls
 from baton.runtime.turns.outcome import RunOutcome, TurnOutcome
 from baton.runtime.turns.settings import RequestedSettings, apply_settings
 from baton.runtime.turns.system_prompts import requested_system_prompt, session_setup_record
+from baton.store.models import RunStatus
 from baton.wire.capabilities import NO_ELICITATION
 from baton.wire.content import build_prompt, text_block
 from baton.wire.session_state import NewSessionResult
@@ -106,7 +107,7 @@ def _failure(
     message: str,
     run_outcome: RunOutcome,
     *,
-    status: str = "FAILED",
+    status: RunStatus = "FAILED",
     bound: str | None = None,
 ) -> SetupEnded:
     recovery = message if status == "RECOVERY_REQUIRED" else None
