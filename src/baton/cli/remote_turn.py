@@ -21,7 +21,7 @@ from urllib.parse import quote
 from baton.cli.service_link import ServiceClient
 from baton.errors import ServiceUnreachable, SessionBusy
 from baton.runtime.runtime import RunRequest, RunResult
-from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.events import RunEvent, event_type
 
 #: Seconds between two looks at a queued prompt.
 QUEUE_POLL_SECONDS: Final = 0.1
@@ -75,9 +75,9 @@ def _run_id(
 def _follow(client: ServiceClient, run_id: str, deliver: Callable[[RunEvent], None]) -> None:
     for sse in client.events(run_id):
         data = dict(sse.data)
-        kind = str(data.pop("type", sse.event))
-        if kind in SERVICE_ONLY_EVENTS:
-            continue
+        kind = event_type(data.pop("type", sse.event))
+        if kind is None or kind in SERVICE_ONLY_EVENTS:
+            continue  # the service's own, or a type this Baton does not know
         deliver(RunEvent(kind, str(data.pop("runId", run_id)), data))
 
 

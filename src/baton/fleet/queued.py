@@ -28,7 +28,7 @@ from baton.fleet.engine import (
     session_lock,
 )
 from baton.runtime.runtime import RunResult
-from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.events import RunEvent, event_type
 from baton.runtime.turns.outcome import exit_code_of, run_outcome_of
 from baton.store import ENDED_RUN_STATUSES, Run, Store
 
@@ -151,6 +151,8 @@ class QueuedRun:
                 for seq, data in batch:
                     after = seq
                     event = _event(self.run_id, data)
+                    if event is None:
+                        continue  # a type this Baton does not know (a newer worker's)
                     yield event
                     if event.type == "result":
                         return
@@ -200,11 +202,11 @@ class QueuedRun:
             return True
 
 
-def _event(run_id: str, data: dict[str, Any]) -> RunEvent:
+def _event(run_id: str, data: dict[str, Any]) -> RunEvent | None:
     body = dict(data)
-    kind = str(body.pop("type", "unknown"))
+    kind = event_type(body.pop("type", None))
     body.pop("runId", None)
-    return RunEvent(kind, run_id, body)
+    return None if kind is None else RunEvent(kind, run_id, body)
 
 
 def result_of(run: Run) -> RunResult:
