@@ -9,7 +9,10 @@ them (a plan's entries, a control's choices) are typed loosely: their shapes are
 """
 
 from collections.abc import Mapping
-from typing import Any, Final, Literal, NotRequired, TypedDict, get_args
+from typing import TYPE_CHECKING, Any, Final, Literal, NotRequired, TypedDict, get_args
+
+if TYPE_CHECKING:  # a name for the type checker only: importing the store here would load it
+    from baton.store.models import RunStatus
 
 #: Run event types, in the order a turn usually produces them (docs/events.md).
 RunEventType = Literal[
@@ -208,7 +211,7 @@ class WarningPayload(TypedDict):
 class ResultPayload(TypedDict):
     """``result``: always last (the CLI adds the fields docs/events.md lists for it)."""
 
-    status: str
+    status: "RunStatus"
     stopReason: str | None
     exitCode: int
     errorCode: str | None
