@@ -30,6 +30,7 @@ def _full() -> RunResult:
         violations=4,
         outcome=RunOutcome.BUDGET_EXPIRED,
         usage={"used": 10, "size": 100},
+        warnings=[{"code": "MODE_ACTS_WITHOUT_ASKING", "message": "the mode acts"}],
     )
 
 

@@ -226,6 +226,7 @@ class ResultPayload(TypedDict):
     skippedFrames: int
     violations: int
     usage: dict[str, Any] | None
+    warnings: list[dict[str, str]]
 
 
 #: The payload type of each run event type (the service's own feed events, such as
