@@ -1,91 +1,58 @@
-"""The one error hierarchy: every ``BatonError`` class lives in ``baton.errors``, each class's
-``fault`` is its family's, and the families a caller catches are exported from ``baton``."""
+"""What an error echoes is bounded: a run of characters longer than the cap keeps its head
+and a count, a whole message is capped, and the quotes around an echoed value stay."""
 
 from __future__ import annotations
 
-import gc
-import importlib.util
 from pathlib import Path
-from typing import Final
 
-import baton
-from baton import errors
+import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "errors_doc.py"
-_spec = importlib.util.spec_from_file_location("errors_doc", SCRIPT)
-assert _spec is not None and _spec.loader is not None
-errors_doc = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(errors_doc)
-
-#: The fault families, most specific first: a class's fault is the fault of the first family
-#: it descends from.
-FAULT_FAMILIES: Final[tuple[tuple[type[errors.BatonError], str], ...]] = (
-    (errors.AgentError, "agent"),
-    (errors.UsageError, "caller"),
-    (errors.TransportClosed, "transport"),
-    (errors.BudgetExpired, "budget"),
-    (errors.InternalError, "baton"),
-)
-#: StorageError is a family by what failed, not by whose fault: Baton's own record broke
-#: ("baton"), or the user's disk is full, read-only or missing, or a file was overwritten
-#: ("caller", docs/errors.md).
-STORAGE_FAULTS: Final = frozenset({"baton", "caller"})
-#: The families a caller catches, each importable from ``baton``.
-CAUGHT_FAMILIES: Final = (
-    "BatonError",
-    "AgentError",
-    "UsageError",
-    "ConfigurationError",
-    "RecordNotFound",
-    "TransportClosed",
-    "BudgetExpired",
-    "StorageError",
-    "InternalError",
+from baton.errors import (
+    ECHOED_TOKEN_HEAD_CHARS,
+    MAX_ECHOED_TOKEN_CHARS,
+    MAX_ERROR_MESSAGE_CHARS,
+    RecordNotFound,
+    bounded_message,
 )
 
-
-def family_fault(cls: type[errors.BatonError]) -> frozenset[str]:
-    """The faults ``cls``'s family allows."""
-    for family, fault in FAULT_FAMILIES:
-        if issubclass(cls, family):
-            return frozenset({fault})
-    if issubclass(cls, errors.StorageError):
-        return STORAGE_FAULTS
-    return frozenset({"baton"})  # a direct BatonError: Baton must act
+from .cli.helpers import baton
 
 
-def test_every_error_class_lives_in_the_errors_module() -> None:
-    outside = [
-        f"{cls.__module__}.{cls.__qualname__}"
-        for cls in errors_doc.error_classes()
-        if cls.__module__ != "baton.errors"
-    ]
-    assert not outside, outside
+@pytest.mark.parametrize("length", [MAX_ECHOED_TOKEN_CHARS - 1, MAX_ECHOED_TOKEN_CHARS])
+def test_a_run_up_to_the_cap_is_kept_whole(length: int) -> None:
+    text = f"no run '{'r' * length}'"
+    assert bounded_message(text) == text
 
 
-def test_each_fault_is_its_familys() -> None:
-    wrong = [
-        f"{cls.__qualname__}: {cls.fault} (family: {sorted(family_fault(cls))})"
-        for cls in errors_doc.error_classes()
-        if cls.fault not in family_fault(cls)
-    ]
-    assert not wrong, wrong
+def test_a_run_over_the_cap_keeps_its_head_and_a_count() -> None:
+    length = MAX_ECHOED_TOKEN_CHARS + 1
+    shown = bounded_message(f"no run '{'r' * length}'; try again")
+    head = "r" * ECHOED_TOKEN_HEAD_CHARS
+    assert shown == f"no run '{head}…[+{length - ECHOED_TOKEN_HEAD_CHARS:,} chars]'; try again"
 
 
-def test_the_checker_sees_a_disagreeing_fault() -> None:
-    class Wrong(errors.UsageError):
-        fault = "agent"
-
-    assert Wrong.fault not in family_fault(Wrong)
-    assert family_fault(errors.StoreCorrupt) == STORAGE_FAULTS
-    del Wrong  # a subclass is listed by __subclasses__() until collected: keep the table clean
-    gc.collect()
+def test_every_error_bounds_its_message() -> None:
+    error = RecordNotFound(f"no session named '{'s' * 100_000}'")
+    assert len(error.message) < 200 and "[+99,936 chars]" in error.message
+    words = RecordNotFound("word " * 100_000)
+    assert len(words.message) == MAX_ERROR_MESSAGE_CHARS
 
 
-def test_the_families_a_caller_catches_are_exported_from_baton() -> None:
-    for name in CAUGHT_FAMILIES:
-        assert name in baton.__all__, name
-        assert getattr(baton, name) is getattr(errors, name)
-    assert baton.AgentNotInstalled is errors.AgentNotInstalled
-    assert issubclass(baton.AgentNotInstalled, baton.UsageError)
-    assert issubclass(baton.SessionSetupFailed, baton.AgentError)
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("show", "@"),
+        ("session", "show", "@"),
+        ("run", "--session", "@", "hi"),
+        ("run", "--agent", "@", "hi"),
+        ("runs", "--status", "@"),
+        ("runs", "@"),
+    ],
+)
+def test_the_cli_echoes_a_100_kb_argument_bounded(tmp_path: Path, args: tuple[str, ...]) -> None:
+    huge = "x" * 100_000
+    (tmp_path / "d").mkdir(mode=0o700)
+    done = baton(tmp_path, *(huge if a == "@" else a for a in args))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert len(done.stderr) < 2_000, done.stderr[:300]
