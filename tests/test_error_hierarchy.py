@@ -1,4 +1,4 @@
-"""The one error hierarchy: every ``BatonError`` class lives in ``baton.errors``, each class's
+"""The one error hierarchy (baton/errors.py): every ``BatonError`` class lives in ``baton.errors``, each class's
 ``fault`` is its family's, and the families a caller catches are exported from ``baton``."""
 
 from __future__ import annotations
