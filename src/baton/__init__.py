@@ -3,9 +3,13 @@
 The public library surface, re-exported here (imported lazily, so ``import baton`` stays cheap
 for the bundled agent, the wire layer and `baton --version`)::
 
-    from baton import Runtime, RunRequest, RunResult, RunOutcome, RunEvent, TurnBudget, Policy
+    from baton import Runtime, RunRequest, RunResult, RunOutcome, RunStatus, RunEvent
+    from baton import RunEventType, TextPayload, ToolCallPayload, ResultPayload  # and the rest
+    from baton import TurnBudget, Policy
     from baton import Asker, AskPrompt, AskAnswer, NoUserAsker      # answering permissions
-    from baton import BatonError, ConfigurationError, AgentNotInstalled, SCRIPTED_AGENT
+    from baton import BatonError, AgentError, UsageError, TransportClosed, BudgetExpired
+    from baton import StorageError, InternalError, ConfigurationError, RecordNotFound
+    from baton import AgentNotInstalled, SessionSetupFailed, Fault, SCRIPTED_AGENT
     from baton import Conversations, Session, NewConversation, PromptOptions  # named sessions
 """
 
@@ -19,20 +23,55 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from baton.errors import BatonError, ConfigurationError
+    from baton.errors import (
+        AgentError,
+        AgentNotInstalled,
+        BatonError,
+        BudgetExpired,
+        ConfigurationError,
+        Fault,
+        InternalError,
+        RecordNotFound,
+        SessionSetupFailed,
+        StorageError,
+        TransportClosed,
+        UsageError,
+    )
     from baton.runtime.agents.launch import SCRIPTED_AGENT
     from baton.runtime.conversations import (
         Conversations,
         NewConversation,
         PromptOptions,
         Session,
-        SessionSetupFailed,
     )
     from baton.runtime.permissions.ask import AskAnswer, Asker, AskPrompt, NoUserAsker
     from baton.runtime.permissions.policies import PolicyName as Policy
-    from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
+    from baton.runtime.runtime import RunRequest, RunResult, Runtime
+    from baton.runtime.turns.event_payloads import (
+        CommandsPayload,
+        CompactionPayload,
+        ConfigPayload,
+        ControlsPayload,
+        ElicitationPayload,
+        ItemPayload,
+        ModePayload,
+        NoticePayload,
+        PermissionPayload,
+        PlanPayload,
+        ResultPayload,
+        RunEventType,
+        RunStartedPayload,
+        SessionInfoPayload,
+        SessionPayload,
+        StatePayload,
+        TextPayload,
+        ToolCallPayload,
+        UsagePayload,
+        WarningPayload,
+    )
     from baton.runtime.turns.events import RunEvent
     from baton.runtime.turns.outcome import RunOutcome
+    from baton.store.models import RunStatus
     from baton.wire.budget import TurnBudget
 
 _EXPORTS = {
@@ -40,11 +79,41 @@ _EXPORTS = {
     "RunRequest": "baton.runtime.runtime",
     "RunResult": "baton.runtime.runtime",
     "RunOutcome": "baton.runtime.turns.outcome",
+    "RunStatus": "baton.store.models",
     "RunEvent": "baton.runtime.turns.events",
+    "RunEventType": "baton.runtime.turns.event_payloads",
+    "RunStartedPayload": "baton.runtime.turns.event_payloads",
+    "SessionPayload": "baton.runtime.turns.event_payloads",
+    "ControlsPayload": "baton.runtime.turns.event_payloads",
+    "TextPayload": "baton.runtime.turns.event_payloads",
+    "ToolCallPayload": "baton.runtime.turns.event_payloads",
+    "PlanPayload": "baton.runtime.turns.event_payloads",
+    "UsagePayload": "baton.runtime.turns.event_payloads",
+    "NoticePayload": "baton.runtime.turns.event_payloads",
+    "CompactionPayload": "baton.runtime.turns.event_payloads",
+    "ElicitationPayload": "baton.runtime.turns.event_payloads",
+    "ModePayload": "baton.runtime.turns.event_payloads",
+    "ConfigPayload": "baton.runtime.turns.event_payloads",
+    "SessionInfoPayload": "baton.runtime.turns.event_payloads",
+    "CommandsPayload": "baton.runtime.turns.event_payloads",
+    "StatePayload": "baton.runtime.turns.event_payloads",
+    "PermissionPayload": "baton.runtime.turns.event_payloads",
+    "ItemPayload": "baton.runtime.turns.event_payloads",
+    "WarningPayload": "baton.runtime.turns.event_payloads",
+    "ResultPayload": "baton.runtime.turns.event_payloads",
     "TurnBudget": "baton.wire.budget",
     "BatonError": "baton.errors",
+    "AgentError": "baton.errors",
+    "UsageError": "baton.errors",
     "ConfigurationError": "baton.errors",
-    "AgentNotInstalled": "baton.runtime.runtime",
+    "RecordNotFound": "baton.errors",
+    "TransportClosed": "baton.errors",
+    "BudgetExpired": "baton.errors",
+    "StorageError": "baton.errors",
+    "InternalError": "baton.errors",
+    "Fault": "baton.errors",
+    "AgentNotInstalled": "baton.errors",
+    "SessionSetupFailed": "baton.errors",
     "Asker": "baton.runtime.permissions.ask",
     "AskPrompt": "baton.runtime.permissions.ask",
     "AskAnswer": "baton.runtime.permissions.ask",
@@ -55,7 +124,6 @@ _EXPORTS = {
     "Session": "baton.runtime.conversations",
     "NewConversation": "baton.runtime.conversations",
     "PromptOptions": "baton.runtime.conversations",
-    "SessionSetupFailed": "baton.runtime.conversations",
 }
 
 #: Public names that are another module's name under a shorter spelling.
@@ -63,25 +131,54 @@ _ALIASES = {"Policy": "PolicyName"}
 
 __all__ = [
     "SCRIPTED_AGENT",
+    "AgentError",
     "AgentNotInstalled",
     "AskAnswer",
     "AskPrompt",
     "Asker",
     "BatonError",
+    "BudgetExpired",
+    "CommandsPayload",
+    "CompactionPayload",
+    "ConfigPayload",
     "ConfigurationError",
+    "ControlsPayload",
     "Conversations",
+    "ElicitationPayload",
+    "Fault",
+    "InternalError",
+    "ItemPayload",
+    "ModePayload",
     "NewConversation",
     "NoUserAsker",
+    "NoticePayload",
+    "PermissionPayload",
+    "PlanPayload",
     "Policy",
     "PromptOptions",
+    "RecordNotFound",
+    "ResultPayload",
     "RunEvent",
+    "RunEventType",
     "RunOutcome",
     "RunRequest",
     "RunResult",
+    "RunStartedPayload",
+    "RunStatus",
     "Runtime",
     "Session",
+    "SessionInfoPayload",
+    "SessionPayload",
     "SessionSetupFailed",
+    "StatePayload",
+    "StorageError",
+    "TextPayload",
+    "ToolCallPayload",
+    "TransportClosed",
     "TurnBudget",
+    "UsageError",
+    "UsagePayload",
+    "WarningPayload",
     "__version__",
 ]
 

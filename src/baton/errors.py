@@ -15,7 +15,7 @@ Codes are part of Baton's public contract: they are never renamed, only added.
 from __future__ import annotations
 
 import re
-from typing import ClassVar, Final, Literal
+from typing import Any, ClassVar, Final, Literal
 
 Fault = Literal["agent", "caller", "transport", "budget", "baton"]
 
@@ -215,6 +215,25 @@ class ExtensionPayloadInvalid(ProtocolError):
     quarantines the process generation rather than guess at the catalog."""
 
     code = "AGENT_EXTENSION_INVALID"
+
+
+class SessionSetupFailed(AgentError):
+    """Creating a conversation's provider session failed (the agent could not start, sign-in
+    is needed, session/new failed...). ``result`` is the setup run's outcome (a
+    :class:`baton.RunResult`, typed loosely here: the hierarchy sits below the runtime), whose
+    ``error_code`` names the cause; no conversation was recorded."""
+
+    code = "SESSION_SETUP_FAILED"
+
+    def __init__(self, message: str, result: Any) -> None:
+        super().__init__(message)
+        self.result: Any = result
+
+
+class SandboxNotApplied(AgentError):
+    """Grok reported that its read-only sandbox was not applied; the lane did not start."""
+
+    code = "GROK_SANDBOX_NOT_APPLIED"
 
 
 # --- the caller's fault --------------------------------------------------------------------
@@ -440,6 +459,63 @@ class ControlBusy(ControlRejected):
     code = "CONTROL_BUSY"
 
 
+class AgentNotInstalled(UsageError):
+    """No candidate executable of the profile passed discovery."""
+
+    code = "AGENT_NOT_INSTALLED"
+
+
+class BadFlag(UsageError):
+    """A command-line flag's value is malformed (`baton run`); the message names the flag."""
+
+    code = "USAGE_ERROR"
+
+
+class ScriptError(UsageError):
+    """A prompt script is malformed. ``reason`` is a stable machine-readable word."""
+
+    code: ClassVar[str] = "SCRIPT_ERROR"
+
+    def __init__(self, line: int, command: str, reason: str, detail: str) -> None:
+        where = f"line {line}" + (f", {command}" if command else "")
+        super().__init__(f"{where}: {detail}")
+        self.line = line
+        self.command = command
+        self.reason = reason
+
+
+class StoreUrlInvalid(UsageError):
+    """A ``--store``, ``BATON_STORE`` or config-file store URL that is not a PostgreSQL URL, or
+    one that cannot be parsed (an unclosed ``[`` host, a port that is no number, a space, an
+    unknown parameter); the message never holds the password."""
+
+    code = "STORE_URL_INVALID"
+
+
+class ExportExists(UsageError):
+    """`session export` would overwrite an existing file."""
+
+    code = "EXPORT_FILE_EXISTS"
+
+
+class TurnBoundInvalid(ConfigurationError):
+    """A configured turn bound is neither a positive, finite number of seconds nor ``off``."""
+
+    code = "TURN_BOUND_INVALID"
+
+
+class ReviewRootWritable(ConfigurationError):
+    """The repository root overlaps a location the read-only sandbox lets Grok write."""
+
+    code = "REVIEW_ROOT_WRITABLE"
+
+
+class AttachmentRefused(ConfigurationError):
+    """An attachment cannot be sent to this agent; nothing was submitted."""
+
+    code = "ATTACHMENT_REFUSED"
+
+
 # --- the transport -------------------------------------------------------------------------
 
 
@@ -454,6 +530,17 @@ class TapFailed(TransportClosed):
     """The durability tap failed; the connection was closed so no unrecorded frame gets through."""
 
     code = "TAP_FAILED"
+
+
+class LaneLost(TransportClosed):
+    """The lane lost the generation a run was using; ``cause`` says why. A TransportClosed (its
+    code stays TRANSPORT_CLOSED), so every path that handles a closed transport handles it.
+    ``cause`` is a ``baton.runtime.lanes.loss.LossCause`` (typed loosely here: the hierarchy
+    sits below the runtime)."""
+
+    def __init__(self, cause: Any) -> None:
+        super().__init__(cause.describe())
+        self.cause: Any = cause
 
 
 # --- Baton's durable records (journal, store, data directory) ------------------------------
@@ -790,6 +877,79 @@ class DataDirNotFound(StorageError):
     fault = "caller"
 
 
+class PromptNotFound(RecordNotFound):
+    """The session has no prompt of this id (or it is no longer remembered)."""
+
+    code = "PROMPT_NOT_FOUND"
+
+
+class PermissionNotFound(ServiceError):
+    """No permission request of this service ever had this id."""
+
+    code = "PERMISSION_NOT_FOUND"
+
+
+class PermissionOptionNotOffered(ServiceError):
+    """The answer names an optionId Baton did not offer for this request."""
+
+    code = "PERMISSION_OPTION_NOT_OFFERED"
+
+
+class ElicitationNotFound(ServiceError):
+    """No elicitation of this service ever had this id."""
+
+    code = "ELICITATION_NOT_FOUND"
+
+
+class ElicitationNotPending(ServiceError):
+    """The elicitation was already answered (by someone, the service's wait, or the end of its
+    turn); an answer to it changes nothing."""
+
+    code = "ELICITATION_NOT_PENDING"
+
+
+class RunNotActive(ServiceError):
+    """The run is not running in this service (it ended, or another process ran it)."""
+
+    code = "RUN_NOT_ACTIVE"
+
+
+class SessionQueueFull(ServiceError):
+    """The session already has the most prompts waiting behind its running turn."""
+
+    code = "SESSION_QUEUE_FULL"
+
+
+class ApiMethodNotAllowed(ServiceError):
+    """The path exists but not with this method."""
+
+    code = "API_METHOD_NOT_ALLOWED"
+
+
+class ServiceRefused(BatonError):
+    """The service answered a request with an error: its code, message and fault, as sent."""
+
+    def __init__(self, code: str, message: str, fault: Fault, status: int) -> None:
+        super().__init__(message)
+        self.code = code  # type: ignore[misc]  # the service's stable code, passed through
+        self.fault = fault  # type: ignore[misc]
+        self.status = status
+
+
+class MigrationInvalid(StorageError):
+    """A migration step does not fit the database (a bug in a migration, or a database
+    changed by hand): nothing of the migration is applied."""
+
+    code = "STORE_MIGRATION_INVALID"
+
+
+class DialectUnsupported(StorageError):
+    """A store statement uses a SQLite construct that has no PostgreSQL rendering (a bug in a
+    new migration or query, found by the PostgreSQL tests)."""
+
+    code = "STORE_DIALECT_UNSUPPORTED"
+
+
 # --- time bounds ---------------------------------------------------------------------------
 
 BoundName = Literal["idle", "absolute", "request"]
@@ -817,3 +977,17 @@ class InternalError(BatonError):
     """Baton broke one of its own invariants. Please report it."""
 
     code = "BATON_BUG"
+
+
+class TurnPhaseInvalid(InternalError):
+    """A turn was asked to change phase in a way its transition table does not allow."""
+
+    code = "TURN_PHASE_INVALID"
+
+
+class LaneFenced(BatonError):
+    """The lane latched a safety fence (a failed drain, or a child that survived SIGKILL):
+    no replacement process starts until Baton restarts."""
+
+    code = "RUNTIME_SAFETY_FENCED"
+    fault = "baton"

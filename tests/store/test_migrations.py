@@ -191,7 +191,8 @@ def test_version_5_rebuilds_runs_for_cancelled_and_loses_nothing(tmp_path: Path)
 
 
 def test_a_check_rebuild_that_fits_nothing_rolls_back(tmp_path: Path) -> None:
-    from baton.store.migrations import CheckValues, MigrationInvalid
+    from baton.errors import MigrationInvalid
+    from baton.store.migrations import CheckValues
 
     conn = _connect(tmp_path / "s.db")
     conn.execute("PRAGMA foreign_keys = ON")
@@ -208,7 +209,8 @@ def test_a_check_rebuild_that_fits_nothing_rolls_back(tmp_path: Path) -> None:
 
 
 def test_a_rebuild_that_would_orphan_rows_is_refused(tmp_path: Path) -> None:
-    from baton.store.migrations import CheckValues, MigrationInvalid
+    from baton.errors import MigrationInvalid
+    from baton.store.migrations import CheckValues
 
     conn = _connect(tmp_path / "s.db")
     conn.execute("PRAGMA foreign_keys = ON")

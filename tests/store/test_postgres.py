@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from baton.errors import StoreConflict, StoreSchemaTooNew, StoreUnavailable
+from baton.errors import DialectUnsupported, StoreConflict, StoreSchemaTooNew, StoreUnavailable
 from baton.store import MIGRATIONS, SCHEMA_VERSION, Store
-from baton.store.dialect import DialectUnsupported, json_field_sql, postgres_ddl, postgres_query
+from baton.store.dialect import json_field_sql, postgres_ddl, postgres_query
 from baton.store.location import (
     STORE_ENV,
     StoreUrlInvalid,

@@ -20,7 +20,7 @@ from urllib.parse import quote, urlsplit
 
 import orjson
 
-from baton.errors import BatonError, Fault, ServiceUnreachable
+from baton.errors import ServiceRefused, ServiceUnreachable
 from baton.service.runtime_file import RuntimeInfo, find_service
 
 if TYPE_CHECKING:
@@ -43,16 +43,6 @@ def service_for(flag: str | None, *, no_server: bool) -> ServiceClient | None:
 
     info = find_service(resolve_data_dir(flag))
     return ServiceClient(info) if info is not None else None
-
-
-class ServiceRefused(BatonError):
-    """The service answered a request with an error: its code, message and fault, as sent."""
-
-    def __init__(self, code: str, message: str, fault: Fault, status: int) -> None:
-        super().__init__(message)
-        self.code = code  # type: ignore[misc]  # the service's stable code, passed through
-        self.fault = fault  # type: ignore[misc]
-        self.status = status
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,11 @@ procrastinate nor psycopg (the ``fleet`` extra)."""
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names' real types for mypy; at run time they load on first use
+    from baton.fleet.queued import QueuedRun, TurnSubmission, submit
+    from baton.fleet.worker import FleetWorker, WorkerSettings
 
 _EXPORTS = {
     "submit": "baton.fleet.queued",
@@ -18,7 +22,7 @@ _EXPORTS = {
     "WorkerSettings": "baton.fleet.worker",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = ["FleetWorker", "QueuedRun", "TurnSubmission", "WorkerSettings", "submit"]
 
 
 def __getattr__(name: str) -> Any:

@@ -28,7 +28,7 @@ from baton.fleet.engine import (
     session_lock,
 )
 from baton.runtime.runtime import RunResult
-from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.events import RunEvent, event_type
 from baton.runtime.turns.outcome import exit_code_of, run_outcome_of
 from baton.store import ENDED_RUN_STATUSES, Run, Store
 
@@ -151,6 +151,8 @@ class QueuedRun:
                 for seq, data in batch:
                     after = seq
                     event = _event(self.run_id, data)
+                    if event is None:
+                        continue  # a type this Baton does not know (a newer worker's)
                     yield event
                     if event.type == "result":
                         return
@@ -170,7 +172,7 @@ class QueuedRun:
         """Wait for the run to end; its result. Cancellation: safe, writes nothing."""
         async for event in self.events():
             if event.type == "result":
-                return _result_from_event(event)
+                return RunResult.from_event(event)
         raise AssertionError("events() ends with a result event")  # pragma: no cover
 
     async def cancel(self) -> bool:
@@ -200,11 +202,11 @@ class QueuedRun:
             return True
 
 
-def _event(run_id: str, data: dict[str, Any]) -> RunEvent:
+def _event(run_id: str, data: dict[str, Any]) -> RunEvent | None:
     body = dict(data)
-    kind = str(body.pop("type", "unknown"))
+    kind = event_type(body.pop("type", None))
     body.pop("runId", None)
-    return RunEvent(kind, run_id, body)
+    return None if kind is None else RunEvent(kind, run_id, body)
 
 
 def result_of(run: Run) -> RunResult:
@@ -219,24 +221,4 @@ def result_of(run: Run) -> RunResult:
         session_id=run.session_id,
         skipped_frames=run.skipped_frames,
         violations=run.violations,
-    )
-
-
-def _result_from_event(event: RunEvent) -> RunResult:
-    data = event.data
-    return RunResult(
-        event.run_id,
-        str(data.get("status")),
-        data.get("stopReason"),
-        int(data.get("exitCode", 1)),
-        error_code=data.get("errorCode"),
-        message=data.get("message"),
-        session_id=data.get("sessionId"),
-        provider_session_id=data.get("providerSessionId"),
-        tool_calls=int(data.get("toolCalls") or 0),
-        duration_ms=int(data.get("durationMs") or 0),
-        bound=data.get("bound"),
-        retryable=bool(data.get("retryable")),
-        skipped_frames=int(data.get("skippedFrames") or 0),
-        violations=int(data.get("violations") or 0),
     )

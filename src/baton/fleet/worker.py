@@ -468,7 +468,7 @@ class FleetWorker:
                 await status_written(
                     store,
                     run_id,
-                    result.status,  # type: ignore[arg-type]
+                    result.status,
                     expected=ACTIVE_RUN_STATUSES,
                     stop_reason=result.stop_reason,
                     error_code=result.error_code,

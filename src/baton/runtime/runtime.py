@@ -19,12 +19,14 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from baton.errors import (
+    AgentNotInstalled,
     BatonError,
     BudgetExpired,
     ConfigurationError,
+    LaneLost,
     SessionMutationAmbiguous,
     TransportClosed,
 )
@@ -36,7 +38,7 @@ from baton.runtime.agents.profiles import BUILTIN_PROFILES, Profile
 from baton.runtime.agents.review_lane import DEFAULT_LANE, check_review_root
 from baton.runtime.agents.tools_file import load_tool_declarations
 from baton.runtime.lanes.lane import Lane, LaneSession
-from baton.runtime.lanes.loss import LaneLost, Quarantined
+from baton.runtime.lanes.loss import Quarantined
 from baton.runtime.lanes.reconcile import reconcile
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.ask import Asker, NoUserAsker
@@ -61,7 +63,13 @@ from baton.runtime.turns.controls import (
 from baton.runtime.turns.event_stream import iterate_events
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.execution import execute_turn, record_setup_failure
-from baton.runtime.turns.outcome import EXIT_CODES, RunOutcome, TurnOutcome
+from baton.runtime.turns.outcome import (
+    EXIT_CODES,
+    RunOutcome,
+    TurnOutcome,
+    exit_code_of,
+    run_outcome_of,
+)
 from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.system_prompts import requested_system_prompt
@@ -73,6 +81,7 @@ from baton.runtime.turns.turn import (
 from baton.runtime.turns.workspace_roots import resolve_additional_directories
 from baton.store import Store, prepare_data_dir, resolve_data_dir
 from baton.store.location import resolve_store
+from baton.store.models import RUN_STATUSES, RunStatus
 from baton.wire.budget import (
     DEFAULT_REQUEST_LIMIT_SECONDS,
     BoundSetting,
@@ -95,19 +104,12 @@ __all__ = [
 ]
 
 
-class AgentNotInstalled(BatonError):
-    """No candidate executable of the profile passed discovery."""
-
-    code = "AGENT_NOT_INSTALLED"
-    fault = "caller"
-
-
 @dataclass
 class RunResult:
     """The outcome of a run, as `baton run` reports it in its last line."""
 
     run_id: str
-    status: str
+    status: RunStatus
     stop_reason: str | None
     exit_code: int
     error_code: str | None = None
@@ -155,6 +157,60 @@ class RunResult:
                 "warnings": [dict(w) for w in self.warnings],
             },
         )
+
+    @classmethod
+    def from_event(
+        cls,
+        event: RunEvent,
+        *,
+        text: str = "",
+        permissions: Sequence[dict[str, Any]] = (),
+    ) -> RunResult:
+        """The result a ``result`` event describes (the inverse of :meth:`to_event`), with
+        the turn's ``text`` and ``permissions`` decisions, which the event only counts: a
+        caller reads them from the run's other events.
+
+        A missing or non-integer ``exitCode`` (a sender that predates it) is derived from the
+        status, as the run's own ending would be: an absent field never reads as success. A
+        status this Baton does not know (a newer sender) reads as FAILED, with the exit code
+        as sent."""
+        data = event.data
+        sent_status = data.get("status")
+        status: RunStatus = sent_status if sent_status in RUN_STATUSES else "FAILED"
+        error_code, bound = data.get("errorCode"), data.get("bound")
+        sent = data.get("exitCode")
+        derived = run_outcome_of(status, error_code=error_code, bound=bound)
+        exit_code = sent if type(sent) is int else exit_code_of(derived)
+        usage = data.get("usage")
+        return cls(
+            event.run_id,
+            status,
+            data.get("stopReason"),
+            exit_code,
+            error_code=error_code,
+            message=data.get("message"),
+            session_id=data.get("sessionId"),
+            provider_session_id=data.get("providerSessionId"),
+            tool_calls=int(data.get("toolCalls") or 0),
+            duration_ms=int(data.get("durationMs") or 0),
+            text=text,
+            permissions=list(permissions),
+            bound=bound,
+            retryable=bool(data.get("retryable")),
+            skipped_frames=int(data.get("skippedFrames") or 0),
+            violations=int(data.get("violations") or 0),
+            outcome=_OUTCOME_OF_EXIT_CODE.get(exit_code, derived),
+            usage=usage if isinstance(usage, dict) else None,
+            warnings=[
+                {"code": str(w.get("code")), "message": str(w.get("message"))}
+                for w in data.get("warnings") or ()
+                if isinstance(w, dict)
+            ],
+        )
+
+
+#: Each exit code's outcome (:data:`EXIT_CODES` is one-to-one), for a result read back.
+_OUTCOME_OF_EXIT_CODE: Final = {code: outcome for outcome, code in EXIT_CODES.items()}
 
 
 def _offers_less(advertised: ElicitationOffer, wanted: ElicitationOffer) -> bool:

@@ -16,7 +16,12 @@ from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
-from baton.errors import ApiRouteNotFound, BatonError, InternalError, ServiceError
+from baton.errors import (
+    ApiMethodNotAllowed,
+    ApiRouteNotFound,
+    BatonError,
+    InternalError,
+)
 from baton.service import (
     routes_elicitations,
     routes_fleet,
@@ -36,12 +41,6 @@ from baton.service.statuses import error_of
 from baton.service.tokens import Credentials
 
 _log = logging.getLogger("baton.service")
-
-
-class ApiMethodNotAllowed(ServiceError):
-    """The path exists but not with this method."""
-
-    code = "API_METHOD_NOT_ALLOWED"
 
 
 def _json_error(exc: BatonError) -> Response:

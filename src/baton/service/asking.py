@@ -20,23 +20,15 @@ from datetime import UTC, datetime
 from typing import Any
 
 from baton.durable.timestamps import format_timestamp
-from baton.errors import PermissionNotPending, ServiceError
+from baton.errors import (
+    PermissionNotFound,
+    PermissionNotPending,
+    PermissionOptionNotOffered,
+)
 from baton.redaction import redact_json
 from baton.runtime.permissions.ask import NO_USER, NO_USER_REASON, AskAnswer, AskPrompt
 from baton.service.limits import DEFAULT_PERMISSION_WAIT_SECONDS, MAX_PENDING_PERMISSIONS
 from baton.service.pending_questions import PendingQuestions
-
-
-class PermissionNotFound(ServiceError):
-    """No permission request of this service ever had this id."""
-
-    code = "PERMISSION_NOT_FOUND"
-
-
-class PermissionOptionNotOffered(ServiceError):
-    """The answer names an optionId Baton did not offer for this request."""
-
-    code = "PERMISSION_OPTION_NOT_OFFERED"
 
 
 @dataclass

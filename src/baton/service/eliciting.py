@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from baton.durable.timestamps import format_timestamp
-from baton.errors import ApiRequestInvalid, ServiceError
+from baton.errors import ApiRequestInvalid, ElicitationNotFound, ElicitationNotPending
 from baton.redaction import redact_json, redact_text
 from baton.runtime.permissions.ask import NO_USER, NO_USER_REASON
 from baton.runtime.permissions.elicitations import ElicitationReply
@@ -40,19 +40,6 @@ def require_action(action: str) -> None:
     """Refuse an answer's ``action`` that is not one of :data:`ACTIONS` (API_REQUEST_INVALID)."""
     if action not in ACTIONS:
         raise ApiRequestInvalid(f"action must be one of {', '.join(ACTIONS)}")
-
-
-class ElicitationNotFound(ServiceError):
-    """No elicitation of this service ever had this id."""
-
-    code = "ELICITATION_NOT_FOUND"
-
-
-class ElicitationNotPending(ServiceError):
-    """The elicitation was already answered (by someone, the service's wait, or the end of its
-    turn); an answer to it changes nothing."""
-
-    code = "ELICITATION_NOT_PENDING"
 
 
 def _field_view(form_field: FormField) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from typing import Final
 
 import orjson
 
-from baton.errors import BatonError, InternalError, ServiceError, ServiceStopping
+from baton.errors import BatonError, InternalError, RunNotActive, ServiceStopping
 from baton.runtime.runtime import RunRequest, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import Turn
@@ -34,12 +34,6 @@ from baton.views.recovery import LAUNCH_KEY
 #: Seconds added to the runtime's interrupt deadline when waiting for interrupted turns to
 #: settle during a stop (their answer is recorded and the session released after it).
 STOP_SETTLE_MARGIN_SECONDS: Final = 2.0
-
-
-class RunNotActive(ServiceError):
-    """The run is not running in this service (it ended, or another process ran it)."""
-
-    code = "RUN_NOT_ACTIVE"
 
 
 #: A run to launch: called with the service's event and turn hooks.

@@ -23,9 +23,10 @@ from starlette.routing import Route
 from baton.errors import (
     ApiRequestInvalid,
     BatonError,
-    RecordNotFound,
-    ServiceError,
+    PromptNotFound,
+    RunNotActive,
     ServiceStopping,
+    SessionQueueFull,
 )
 from baton.runtime.conversations import (
     MAX_WAITING_PROMPTS,
@@ -46,7 +47,7 @@ from baton.service.bodies import (
     string_map,
 )
 from baton.service.context import Service, check_agent_command, service_of
-from baton.service.launcher import Launch, RunNotActive
+from baton.service.launcher import Launch
 from baton.service.routes_runs import store_of
 from baton.store.owner import current_host
 from baton.views.runs import run_row
@@ -58,18 +59,6 @@ REMEMBERED_PROMPTS: Final = 64
 CONTROL_FIELDS: Final = frozenset({"controlId", "value", "revision"})
 #: Turns one history answer holds at most.
 MAX_HISTORY_TURNS: Final = 1000
-
-
-class SessionQueueFull(ServiceError):
-    """The session already has the most prompts waiting behind its running turn."""
-
-    code = "SESSION_QUEUE_FULL"
-
-
-class PromptNotFound(RecordNotFound):
-    """The session has no prompt of this id (or it is no longer remembered)."""
-
-    code = "PROMPT_NOT_FOUND"
 
 
 @dataclass

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal
 
 import uvicorn
 
@@ -33,6 +33,7 @@ from baton.errors import ServeAddressRefused
 from baton.runtime.agents.config_file import load_config
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import Runtime
+from baton.runtime.turns.event_payloads import ServiceEventType
 from baton.runtime.turns.events import RunEvent
 from baton.service.app import build_app
 from baton.service.asking import ApiAsker, PendingPermission
@@ -46,6 +47,15 @@ from baton.service.limits import DEFAULT_ELICITATION_WAIT_SECONDS, DEFAULT_PERMI
 from baton.service.runtime_file import RUNTIME_FILENAME, RuntimeInfo, ServiceLock
 from baton.service.tokens import Credentials, token_from
 from baton.store import prepare_data_dir, resolve_data_dir
+
+#: The two kinds of pending question the service announces on a run's feed.
+QuestionKind = Literal["permission", "elicitation"]
+#: Each kind's events: its opening (the pending question's view) and its closing (its id).
+QUESTION_EVENTS: Final[dict[QuestionKind, tuple[ServiceEventType, ServiceEventType]]] = {
+    "permission": ("permission_request", "permission_closed"),
+    "elicitation": ("elicitation_request", "elicitation_closed"),
+}
+
 
 #: The addresses `baton serve` binds; anything else is refused (remote use goes through an SSH
 #: tunnel to one of these).
@@ -121,7 +131,9 @@ def build_service(
     feeds = FeedBoard(bounds)
     launcher = RunLauncher(runtime, feeds)
 
-    def announcer(kind: str) -> Callable[[PendingPermission | PendingElicitation, str], None]:
+    def announcer(
+        kind: QuestionKind,
+    ) -> Callable[[PendingPermission | PendingElicitation, str], None]:
         """Publish a question's opening (``KIND_request``, its view) and closing
         (``KIND_closed``, its id) on its run's live feed."""
 
@@ -130,8 +142,8 @@ def build_service(
             if feed is not None:
                 opened = what == "opened"
                 data = pending.to_json() if opened else {"id": pending.id}
-                event = f"{kind}_request" if opened else f"{kind}_closed"
-                feed.publish(RunEvent(event, feed.run_id, data))
+                opening, closing = QUESTION_EVENTS[kind]
+                feed.publish(RunEvent(opening if opened else closing, feed.run_id, data))
 
         return announce
 

@@ -30,7 +30,7 @@ import re
 from functools import lru_cache
 from typing import Final, Literal
 
-from baton.errors import StorageError
+from baton.errors import DialectUnsupported
 from baton.store.migrations import CheckValues, MigrationStep
 
 Dialect = Literal["sqlite", "postgresql"]
@@ -48,13 +48,6 @@ _UNRENDERABLE = re.compile(
     r"\b(PRAGMA|WITHOUT ROWID|AUTOINCREMENT|GLOB|json_extract|INSERT OR|REPLACE INTO)\b",
     re.IGNORECASE,
 )
-
-
-class DialectUnsupported(StorageError):
-    """A store statement uses a SQLite construct that has no PostgreSQL rendering (a bug in a
-    new migration or query, found by the PostgreSQL tests)."""
-
-    code = "STORE_DIALECT_UNSUPPORTED"
 
 
 def postgres_check_values(step: CheckValues) -> str:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Final, Literal
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-from baton.errors import UsageError
+from baton.errors import StoreUrlInvalid
 
 #: The variable naming the store's URL (after the ``--store`` flag, before the config file).
 STORE_ENV: Final = "BATON_STORE"
@@ -27,14 +27,6 @@ MAX_REASON_SHOWN_CHARS: Final = 120
 MAX_SCHEME_SHOWN_CHARS: Final = 32
 
 StoreSource = Literal["flag", "env", "config", "data-dir"]
-
-
-class StoreUrlInvalid(UsageError):
-    """A ``--store``, ``BATON_STORE`` or config-file store URL that is not a PostgreSQL URL, or
-    one that cannot be parsed (an unclosed ``[`` host, a port that is no number, a space, an
-    unknown parameter); the message never holds the password."""
-
-    code = "STORE_URL_INVALID"
 
 
 def is_postgres_url(text: str) -> bool:

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from baton.errors import StorageError, StoreSchemaTooNew
+from baton.errors import MigrationInvalid, StoreSchemaTooNew
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,13 +43,6 @@ class CheckValues:
 #: One step of a migration: SQL text, or a constraint change (see the module docstring).
 MigrationStep = str | CheckValues
 Migration = Sequence[MigrationStep]
-
-
-class MigrationInvalid(StorageError):
-    """A migration step does not fit the database (a bug in a migration, or a database
-    changed by hand): nothing of the migration is applied."""
-
-    code = "STORE_MIGRATION_INVALID"
 
 
 def _in(column: str, values: Sequence[str]) -> str:

@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass
 from typing import Final, Literal
 
-from baton.errors import BoundName, BudgetExpired, ConfigurationError
+from baton.errors import BoundName, BudgetExpired, ConfigurationError, TurnBoundInvalid
 
 #: Floor for every bound, in seconds. A zero or negative value is clamped up to this so it can
 #: never produce a deadline already in the past (and a confusing immediate timeout).
@@ -36,12 +36,6 @@ BOUND_OFF: Final = "off"
 
 #: A configured bound: positive seconds, ``"off"``, or None when this place configures none.
 BoundSetting = float | Literal["off"] | None
-
-
-class TurnBoundInvalid(ConfigurationError):
-    """A configured turn bound is neither a positive, finite number of seconds nor ``off``."""
-
-    code = "TURN_BOUND_INVALID"
 
 
 def parse_bound_setting(value: object, where: str) -> float | Literal["off"]:

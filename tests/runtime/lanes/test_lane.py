@@ -12,11 +12,11 @@ import orjson
 import pytest
 
 from baton.connection import InboundRequest, memory_pipe
-from baton.errors import BatonError
+from baton.errors import BatonError, LaneFenced
 from baton.journal import Journal
 from baton.runtime.agents.launch import LaunchSpec
 from baton.runtime.lanes import lane as lane_module
-from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
+from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.lanes.phase import LanePhase
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.correlation import ToolCallTracker

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from baton.errors import AgentNotInstalled
 from baton.runtime.agents.environment import CLAUDE_ENVIRONMENT
 from baton.runtime.agents.profiles import LaunchProbe, Profile
-from baton.runtime.runtime import AgentNotInstalled, RunRequest, Runtime
+from baton.runtime.runtime import RunRequest, Runtime
 
 OVERRIDE = "BATON_SCRIPTED_TEST_BIN"
 

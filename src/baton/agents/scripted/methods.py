@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING, Any, Final
 import orjson
 
 from baton.agents.scripted import frames
-from baton.agents.scripted.script import ScriptError, parse_prompt
+from baton.agents.scripted.script import parse_prompt
 from baton.agents.scripted.session import ConfigError, Session, StreamRecord
 from baton.agents.scripted.setup_params import SetupRefused, read_setup
+from baton.errors import ScriptError
 from baton.wire.jsonrpc import (
     AUTH_REQUIRED,
     INVALID_PARAMS,

@@ -22,9 +22,9 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Final
+from typing import Final
 
-from baton.errors import UsageError
+from baton.errors import ScriptError
 
 #: Commands one prompt may hold. Bounds the work a single prompt can schedule before it runs.
 MAX_COMMANDS_PER_PROMPT: Final = 10_000
@@ -72,19 +72,6 @@ _BYTE_SUFFIXES: Final = {
 _BYTES_PATTERN: Final = re.compile(r"^([0-9][0-9_]*)([A-Za-z]*)$")
 _INT_PATTERN: Final = re.compile(r"^-?[0-9][0-9_]*$")
 _ESCAPES: Final = {"n": "\n", "t": "\t", "\\": "\\", ";": ";", " ": " "}
-
-
-class ScriptError(UsageError):
-    """A prompt script is malformed. ``reason`` is a stable machine-readable word."""
-
-    code: ClassVar[str] = "SCRIPT_ERROR"
-
-    def __init__(self, line: int, command: str, reason: str, detail: str) -> None:
-        where = f"line {line}" + (f", {command}" if command else "")
-        super().__init__(f"{where}: {detail}")
-        self.line = line
-        self.command = command
-        self.reason = reason
 
 
 class ArgKind(enum.Enum):

@@ -6,7 +6,7 @@ deterministic, so replay regenerates them) and history is capped at
 :data:`MAX_HISTORY_ENTRIES`, so a flood cannot grow a session's memory without bound.
 
 With a state directory (by default one under the user's cache directory, see
-:func:`~baton.agents.scripted.options.default_state_dir`) every session is also a JSON file there (written atomically after each
+:func:`~baton.agents.scripted.flags.default_state_dir`) every session is also a JSON file there (written atomically after each
 change), so a new agent process can load or resume it. Session ids from the client are checked
 against :data:`SESSION_ID_PATTERN` before they name a file.
 """

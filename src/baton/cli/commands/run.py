@@ -39,6 +39,7 @@ from baton.cli.terminal import Screen, error_line, visible
 from baton.cli.usage_view import usage_text
 from baton.errors import (
     AgentLaunchFailed,
+    BadFlag,
     BatonError,
     PolicyNotAvailable,
     SessionBusy,
@@ -277,13 +278,6 @@ def _option_values(values: list[str]) -> dict[str, str]:
             raise BadFlag(f"--set-option takes ID=VALUE, got {item!r}")
         parsed[key] = value
     return parsed
-
-
-class BadFlag(BatonError):
-    """A flag's value is malformed."""
-
-    code = "USAGE_ERROR"
-    fault = "caller"
 
 
 # --- text output ---------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from baton.cli.json_output import write_json
 from baton.cli.service_link import service_for
 from baton.cli.store_access import add_store_option, store_url
 from baton.cli.terminal import error_line, visible
-from baton.errors import DataDirNotFound, UsageError
+from baton.errors import DataDirNotFound, ExportExists, UsageError
 from baton.runtime.agents.config_file import load_config
 from baton.runtime.conversations import (
     Conversations,
@@ -71,12 +71,6 @@ SESSIONS_EXAMPLES: Final = """examples:
   baton sessions --agent claude --json | jq -r .name
   baton sessions --store postgresql://baton@db/baton     # every host's, with its HOST
 """
-
-
-class ExportExists(UsageError):
-    """`session export` would overwrite an existing file."""
-
-    code = "EXPORT_FILE_EXISTS"
 
 
 def _common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:

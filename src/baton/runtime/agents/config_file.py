@@ -42,7 +42,13 @@ from typing import Any, Final, Literal
 
 import platformdirs
 
-from baton.errors import ConfigFileError, ConfigurationError, InvalidArgument
+from baton.errors import (
+    ConfigFileError,
+    ConfigurationError,
+    InvalidArgument,
+    StoreUrlInvalid,
+    TurnBoundInvalid,
+)
 from baton.runtime.agents.environment import (
     ENV_KEY_PATTERN,
     MAX_ENV_KEY_CHARS,
@@ -64,8 +70,8 @@ from baton.runtime.agents.profiles import (
     Profile,
     default_override_env,
 )
-from baton.store.location import StoreUrlInvalid, check_store_url
-from baton.wire.budget import BoundSetting, TurnBoundInvalid, parse_bound_setting
+from baton.store.location import check_store_url
+from baton.wire.budget import BoundSetting, parse_bound_setting
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES
 from baton.wire.version import AUTO_CHOICE, PROTOCOL_CHOICES, parse_protocol_choice
 

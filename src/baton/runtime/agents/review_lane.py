@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import Final
 
-from baton.errors import AgentError, ConfigurationError
+from baton.errors import ConfigurationError, ReviewRootWritable, SandboxNotApplied
 
 #: The lane name of the read-only review process.
 REVIEW_LANE: Final = "review"
@@ -55,18 +55,6 @@ SANDBOX_NOT_APPLIED: Final = re.compile(
     r"could not|cannot|error)",
     re.IGNORECASE,
 )
-
-
-class ReviewRootWritable(ConfigurationError):
-    """The repository root overlaps a location the read-only sandbox lets Grok write."""
-
-    code = "REVIEW_ROOT_WRITABLE"
-
-
-class SandboxNotApplied(AgentError):
-    """Grok reported that its read-only sandbox was not applied; the lane did not start."""
-
-    code = "GROK_SANDBOX_NOT_APPLIED"
 
 
 def review_argv(profile_id: str) -> tuple[str, ...]:

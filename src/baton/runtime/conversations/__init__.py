@@ -24,13 +24,14 @@ _EXPORTS: dict[str, str] = {
     "NewConversation": "baton.runtime.conversations.service",
     "PromptOptions": "baton.runtime.conversations.service",
     "Session": "baton.runtime.conversations.service",
-    "SessionSetupFailed": "baton.runtime.conversations.service",
+    "SessionSetupFailed": "baton.errors",
     "DEFAULT_WAIT_SECONDS": "baton.runtime.conversations.turn_queue",
     "MAX_WAITING_PROMPTS": "baton.runtime.conversations.turn_queue",
     "TurnQueue": "baton.runtime.conversations.turn_queue",
 }
 
 if TYPE_CHECKING:
+    from baton.errors import SessionSetupFailed
     from baton.runtime.conversations.decisions import AttachPlan, plan_attach
     from baton.runtime.conversations.history import HistoryTurn, PermissionDecision, ToolCallSummary
     from baton.runtime.conversations.names import (
@@ -45,7 +46,6 @@ if TYPE_CHECKING:
         NewConversation,
         PromptOptions,
         Session,
-        SessionSetupFailed,
     )
     from baton.runtime.conversations.turn_queue import (
         DEFAULT_WAIT_SECONDS,

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from baton.store import Interaction, Run, Store, StoredItem
+from baton.store.models import RunStatus
 
 #: Characters of one tool call's title kept in a summary.
 MAX_TOOL_TITLE_CHARS: Final = 200
@@ -38,7 +39,7 @@ class HistoryTurn:
     """One turn of a conversation."""
 
     run_id: str
-    status: str
+    status: RunStatus
     stop_reason: str | None
     error_code: str | None
     created_at: str

@@ -41,6 +41,7 @@ from baton.errors import (
     BatonError,
     ConfigurationError,
     SessionOnOtherHost,
+    SessionSetupFailed,
     StoreConflict,
 )
 from baton.redaction import redact_json
@@ -76,19 +77,6 @@ CLAIM_POLL_SECONDS: Final = 0.2
 #: The prompt text recorded on the run that creates a conversation's provider session
 #: (session/new; no prompt is sent).
 SETUP_PROMPT: Final = "(baton session new {name}: session/new, no prompt is sent)"
-
-
-class SessionSetupFailed(BatonError):
-    """Creating a conversation's provider session failed (the agent could not start, sign-in
-    is needed, session/new failed...). ``result`` is the setup run's outcome, whose
-    ``error_code`` names the cause; no conversation was recorded."""
-
-    code = "SESSION_SETUP_FAILED"
-    fault = "agent"
-
-    def __init__(self, message: str, result: RunResult) -> None:
-        super().__init__(message)
-        self.result = result
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,18 +27,20 @@ from baton.connection.client import AcpClient
 from baton.errors import (
     BatonError,
     ExtensionPayloadInvalid,
+    LaneFenced,
+    LaneLost,
     ProtocolViolation,
+    SandboxNotApplied,
     TransportClosed,
 )
 from baton.journal import Journal, JournalRef, JournalTap
 from baton.redaction import SecretValues, redact_text
 from baton.runtime.agents.launch import LaunchSpec
-from baton.runtime.agents.review_lane import SandboxNotApplied, check_sandbox_applied
+from baton.runtime.agents.review_lane import check_sandbox_applied
 from baton.runtime.lanes.child import LaneChild, Spawn, spawn_agent_process
 from baton.runtime.lanes.extensions import LaneExtensions, extensions_for
 from baton.runtime.lanes.loss import (
     ForeignSession,
-    LaneLost,
     LossCause,
     ProtocolBroken,
     Quarantined,
@@ -53,6 +55,7 @@ from baton.runtime.permissions.engine import Resolution, refuse
 from baton.runtime.permissions.records import NO_ACTIVE_PROMPT, STALE_GENERATION, UNKNOWN_SESSION
 from baton.runtime.processes.process import FAILURE_SIGTERM_GRACE_SECONDS, ShutdownResult
 from baton.store import new_id
+from baton.store.models import RunStatus
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import NO_ELICITATION, ElicitationOffer, InitializeResult
 from baton.wire.codec import SessionUpdateDecoder, is_idle
@@ -115,7 +118,7 @@ class LaneSession:
     replayed: list[dict[str, Any]] = field(default_factory=list)
     late_updates: list[dict[str, Any]] = field(default_factory=list)
     #: The status of the session's last run (a kept session's controls check it).
-    last_status: str | None = None
+    last_status: RunStatus | None = None
     #: The wire codec's per-session update decoder (v2), set when the lane adopts the
     #: session; None reads updates as sent (v1).
     decoder: SessionUpdateDecoder | None = None
@@ -147,14 +150,6 @@ class ProcessExit:
                 name = f"signal {-code}"
             return f"was killed by {name}"
         return f"exited with status {code}"
-
-
-class LaneFenced(BatonError):
-    """The lane latched a safety fence (a failed drain, or a child that survived SIGKILL):
-    no replacement process starts until Baton restarts."""
-
-    code = "RUNTIME_SAFETY_FENCED"
-    fault = "baton"
 
 
 class Lane:
@@ -338,10 +333,7 @@ class Lane:
         )
         self._watch(generation, connection)
         try:
-            if budget is not None:
-                self.initialized = await client.initialize_within(budget)
-            else:
-                self.initialized = await client.initialize()
+            self.initialized = await client.initialize(budget)
         except BaseException:
             await self._stop_generation(generation, "FAILED", failure=True)
             raise
@@ -390,7 +382,8 @@ class Lane:
         it exited (waiting at most :data:`EXIT_STATUS_WAIT_SECONDS` for it). Cancellation-safe:
         it only waits."""
         if isinstance(error, LaneLost):
-            return error.cause
+            cause: LossCause = error.cause  # the errors home types it loosely
+            return cause
         process = self.process or self._last_process
         returncode: int | None = None
         if process is not None and type(error) is TransportClosed:

@@ -22,6 +22,7 @@ from baton.errors import (
     BatonError,
     FrameTooLarge,
     InternalError,
+    LaneLost,
     ProtocolViolation,
     TapFailed,
     TransportClosed,
@@ -141,15 +142,6 @@ class Quarantined(LossCause):
         return f"the lane was quarantined: {self.reason}"
 
 
-class LaneLost(TransportClosed):
-    """The lane lost the generation a run was using; ``cause`` says why. A TransportClosed (its
-    code stays TRANSPORT_CLOSED), so every path that handles a closed transport handles it."""
-
-    def __init__(self, cause: LossCause) -> None:
-        super().__init__(cause.describe())
-        self.cause = cause
-
-
 def _storage_code(error: BaseException) -> str | None:
     """The storage condition at the root of a tap failure, if one is recognizable."""
     seen: BaseException | None = error
@@ -171,7 +163,8 @@ def cause_of(error: BaseException | None, returncode: int | None = None) -> Loss
     """The cause a lost generation's error stands for. ``returncode``: the agent's exit status
     when it is known to have exited (a closed transport is then the process's end)."""
     if isinstance(error, LaneLost):
-        return error.cause
+        cause: LossCause = error.cause  # the errors home types it loosely
+        return cause
     if isinstance(error, TapFailed):
         return TapFailure(_storage_code(error))
     if isinstance(error, FrameTooLarge):

@@ -14,6 +14,7 @@ from baton.journal import JournalRef, SecretValues
 from baton.runtime.agents.launch import LaunchSpec
 from baton.runtime.permissions.engine import Resolution
 from baton.store import InteractionState, NewItem, Store, StoreConflict
+from baton.store.models import RunStatus
 from baton.store.outage import status_written, until_stored
 from baton.wire.session_state import SessionState
 
@@ -234,11 +235,11 @@ class Recorder:
 
         await until_stored(write)
 
-    async def run_status(self, run_id: str, status: str, **fields: Any) -> None:
+    async def run_status(self, run_id: str, status: RunStatus, **fields: Any) -> None:
         """Move a run to ``status`` (compare-and-set against final statuses in the store),
         waiting out a shared store's outage (bounded; the status is read back before a
         second try, so it is written once)."""
-        await status_written(self.store, run_id, status, **fields)  # type: ignore[arg-type]
+        await status_written(self.store, run_id, status, **fields)
 
     def items(self, run_id: str, items: Sequence[NewItem], *, after: int | None = None) -> None:
         """Materialized items of a run (``after``: the items it held before these, which

@@ -25,6 +25,7 @@ from baton.errors import (
     BatonError,
     BudgetExpired,
     IncompatibleProtocolVersion,
+    LaneFenced,
     NotAnAcpAgent,
     ProtocolError,
     SessionMutationAmbiguous,
@@ -33,7 +34,7 @@ from baton.errors import (
     TransportClosed,
 )
 from baton.runtime.agents.native_modes import UNDECLARED
-from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
+from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.permissions.correlation import ToolCallTracker
 from baton.runtime.sessions.mode_guard import guard_mode
 from baton.runtime.turns.attachments import attachment_blocks
@@ -42,6 +43,7 @@ from baton.runtime.turns.controls import project_controls
 from baton.runtime.turns.outcome import RunOutcome, TurnOutcome
 from baton.runtime.turns.settings import RequestedSettings, apply_settings
 from baton.runtime.turns.system_prompts import requested_system_prompt, session_setup_record
+from baton.store.models import RunStatus
 from baton.wire.capabilities import NO_ELICITATION
 from baton.wire.content import build_prompt, text_block
 from baton.wire.jsonrpc import RESOURCE_NOT_FOUND
@@ -111,7 +113,7 @@ def _failure(
     message: str,
     run_outcome: RunOutcome,
     *,
-    status: str = "FAILED",
+    status: RunStatus = "FAILED",
     bound: str | None = None,
 ) -> SetupEnded:
     recovery = message if status == "RECOVERY_REQUIRED" else None
@@ -169,17 +171,10 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
             )
             opened = NewSessionResult(attached.session_id, attached.state)
             attach_method = attached.method
-        elif ctx.setup_clock is not None:
-            opened = await client.new_session_within(
-                ctx.setup_clock,
-                ctx.cwd,
-                mcp_servers=ctx.tools,
-                additional_directories=roots,
-                system_prompt=system_prompt,
-            )
         else:
             opened = await client.new_session(
                 ctx.cwd,
+                budget=ctx.setup_clock,
                 mcp_servers=ctx.tools,
                 additional_directories=roots,
                 system_prompt=system_prompt,

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from baton.errors import ConfigurationError
+from baton.errors import AttachmentRefused
 from baton.runtime.agents.launch import LaunchSpec
 from baton.wire.capabilities import AgentCapabilities
 from baton.wire.content import embedded_text_block, image_block, text_block
@@ -36,12 +36,6 @@ IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg", "image/gif", "image/w
 EMBEDDED_TEXT_PROFILES: Final = frozenset({"claude", "grok"})
 #: grok's provider-local rule: PNG and JPEG work although its image flag says false.
 GROK_IMAGE_TYPES: Final = frozenset({"image/png", "image/jpeg"})
-
-
-class AttachmentRefused(ConfigurationError):
-    """An attachment cannot be sent to this agent; nothing was submitted."""
-
-    code = "ATTACHMENT_REFUSED"
 
 
 def _media_type(path: Path, data: bytes) -> str:

@@ -16,7 +16,7 @@ from baton.runtime.lanes.lane import Lane
 from baton.runtime.lanes.recorder import Recorder
 from baton.runtime.permissions.elicitations import Elicitor
 from baton.runtime.permissions.policies import PolicyName
-from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.events import RunEvent, RunEventType
 from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.turn import Turn
 from baton.wire.budget import BudgetClock
@@ -56,7 +56,7 @@ class RunContext:
         """``text`` redacted with the lane's secrets and the credential rules."""
         return self.lane.redact(text)
 
-    def event(self, kind: str, data: dict[str, object]) -> None:
+    def event(self, kind: RunEventType, data: dict[str, object]) -> None:
         """Emit an event of this run."""
         self.emit(RunEvent(kind, self.run_id, dict(data)))
 

@@ -65,6 +65,7 @@ from baton.errors import (
 )
 from baton.redaction import SecretValues, is_credential_name, redact_text
 from baton.store import ACTIVE_RUN_STATUSES
+from baton.store.models import RunStatus
 from baton.wire.extensions.grok import GrokModelCatalog, set_model_params
 from baton.wire.session_state import (
     BOOLEAN,
@@ -551,7 +552,7 @@ def _mutation(controls: ControlSet, control: SessionControl, value: ConfigValue)
     )
 
 
-def refuse_while(run_status: str | None, control_id: str = "") -> None:
+def refuse_while(run_status: RunStatus | None, control_id: str = "") -> None:
     """Raise :class:`~baton.errors.ControlBusy` while the session's run is active, queued or
     recovery-required (:data:`BUSY_RUN_STATUSES`); None means no run."""
     if run_status is not None and run_status in BUSY_RUN_STATUSES:

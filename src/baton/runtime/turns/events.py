@@ -7,46 +7,50 @@ are part of Baton's public contract (documented in docs/events.md); fields are o
 
 from __future__ import annotations
 
+import builtins
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import Any, TypeVar, cast
 
 import orjson
 
+from baton.errors import InternalError
 from baton.redaction import SecretValues, redact_json
-
-#: Event types, in the order a turn usually produces them.
-EVENT_TYPES: Final = (
-    "run_started",  # runId, sessionId, agent, cwd, policy
-    "session",  # runId, sessionId, providerSessionId, attachedBy, replayedUpdates
-    "controls",  # runId, the session's safe controls after settings: revision, controls
-    "text",  # runId, text, coalescedEvents
-    "thought",  # runId, text, coalescedEvents
-    "user_text",  # runId, text (load replays of the user's own messages)
-    "tool_call",  # runId, toolCallId, kind, title, status, paths, command, name, parentToolCallId
-    "plan",  # runId, entries [{content, status, priority}]
-    "usage",  # runId, used, size, cost, turn
-    "notice",  # runId, severity, title, description
-    "compaction",  # runId, compactionId, status, summary, error, truncated, otherBlocks
-    "elicitation",  # runId, request, action, reasonCode, reason, chosenBy, content
-    "mode",  # runId, modeId
-    "config",  # runId, configOptions (ids and current values)
-    "session_info",  # runId, title
-    "commands",  # runId, commands [names]
-    "state",  # runId, state (ACP v2 only: running, requires_action, idle, or the agent's own)
-    "permission",  # runId, toolCallId, options, outcome, optionId, chosenBy, reason
-    "item",  # runId, kind, coalescedEvents (an item was materialized to the store)
-    "warning",  # runId, code, message
-    "result",  # runId, status, stopReason, exitCode, error, toolCalls, durationMs, ...
+from baton.runtime.turns.event_payloads import (
+    ALL_EVENT_TYPES,
+    EVENT_TYPES,
+    PAYLOAD_TYPES,
+    EventType,
+    RunEventType,
 )
+
+__all__ = ["EVENT_TYPES", "EventType", "RunEvent", "RunEventType", "event_type"]
+
+#: A payload type of :mod:`~baton.runtime.turns.event_payloads`.
+P = TypeVar("P")
+
+
+def event_type(name: object) -> EventType | None:
+    """``name`` as an event type, or None when it is none this Baton knows (an event of a newer
+    sender, which a reader skips)."""
+    return cast("EventType", name) if name in ALL_EVENT_TYPES else None
 
 
 @dataclass(frozen=True, slots=True)
 class RunEvent:
-    """One normalized event of a run."""
+    """One normalized event of a run: its ``type``, the run's id and the payload (``data``,
+    whose type for each event type is in :mod:`~baton.runtime.turns.event_payloads`)."""
 
-    type: str
+    type: EventType
     run_id: str
     data: dict[str, Any] = field(default_factory=dict)
+
+    def payload(self, kind: builtins.type[P]) -> P:
+        """``data`` as the payload type ``kind`` (``event.payload(TextPayload)["text"]``), for
+        the type checker; BATON_BUG when ``kind`` is not this event type's payload."""
+        if PAYLOAD_TYPES.get(self.type) is not kind:
+            name = getattr(kind, "__name__", repr(kind))
+            raise InternalError(f"a {self.type!r} event's payload is not a {name}")
+        return cast(P, self.data)
 
     def redacted(self, secrets: SecretValues | None) -> RunEvent:
         """This event with its data redacted like the run store: the credential rules and the

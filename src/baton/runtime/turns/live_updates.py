@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
-from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.events import RunEvent, RunEventType
 from baton.runtime.turns.streaming import Item
 from baton.wire.compaction import COMPACTION_SUMMARY_CHUNK, COMPACTION_UPDATE, CompactionTracker
 from baton.wire.notices import NOTICE_UPDATE, parse_notice
@@ -147,6 +147,6 @@ class LiveUpdates:
             view["error"] = self._redact(view["error"])
         return view
 
-    def _event(self, kind: str, data: dict[str, Any]) -> None:
+    def _event(self, kind: RunEventType, data: dict[str, Any]) -> None:
         self._before_event()
         self._emit(RunEvent(kind, self.run_id, data))

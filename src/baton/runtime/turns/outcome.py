@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
+from baton.store.models import RunStatus
+
 
 class RunOutcome(enum.Enum):
     """The class of a run's ending, as a caller acts on it."""
@@ -64,7 +66,7 @@ AMBIGUOUS_STATUSES: Final = frozenset({"RECOVERY_REQUIRED", "LOST"})
 class TurnOutcome:
     """How a turn ended: the run's final status and why."""
 
-    status: str
+    status: RunStatus
     stop_reason: str | None = None
     error_code: str | None = None
     message: str | None = None
@@ -93,7 +95,7 @@ class TurnOutcome:
 
 
 def run_outcome_of(
-    status: str, *, error_code: str | None = None, bound: str | None = None
+    status: RunStatus, *, error_code: str | None = None, bound: str | None = None
 ) -> RunOutcome:
     """The outcome class of a run that ended with ``status``: authentication first (whatever
     the status), an interrupt by a bound is a budget expiry, an ambiguous status needs

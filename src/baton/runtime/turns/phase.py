@@ -22,7 +22,7 @@ import enum
 from collections.abc import Mapping
 from typing import Final
 
-from baton.errors import InternalError
+from baton.errors import TurnPhaseInvalid
 
 
 class TurnPhase(enum.Enum):
@@ -65,12 +65,6 @@ REFUSING_PHASES: Final = frozenset(
 STREAMING_PHASES: Final = frozenset(
     {TurnPhase.CREATED, TurnPhase.SUBMITTING, TurnPhase.STREAMING, TurnPhase.CANCELLING}
 )
-
-
-class TurnPhaseInvalid(InternalError):
-    """A turn was asked to change phase in a way its transition table does not allow."""
-
-    code = "TURN_PHASE_INVALID"
 
 
 class TurnPhases:

@@ -29,9 +29,10 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import accumulate
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from baton.redaction import RedactedText, SecretValues, StreamRedactor
+from baton.runtime.turns.event_payloads import RunEventType
 
 #: Output is published at least this often while deltas arrive (seconds).
 STREAM_OUTPUT_FLUSH_SECONDS: Final = 0.075
@@ -49,8 +50,11 @@ MAX_BUFFERED_STREAM_BYTES: Final = 4 * 1024 * 1024
 #: Part keys one buffer remembers (a key is only formatted again past this).
 MAX_CACHED_PART_KEYS: Final = 1024
 
+#: The event (and item) kinds of streamed text.
+TextKind = Literal["text", "thought", "user_text"]
+
 #: session/update kinds that carry streamed text, and the item kind each becomes.
-TEXT_UPDATES: Final = {
+TEXT_UPDATES: Final[dict[str, TextKind]] = {
     "agent_message_chunk": "text",
     "agent_thought_chunk": "thought",
     "user_message_chunk": "user_text",
@@ -68,9 +72,9 @@ class Item:
 
 @dataclass(slots=True)
 class OutputGroup:
-    """A run of consecutive output of one part, published as one event."""
+    """A run of consecutive output of one part, published as one event (of its kind)."""
 
-    kind: str
+    kind: RunEventType
     part: str
     text: str
     events: int
@@ -98,7 +102,7 @@ class TextPart:
         "unpublished",
     )
 
-    def __init__(self, key: str, kind: str, secrets: SecretValues | None) -> None:
+    def __init__(self, key: str, kind: TextKind, secrets: SecretValues | None) -> None:
         self.key = key
         self.kind = kind
         self.segments: list[str] = []
@@ -320,7 +324,7 @@ class RunBuffer:
         self.stats.deltas += taken
         return taken
 
-    def _open_part(self, key: str, kind: str) -> TextPart:
+    def _open_part(self, key: str, kind: TextKind) -> TextPart:
         # A new part after a different one ends nothing: messageIds may interleave. Parts end at
         # the prompt's end or when a bound needs room.
         while len(self._parts) >= MAX_LIVE_PARTS_PER_RUN:
@@ -330,7 +334,7 @@ class RunBuffer:
         self.memory.register(self, key)
         return part
 
-    def _publish(self, kind: str, key: str, text: str) -> None:
+    def _publish(self, kind: TextKind, key: str, text: str) -> None:
         pending = self._pending
         if pending and pending[-1].part == key:
             pending[-1].events += 1
@@ -349,7 +353,7 @@ class RunBuffer:
 
     # --- other events ----------------------------------------------------------------------
 
-    def add_event(self, kind: str, text: str = "") -> None:
+    def add_event(self, kind: RunEventType, text: str = "") -> None:
         """Publish a non-text event in order with the text around it (flushes pending text)."""
         self.flush_output(release=True)
         if text:
