@@ -4,6 +4,7 @@ The public library surface, re-exported here (imported lazily, so ``import baton
 for the bundled agent, the wire layer and `baton --version`)::
 
     from baton import Runtime, RunRequest, RunResult, RunOutcome, RunEvent, TurnBudget, Policy
+    from baton import Run, RunHandle                                 # a running run's handle
     from baton import Asker, AskPrompt, AskAnswer, NoUserAsker      # answering permissions
     from baton import BatonError, ConfigurationError, AgentNotInstalled, SCRIPTED_AGENT
     from baton import Conversations, Session, NewConversation, PromptOptions  # named sessions
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     )
     from baton.runtime.permissions.ask import AskAnswer, Asker, AskPrompt, NoUserAsker
     from baton.runtime.permissions.policies import PolicyName as Policy
+    from baton.runtime.run import Run, RunHandle
     from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
     from baton.runtime.turns.events import RunEvent
     from baton.runtime.turns.outcome import RunOutcome
@@ -39,6 +41,8 @@ _EXPORTS = {
     "Runtime": "baton.runtime.runtime",
     "RunRequest": "baton.runtime.runtime",
     "RunResult": "baton.runtime.runtime",
+    "Run": "baton.runtime.run",
+    "RunHandle": "baton.runtime.run",
     "RunOutcome": "baton.runtime.turns.outcome",
     "RunEvent": "baton.runtime.turns.events",
     "TurnBudget": "baton.wire.budget",
@@ -74,7 +78,9 @@ __all__ = [
     "NoUserAsker",
     "Policy",
     "PromptOptions",
+    "Run",
     "RunEvent",
+    "RunHandle",
     "RunOutcome",
     "RunRequest",
     "RunResult",

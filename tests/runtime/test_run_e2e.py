@@ -5,16 +5,16 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from baton.journal import Journal
+from baton.runtime.run import Run
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.turn import Turn
 from baton.wire.version import ProtocolChoice
 
 AGENT = [sys.executable, "-m", "baton.agents.scripted"]
@@ -56,12 +56,11 @@ async def run(
     cwd: Path,
     *,
     flags: tuple[str, ...] = (),
-    on_turn: Callable[[Turn], None] | None = None,
     **kwargs: Any,
 ) -> tuple[RunResult, list[RunEvent]]:
     events: list[RunEvent] = []
     request = RunRequest(prompt=prompt, agent_command=agent(*flags), cwd=str(cwd), **kwargs)
-    result = await rt.run(request, on_event=events.append, on_turn=on_turn)
+    result = await rt.run(request, on_event=events.append)
     return result, events
 
 
@@ -271,22 +270,16 @@ async def test_an_absolute_bound_trips_a_streaming_turn(runtime: Runtime, tmp_pa
 
 
 async def test_a_user_interrupt_cancels_the_turn(runtime: Runtime, tmp_path: Path) -> None:
-    turns: list[Turn] = []
-    started = asyncio.Event()
-
-    def on_turn(turn: Turn) -> None:
-        turns.append(turn)
-        started.set()
-
-    async def interrupt_soon() -> None:
-        await started.wait()
-        await asyncio.sleep(0.3)
-        turns[0].interrupt("user")
-
-    task = asyncio.create_task(interrupt_soon())
-    result, _ = await run(runtime, "wait_for_cancel 20", tmp_path, on_turn=on_turn)
-    await task
+    request = RunRequest(prompt="wait_for_cancel 20", agent_command=AGENT, cwd=str(tmp_path))
+    handle = await runtime.start(request)
+    async with handle.events() as events:
+        async for event in events:
+            if event.type == "text":  # the turn streams: the prompt is outstanding
+                assert await handle.interrupt("user")
+                break
+    result = await handle.result()
     assert (result.status, result.exit_code) == ("INTERRUPTED", 130)
+    assert result.stop_reason == "cancelled"
 
 
 async def test_an_agent_that_ignores_cancel_becomes_recovery_required(
@@ -490,12 +483,14 @@ async def test_pending_output_is_published_while_the_agent_is_silent(
 ) -> None:
     """Text is published at the 75 ms boundary even when no further delta arrives (an agent
     that says something and then works silently)."""
-    turns: list[Turn] = []
+    runs: list[Run] = []
     deltas_seen_when_published: list[int] = []
 
     def on_event(event: RunEvent) -> None:
         if event.type == "text" and "working" in event.data["text"]:
-            deltas_seen_when_published.append(turns[0].buffer.stats.deltas)
+            turn = runs[0].slot._turn  # the turn's own counters (private to its room)
+            assert turn is not None
+            deltas_seen_when_published.append(turn.buffer.stats.deltas)
 
     # The second echo lands within the same 75 ms as the first: only the boundary (not a
     # later delta) can publish it before the pause ends.
@@ -504,7 +499,8 @@ async def test_pending_output_is_published_while_the_agent_is_silent(
         agent_command=AGENT,
         cwd=str(tmp_path),
     )
-    result = await runtime.run(request, on_event=on_event, on_turn=turns.append)
+    runs.append(await runtime.start(request, on_event=on_event))
+    result = await runs[0].result()
     assert result.status == "COMPLETED"
     # Published during the pause: before the third delta ("done") arrived.
     assert deltas_seen_when_published == [2]
@@ -788,21 +784,6 @@ async def test_cancelling_run_during_setup_interrupts_it_and_sends_no_prompt(
     record = runtime.store.get_run(events[0].run_id)
     assert (record.status, record.error_code) == ("INTERRUPTED", "CALLER_CANCELLED")
     assert record.prompt_ref is None
-
-
-async def test_closing_the_event_iterator_early_cancels_the_run(
-    runtime: Runtime, tmp_path: Path
-) -> None:
-    request = RunRequest(prompt="wait_for_cancel 50", agent_command=AGENT, cwd=str(tmp_path))
-    iterator = runtime.events(request)
-    run_id = ""
-    async for event in iterator:
-        run_id = event.run_id
-        if event.type == "text":
-            break
-    await iterator.aclose()  # type: ignore[attr-defined]
-    assert runtime.store is not None
-    assert runtime.store.get_run(run_id).status == "RECOVERY_REQUIRED"
 
 
 #: An agent whose session has two modes and that never answers session/set_mode.

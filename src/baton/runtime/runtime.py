@@ -48,6 +48,7 @@ from baton.runtime.permissions.policies import (
     check_run_settings,
     parse_policy,
 )
+from baton.runtime.run import Run, RunTable
 from baton.runtime.sessions.setup import SetupEnded, SetupWindow, open_session
 from baton.runtime.turns.context import RunContext
 from baton.runtime.turns.controls import (
@@ -57,18 +58,13 @@ from baton.runtime.turns.controls import (
     refuse_while,
     resolve_control,
 )
-from baton.runtime.turns.event_stream import iterate_events
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.execution import execute_turn, record_setup_failure
 from baton.runtime.turns.outcome import EXIT_CODES, RunOutcome, TurnOutcome
 from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.system_prompts import requested_system_prompt
-from baton.runtime.turns.turn import (
-    CALLER_CANCELLED,
-    INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
-    Turn,
-)
+from baton.runtime.turns.turn import CALLER_CANCELLED, INTERRUPT_COMPLETION_TIMEOUT_SECONDS
 from baton.runtime.turns.workspace_roots import resolve_additional_directories
 from baton.store import Store, prepare_data_dir, resolve_data_dir
 from baton.store.location import resolve_store
@@ -83,6 +79,7 @@ from baton.wire.capabilities import NO_ELICITATION, ElicitationOffer
 
 __all__ = [
     "AgentNotInstalled",
+    "Run",
     "RunOutcome",
     "RunRequest",
     "RunResult",
@@ -205,7 +202,9 @@ class Runtime:
         #: What preparing the data directory changed (created, tightened), for the surface to
         #: say; None when nothing changed or before :meth:`open`.
         self.data_dir_notice: str | None = None
-        self._turns: set[Turn] = set()
+        #: The runs this runtime drives, by run id and by provider session, from creation
+        #: until their result is known (surfaces look runs up here).
+        self.runs = RunTable()
         # Discovery fingerprints of the executables resolved, by lane identity.
         self._fingerprints: dict[tuple[str, str, str], tuple[object, ...] | None] = {}
 
@@ -230,7 +229,12 @@ class Runtime:
         self.reconciled = await reconcile(store)
 
     async def close(self) -> None:
-        """Shut every lane down (active runs become RECOVERY_REQUIRED), then close files."""
+        """Abandon the runs still going (see :meth:`Run.abandon
+        <baton.runtime.run.Run.abandon>`: RECOVERY_REQUIRED when the prompt was outstanding),
+        shut every lane down, then close files."""
+        for run in self.runs:
+            with contextlib.suppress(BatonError, OSError):
+                await run.abandon()
         for lane in list(self.lanes.values()):
             with contextlib.suppress(BatonError, OSError):
                 await lane.shutdown()
@@ -390,40 +394,48 @@ class Runtime:
         """After a quarantine: every turn of the lane is lost. The lane already told its active
         turns the typed cause (the first loss a turn hears is the one it keeps); a turn not
         active yet hears the quarantine's reason."""
-        for turn in list(self._turns):
-            if turn.lane is lane:
-                turn.on_lost(LaneLost(Quarantined(reason)))
+        for run in self.runs.on_lane(lane):
+            run.slot.quarantined(lane, LaneLost(Quarantined(reason)))
 
     # --- running ---------------------------------------------------------------------------
 
-    async def run(
+    async def start(
         self,
         request: RunRequest,
         *,
         on_event: Callable[[RunEvent], None] | None = None,
-        on_turn: Callable[[Turn], None] | None = None,
-    ) -> RunResult:
-        """Run one prompt; every event goes to ``on_event`` as it happens.
+    ) -> Run:
+        """Start one prompt; its :class:`~baton.runtime.run.Run` handle as soon as the run's
+        row exists (the agent is set up and prompted in a task the handle follows).
+
+        A request refused before a run exists (an unknown profile, a policy the agent does
+        not allow, a bad working directory) raises its stable error here, and nothing is
+        written. ``on_event``: every event goes to it as it happens, and the handle's
+        :meth:`~baton.runtime.run.Run.events` stream is not kept (nothing is held for a
+        reader who never comes); without it, events wait for that stream.
 
         Every event is redacted before it leaves the runtime, with the same rules and exact
         secrets as the run store (its lane's, once the lane is known): callers (the CLI's
         ``--format json`` and text output, library users) never see what the store would not
-        keep.
+        keep. An ad-hoc agent's launch form (``agent_command``, redacted, and the names of
+        its ``env_keys``) is recorded on the run, so `baton recover --attach` can start the
+        same agent again.
 
-        Cancellation: safe at any point, and it propagates. Cancelled during setup (nothing was
-        prompted), the run is recorded INTERRUPTED (``CALLER_CANCELLED``). Cancelled while
-        the prompt is outstanding, no session/cancel is sent (``on_turn`` gives the turn,
-        whose ``interrupt()`` is the clean stop): the prompt may still run, so the run is
-        recorded RECOVERY_REQUIRED (``CALLER_CANCELLED``), what streamed so far is written,
-        and the session is released; the lane stays usable. Those writes are shielded from a
-        second cancellation. Before the run is created nothing is written."""
+        Cancellation: cancelled before the run exists, nothing was written; the run exists
+        only once this returns."""
         await self.open()
         assert self.store is not None and self.recorder is not None
-        sink = on_event or (lambda _event: None)
+        recorder = self.recorder
         lane_secrets: list[SecretValues] = []
+        early: list[RunEvent] = []
+        handle: list[Run] = []
 
         def emit(event: RunEvent) -> None:
-            sink(event.redacted(lane_secrets[0] if lane_secrets else None))
+            event = event.redacted(lane_secrets[0] if lane_secrets else None)
+            if handle:
+                handle[0].publish(event)
+            else:
+                early.append(event)  # a lane warning before the run exists
 
         started = time.monotonic()
         policy = parse_policy(request.policy)
@@ -461,14 +473,19 @@ class Runtime:
         lane_secrets.append(lane.secrets)
         prompt_text = lane.redact(request.prompt)
         if request.queued_run_id is not None:
-            run_id = await self.recorder.take_queued_run(request.queued_run_id)
+            run_id = await recorder.take_queued_run(request.queued_run_id)
         else:
-            run_id = self.recorder.create_run(
+            run_id = recorder.create_run(
                 prompt_text,
                 policy=policy,
                 unattended=request.allow_unattended and ad_hoc,
                 profile=spec.profile_id,
             )
+        # From here on nothing awaits before the handle is returned.
+        run = Run(run_id, lane=lane, on_event=on_event)
+        handle.append(run)
+        for event in early:
+            run.publish(event)
         loop = asyncio.get_running_loop()
         idle = resolve_idle_bound(
             ("run", request.idle_timeout),
@@ -504,21 +521,48 @@ class Runtime:
             cwd=cwd,
             tools=tools,
             policy=policy,
-            recorder=self.recorder,
+            recorder=recorder,
             clock=clock,
             setup_clock=setup_clock,
             emit=emit,
-            on_turn=on_turn,
+            slot=run.slot,
             elicitor=elicitor,
         )
-        window = SetupWindow(lane)
+        run.drive(asyncio.ensure_future(self._drive(run, ctx, started)))
+        self.runs.add(run)
+        return run
+
+    async def run(
+        self,
+        request: RunRequest,
+        *,
+        on_event: Callable[[RunEvent], None] | None = None,
+    ) -> RunResult:
+        """Run one prompt to its end: :meth:`start`, then the handle's result; every event
+        goes to ``on_event`` as it happens (see :meth:`start`).
+
+        Cancellation: safe at any point, and it propagates. Cancelled before the run exists,
+        nothing is written. Cancelled during setup (nothing was prompted), the run is
+        recorded INTERRUPTED (``CALLER_CANCELLED``). Cancelled while the prompt is
+        outstanding, the run is abandoned (:meth:`Run.abandon <baton.runtime.run.Run.abandon>`:
+        no session/cancel, so it is recorded RECOVERY_REQUIRED, ``CALLER_CANCELLED``; the clean
+        stop is :meth:`Run.interrupt <baton.runtime.run.Run.interrupt>` on a :meth:`start`
+        handle): what streamed so far is written and the session released; the lane stays
+        usable. Those writes are shielded from a second cancellation."""
+        run = await self.start(request, on_event=on_event or _drop)
+        return await run.result_or_abandon()
+
+    async def _drive(self, run: Run, ctx: RunContext, started: float) -> RunResult:
+        """The run after its creation: the launch form, session setup, the turn, the result."""
+        run.begin()
+        window = SetupWindow(ctx.lane)
         try:
-            outcome, session = await self._run_on_lane(ctx, window)
+            outcome, session = await self._run_on_lane(run, ctx, window)
         finally:
             window.close()
-        result = _result(run_id, outcome, session)
+        result = _result(ctx.run_id, outcome, session)
         result.duration_ms = int((time.monotonic() - started) * 1000)
-        emit(result.to_event())
+        ctx.emit(result.to_event())
         return result
 
     def elicitor_for(self, policy: PolicyName) -> Elicitor | None:
@@ -529,38 +573,54 @@ class Runtime:
         return self.elicitor
 
     async def _run_on_lane(
-        self, ctx: RunContext, window: SetupWindow
+        self, run: Run, ctx: RunContext, window: SetupWindow
     ) -> tuple[TurnOutcome, LaneSession | None]:
-        """Set the session up, then run the turn on it; the outcome and the session to name."""
+        """Set the session up, then run the turn on it; the outcome and the session to name.
+
+        A cancellation the run's handle asked for (an interrupt during setup, an abandon)
+        ends the run with its outcome; any other propagates after it is recorded."""
+        if run.slot.interrupt_reason is not None:
+            # Stopped before its task began: nothing was started for it.
+            cancelled = _stopped_in_setup(run.slot.interrupt_reason)
+            await record_setup_failure(ctx, cancelled)
+            return cancelled, None
         try:
+            if ctx.request.agent_command is not None:
+                with contextlib.suppress(BatonError):
+                    await ctx.recorder.launch_form(
+                        ctx.run_id, ctx.redact(ctx.spec.launch_form), ctx.request.env_keys
+                    )
             opened = await open_session(ctx, window)
         except asyncio.CancelledError:
             # Nothing was prompted: the run is interrupted by its caller, never ambiguous.
-            cancelled = TurnOutcome(
-                "INTERRUPTED",
-                error_code=CALLER_CANCELLED,
-                message="the caller cancelled the run during setup; no prompt was sent",
-                interrupted_by="caller",
-            )
+            cancelled = _stopped_in_setup(run.slot.interrupt_reason)
             task = asyncio.ensure_future(record_setup_failure(ctx, cancelled))
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(task)
+            if run.take_handle_cancel():
+                return cancelled, None
             raise
+        run.setup_ended()
         if isinstance(opened, SetupEnded):
             if not opened.recorded:
                 await record_setup_failure(ctx, opened.outcome)
             return opened.outcome, opened.session
-        outcome = await execute_turn(
-            ctx,
-            opened.session,
-            opened.client,
-            opened.blocks,
-            profile_mapped=opened.profile_mapped,
-            asker=self.asker,
-            memory=self.memory,
-            interrupt_timeout=self.interrupt_timeout,
-            registry=self._turns,
-        )
+        try:
+            outcome = await execute_turn(
+                ctx,
+                opened.session,
+                opened.client,
+                opened.blocks,
+                profile_mapped=opened.profile_mapped,
+                asker=self.asker,
+                memory=self.memory,
+                interrupt_timeout=self.interrupt_timeout,
+            )
+        except asyncio.CancelledError:
+            abandoned = run.slot.abandoned
+            if abandoned is not None and run.take_handle_cancel():
+                return abandoned, opened.session
+            raise
         return outcome, opened.session
 
     # --- session controls ------------------------------------------------------------------
@@ -642,16 +702,37 @@ class Runtime:
         return self.controls(session_id)
 
     async def events(self, request: RunRequest) -> AsyncIterator[RunEvent]:
-        """Run ``request`` and yield its events as they happen; the last is ``result``.
+        """:meth:`start`, then the handle's events as they happen; the last is ``result``.
 
-        Cancellation: cancelling the consumer (or closing the generator early) cancels the
-        run and waits for it to settle, with :meth:`run`'s cancellation semantics."""
-        # aclosing: closing this generator closes the inner one at once, so the run is
-        # cancelled and settled before close returns (not when the inner one is collected).
-        events = iterate_events(lambda emit: self.run(request, on_event=emit))
-        async with contextlib.aclosing(events):
+        Cancellation: closing this iterator early (``break``, ``aclose``, a cancelled
+        consumer) interrupts the run and waits for it to settle, as closing
+        :meth:`Run.events <baton.runtime.run.Run.events>` does: INTERRUPTED when the agent
+        answers ``cancelled`` within the interrupt deadline, RECOVERY_REQUIRED only when the
+        outcome really is unknown. Cancelled before the run exists, nothing is written."""
+        run = await self.start(request)
+        async with run.events() as events:
             async for event in events:
                 yield event
+
+
+def _stopped_in_setup(reason: str | None) -> TurnOutcome:
+    """The outcome of a run stopped during its setup (``reason``: its handle's interrupt;
+    None: its caller was cancelled): INTERRUPTED, never ambiguous, since nothing was
+    prompted."""
+    return TurnOutcome(
+        "INTERRUPTED",
+        error_code=CALLER_CANCELLED,
+        message=(
+            f"the run was interrupted ({reason}) during setup; no prompt was sent"
+            if reason is not None
+            else "the caller cancelled the run during setup; no prompt was sent"
+        ),
+        interrupted_by=reason or "caller",
+    )
+
+
+def _drop(_event: RunEvent) -> None:
+    """An event nobody reads."""
 
 
 def _result(run_id: str, outcome: TurnOutcome, session: LaneSession | None) -> RunResult:

@@ -255,9 +255,7 @@ async def prompt_session(request: Request) -> Response:
         )
     conversations = desk.conversations
     launch = service.launcher.begin(
-        lambda on_event, on_turn: conversations.prompt(
-            name, text, options, on_event=on_event, on_turn=on_turn
-        )
+        lambda on_event: conversations.prompt(name, text, options, on_event=on_event)
     )
     ticket = PromptTicket("prompt-" + secrets.token_hex(6), launch)
     desk.remember(name, ticket)

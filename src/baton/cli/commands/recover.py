@@ -32,6 +32,7 @@ from baton.cli.store_access import open_store, plain
 from baton.cli.terminal import visible
 from baton.errors import BatonError, UsageError
 from baton.runtime.agents.launch import CUSTOM_PROFILE_ID
+from baton.runtime.lanes.recorder import LAUNCH_KEY
 from baton.runtime.runtime import RunRequest, Runtime
 from baton.store import Store
 
@@ -42,8 +43,6 @@ RECOVER_TAIL_RECORDS: Final = 20
 STREAMED_TEXT_CHARS: Final = 2000
 #: The observation payload key linking a recovery run and the run it recovers.
 RECOVERY_KEY: Final = "recovery"
-#: The observation payload key of the launch an ad-hoc run recorded (see `baton run`).
-LAUNCH_KEY: Final = "launch"
 
 EXAMPLES: Final = """examples:
   baton runs --status recovery_required

@@ -48,9 +48,10 @@ from baton.runtime.agents.config_file import load_config
 from baton.runtime.conversations import DEFAULT_WAIT_SECONDS, Conversations, PromptOptions
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
+from baton.runtime.run import Run
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
+from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS
 from baton.store.location import resolve_store
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
 from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
@@ -693,13 +694,14 @@ class _RunSession:
         self.verbose = bool(args.verbose)
         self.profiles = profiles
         self.printer = TextPrinter(screen) if self.fmt == "text" else None
-        self.turn: Turn | None = None
+        #: The run's handle (a run of this process; None for a turn run by `baton serve`).
+        self.run: Run | None = None
+        self.conversations: Conversations | None = None
         self.run_id: str | None = None
         self.interrupts = 0
         self.reader_left = False
         self.result_event: RunEvent | None = None
         self.usage: dict[str, Any] | None = None
-        self.launch_command = ""
         self._main: asyncio.Task[Any] | None = None
         #: The service and session name when the turn runs in `baton serve`.
         self.remote: tuple[ServiceClient, str] | None = None
@@ -709,15 +711,12 @@ class _RunSession:
     def emit(self, event: RunEvent) -> None:
         if event.type == "run_started":
             self.run_id = event.run_id
-            self.launch_command = str(event.data.get("command") or "")
         elif event.type == "usage":
             self.usage = dict(event.data)
         elif event.type == "result":
             self.result_event = event  # written last, completed with what only the CLI knows
             return
         if self.reader_left:
-            if self.turn is not None and event.run_id:
-                self.turn.interrupt("reader")
             return
         try:
             if self.printer is not None:
@@ -735,13 +734,16 @@ class _RunSession:
         cleanly (session/cancel), never abandoned; output goes to /dev/null from now on."""
         self.reader_left = True
         reader_gone()
-        if self.turn is not None:
-            self.turn.interrupt("reader")
+        self._interrupt("reader")
 
-    def on_turn(self, turn: Turn) -> None:
-        # A reader gone before the turn started: the turn is cancelled once its first event
-        # shows the prompt under way (see emit), not while it is being submitted.
-        self.turn = turn
+    def _interrupt(self, reason: str) -> bool:
+        """Ask this process's run to stop (see ``Run.interrupt``: during setup no prompt is
+        sent; then session/cancel and the interrupt deadline); False when none runs."""
+        if self.run is not None:
+            return self.run.interrupt_nowait(reason)
+        if self.conversations is not None and self.session_name is not None:
+            return self.conversations.cancel(self.session_name, reason)
+        return False
 
     # --- Ctrl-C ---------------------------------------------------------------------------
 
@@ -753,8 +755,7 @@ class _RunSession:
                 cancel_through_service(client, name)
             self.screen.note("^C cancelling the turn in the service (Ctrl-C again stops waiting)")
             return
-        if self.turn is not None and self.interrupts == 1:
-            self.turn.interrupt("user")
+        if self.interrupts == 1 and self._interrupt("user"):
             wait = f"{INTERRUPT_COMPLETION_TIMEOUT_SECONDS:g}"
             self.screen.note(
                 f"^C cancelling: waiting up to {wait}s for the agent to confirm "
@@ -777,8 +778,9 @@ class _RunSession:
             self._show_new_stderr(shown)
 
     def _show_new_stderr(self, shown: dict[int, str]) -> None:
-        for lane in list(self.runtime.lanes.values()):
-            tail = lane.stderr_tail()
+        for run in self.runtime.runs:
+            lane = run.lane
+            tail = run.stderr_tail()
             previous = shown.get(id(lane), "")
             if tail == previous:
                 continue
@@ -805,7 +807,6 @@ class _RunSession:
                 if self.runtime.data_dir_notice is not None:
                     self.screen.note(f"baton: {visible(self.runtime.data_dir_notice, None)}")
                 result = await self._execute()
-                await self._record_launch(result.run_id)
         except asyncio.CancelledError:
             self.screen.end()
             where = f" run {self.run_id} " if self.run_id else " "
@@ -832,7 +833,11 @@ class _RunSession:
         """The run: one prompt on a new provider session, or the next turn of a session."""
         args = self.args
         if args.session is None and not args.continue_latest:
-            return await self.runtime.run(self.request, on_event=self.emit, on_turn=self.on_turn)
+            run = await self.runtime.start(self.request, on_event=self.emit)
+            self.run = run
+            if self.reader_left:
+                run.interrupt_nowait("reader")  # the reader left while the run was created
+            return await run.result()
         if args.session is not None:
             client = service_for(args.data_dir, no_server=args.no_server)
             if client is not None:
@@ -847,6 +852,7 @@ class _RunSession:
                     emit=self.emit,
                 )
         conversations = Conversations(self.runtime)
+        self.conversations = conversations
         name = args.session
         if name is None:
             latest = await conversations.latest(
@@ -868,28 +874,7 @@ class _RunSession:
             wait=not args.no_wait,
             wait_timeout=args.wait_timeout,
         )
-        return await conversations.prompt(
-            name, self.request.prompt, options, on_event=self.emit, on_turn=self.on_turn
-        )
-
-    async def _record_launch(self, run_id: str) -> None:
-        """An ad-hoc agent's command, recorded on its run so `baton recover --attach` can
-        start the same agent again (redacted like everything the lane records)."""
-        if self.request.agent_command is None or not self.launch_command:
-            return
-        command = self.launch_command
-        for lane in self.runtime.lanes.values():
-            if lane.spec.launch_form == command:
-                command = lane.redact(command)
-        store = self.runtime.store
-        if store is None:
-            return
-        with contextlib.suppress(BatonError):
-            await store.record_observation(
-                "BATON_RESOLUTION",
-                {"launch": {"command": command, "envKeys": list(self.request.env_keys)}},
-                run_id=run_id,
-            )
+        return await conversations.prompt(name, self.request.prompt, options, on_event=self.emit)
 
     def _finish(self, result: RunResult) -> int:
         exit_code = result.exit_code

@@ -446,7 +446,7 @@ def _list(args: argparse.Namespace) -> int:
         records = await conversations.list(status=args.status, agent=args.agent)
         store = conversations.runtime.store
         assert store is not None
-        counts = store.conversation_turn_counts()
+        counts = store.turn_counts_by_conversation()
         hosts = await conversations.holding_hosts()
         rows = [(record, counts.get(record.name, 0), hosts.get(record.name)) for record in records]
         # Queued sessions (`baton submit --session`) are listed unfiltered by status or agent:

@@ -359,7 +359,7 @@ class Turn:
             self._idle_event.set()
             self.buffer.flush_output()
             # Only the idle that ends this turn counts: a repeated snapshot is not more usage.
-            self.live.on_turn_usage(activity.usage)
+            self.live.record_turn_usage(activity.usage)
             self._answered()
 
     # --- permissions -----------------------------------------------------------------------
@@ -383,6 +383,7 @@ class Turn:
                     settings=self.permissions,
                     asker=self.asker,
                     clock=self.clock,
+                    run_id=self.run_id,
                 )
             )
             self._pending.add(task)
@@ -437,6 +438,7 @@ class Turn:
                 self.elicitor,
                 cancelling=self.phases.current in REFUSING_PHASES,
                 advertised=self.lane.advertised,
+                run_id=self.run_id,
             )
         )
         self._pending.add(task)
@@ -821,6 +823,10 @@ class Turn:
                     if bound is not None:
                         outcome.error_code = "BUDGET_EXPIRED"
                         outcome.message = bound.message
+                    else:
+                        outcome.message = (
+                            f"interrupted ({by}): the agent answered session/cancel with cancelled"
+                        )
                 return outcome
             return await self._lost_outcome(self._lost)
         finally:
