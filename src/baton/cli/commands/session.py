@@ -20,8 +20,9 @@ import orjson
 
 from baton.cli import exit_codes
 from baton.cli.json_output import SCHEMA_VERSION, document, write_json
+from baton.cli.options import add_record_options
 from baton.cli.service_link import service_for
-from baton.cli.store_access import add_store_option, plain, store_url
+from baton.cli.store_access import plain, store_url
 from baton.cli.terminal import error_line, visible
 from baton.errors import DataDirNotFound, UsageError
 from baton.runtime.agents.config_file import load_config
@@ -79,15 +80,12 @@ class ExportExists(UsageError):
 
 
 def _common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
-    if json_flag:
-        parser.add_argument("--json", action="store_true", help="one JSON object per line")
-    parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
-    parser.add_argument(
-        "--no-server",
-        action="store_true",
-        help="work in this process even when a `baton serve` runs on the data directory",
+    add_record_options(
+        parser,
+        json_help="one JSON object per line" if json_flag else None,
+        no_server_help="work in this process even when a `baton serve` runs on the data directory",
+        store=True,
     )
-    add_store_option(parser)
 
 
 def _store(args: argparse.Namespace) -> str | None:
