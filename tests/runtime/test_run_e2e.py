@@ -15,6 +15,7 @@ from baton.journal import Journal
 from baton.runtime.run import Run
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
+from baton.wire.budget import TurnBudget
 from baton.wire.version import ProtocolChoice
 
 AGENT = [sys.executable, "-m", "baton.agents.scripted"]
@@ -286,7 +287,7 @@ async def test_an_agent_that_ignores_cancel_becomes_recovery_required(
     runtime: Runtime, tmp_path: Path
 ) -> None:
     await warm(runtime, tmp_path)
-    result, _ = await run(runtime, "ignore_cancel 20", tmp_path, timeout=0.5)
+    result, _ = await run(runtime, "ignore_cancel 20", tmp_path, budget=TurnBudget(absolute=0.5))
     assert result.status == "RECOVERY_REQUIRED"
     assert result.error_code == "INTERRUPT_DEADLINE_EXPIRED"
     assert result.exit_code == 6
@@ -624,7 +625,7 @@ async def test_a_silent_agent_ends_at_the_config_files_idle_bound(tmp_path: Path
     async with Runtime(data_dir=tmp_path / "d", idle_timeout=0.5, interrupt_timeout=2.0) as rt:
         # Warm without a bound: the start of a Python agent may outlast 0.5 s on a loaded
         # machine, and setup runs within a configured budget.
-        warmed, _ = await run(rt, "echo warm", tmp_path, idle_timeout="off")
+        warmed, _ = await run(rt, "echo warm", tmp_path, budget=TurnBudget(idle="off"))
         assert warmed.status == "COMPLETED"
         result, events = await run(rt, "wait_for_cancel 0", tmp_path)
     assert (result.status, result.bound, result.exit_code) == ("INTERRUPTED", "idle", 3)
@@ -648,7 +649,9 @@ async def test_an_idle_bound_that_ends_setup_is_named_like_a_turns(tmp_path: Pat
 
 async def test_the_runs_off_overrides_a_configured_idle_bound(tmp_path: Path) -> None:
     async with Runtime(data_dir=tmp_path / "d", idle_timeout=0.05) as rt:
-        result, events = await run(rt, "slow 0.3; echo done", tmp_path, idle_timeout="off")
+        result, events = await run(
+            rt, "slow 0.3; echo done", tmp_path, budget=TurnBudget(idle="off")
+        )
     assert result.status == "COMPLETED", result
     assert (started(events)["idleTimeout"], started(events)["idleTimeoutSource"]) == (None, "run")
 
@@ -659,7 +662,7 @@ async def test_an_invalid_idle_bound_is_refused_with_a_stable_code(
     from baton.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError) as caught:
-        await run(runtime, "echo hi", tmp_path, idle_timeout=-1.0)
+        await run(runtime, "echo hi", tmp_path, budget=TurnBudget(idle="soon"))  # type: ignore[arg-type]
     assert caught.value.code == "TURN_BOUND_INVALID"
 
 

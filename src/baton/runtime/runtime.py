@@ -488,17 +488,18 @@ class Runtime:
             run.publish(event)
         loop = asyncio.get_running_loop()
         idle = resolve_idle_bound(
-            ("run", request.idle_timeout),
+            ("run", request.budget.idle),
             ("profile", spec.profile.idle_timeout if spec.profile is not None else None),
             ("config", self.idle_timeout),
         )
-        budget = TurnBudget(idle=idle.seconds, absolute=request.timeout)
+        absolute = request.budget.absolute
+        budget = TurnBudget(idle=idle.seconds, absolute=absolute)
         clock: BudgetClock | None = None
-        if idle.seconds is not None or request.timeout is not None:
+        if idle.seconds is not None or absolute is not None:
             clock = budget.start(loop.time())
         # Setup (start, initialize, session/new) runs within a configured budget; under the
         # default idle bound alone it keeps the fixed request limit, which is shorter.
-        setup_clock = clock if idle.source != "default" or request.timeout is not None else None
+        setup_clock = clock if idle.source != "default" or absolute is not None else None
         emit(
             RunEvent(
                 "run_started",

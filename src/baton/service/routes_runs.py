@@ -35,6 +35,7 @@ from baton.service.limits import MAX_LIST_ROWS
 from baton.service.sse import event_stream
 from baton.store import Store
 from baton.store.models import RUN_STATUSES
+from baton.wire.budget import TurnBudget
 
 #: The event type of the store's record of a run, sent when a stream cannot give the events
 #: a client missed one by one.
@@ -109,8 +110,9 @@ def run_request(body: dict[str, Any], service: Service) -> RunRequest:
         effort=optional_str(body, "effort"),
         config=string_map(body, "config"),
         tools_file=optional_str(body, "toolsFile"),
-        idle_timeout=optional_seconds(body, "idleTimeout"),
-        timeout=optional_seconds(body, "timeout"),
+        budget=TurnBudget(
+            idle=optional_seconds(body, "idleTimeout"), absolute=optional_seconds(body, "timeout")
+        ),
         attachments=tuple(string_list(body, "attachments")),
     )
 

@@ -51,6 +51,7 @@ from baton.service.launcher import Launch, RunNotActive
 from baton.service.routes_runs import run_row, store_of
 from baton.store import Conversation
 from baton.store.owner import current_host
+from baton.wire.budget import TurnBudget
 
 #: Finished prompts remembered per session for ``GET .../prompts/{id}`` (the newest).
 REMEMBERED_PROMPTS: Final = 64
@@ -240,8 +241,9 @@ async def prompt_session(request: Request) -> Response:
         policy=policy,  # type: ignore[arg-type]
         allow_unattended=optional_bool(body, "allowUnattended"),
         tools_file=optional_str(body, "toolsFile"),
-        idle_timeout=optional_seconds(body, "idleTimeout"),
-        timeout=optional_seconds(body, "timeout"),
+        budget=TurnBudget(
+            idle=optional_seconds(body, "idleTimeout"), absolute=optional_seconds(body, "timeout")
+        ),
         attachments=tuple(string_list(body, "attachments")),
         wait=True,
         wait_timeout=None,

@@ -53,7 +53,7 @@ from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runt
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS
 from baton.store.location import resolve_store
-from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
+from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS, TurnBudget
 from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
 from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice
 
@@ -331,8 +331,7 @@ def run(args: argparse.Namespace) -> int:
             effort=args.effort,
             config=_option_values(args.option_values),
             tools_file=args.tools,
-            idle_timeout=args.idle_timeout,
-            timeout=args.timeout,
+            budget=TurnBudget(idle=args.idle_timeout, absolute=args.timeout),
             attachments=tuple(args.attach),
             execution=ExecutionSettings(args.workspace, args.network, args.reviewer),
             lane=args.lane,
@@ -643,8 +642,7 @@ class _RunSession:
             policy=self.request.policy,
             allow_unattended=self.request.allow_unattended,
             tools_file=self.request.tools_file,
-            idle_timeout=self.request.idle_timeout,
-            timeout=self.request.timeout,
+            budget=self.request.budget,
             attachments=self.request.attachments,
             wait=not args.no_wait,
             wait_timeout=args.wait_timeout,

@@ -72,7 +72,7 @@ from baton.runtime.turns.event_stream import iterate_events
 from baton.runtime.turns.events import RunEvent
 from baton.store import FINAL_RUN_STATUSES, Conversation, ConversationStatus, Run, Store
 from baton.store.owner import current_host, owner_alive, owner_host
-from baton.wire.budget import BoundSetting
+from baton.wire.budget import TurnBudget
 from baton.wire.capabilities import AgentCapabilities
 
 #: Seconds a prompt waits, by default, for another process's turn of the same conversation
@@ -124,9 +124,9 @@ class PromptOptions:
     policy: PolicyName = "ask"
     allow_unattended: bool = False
     tools_file: str | None = None
-    #: The turn's idle bound: seconds, ``"off"``, or None for the profile's or config's.
-    idle_timeout: BoundSetting = None
-    timeout: float | None = None
+    #: The turn's bounds (see ``RunRequest.budget``: an idle of None is the profile's, the
+    #: config file's, else the default).
+    budget: TurnBudget = field(default_factory=TurnBudget)
     attachments: Sequence[str] = ()
     #: Wait for a running turn (FIFO in this process; polling the store across processes).
     wait: bool = True
@@ -585,8 +585,7 @@ class Conversations:
             effort=settings.get("effort"),
             config=dict(settings.get("config") or {}),
             tools_file=options.tools_file,
-            idle_timeout=options.idle_timeout,
-            timeout=options.timeout,
+            budget=options.budget,
             attachments=tuple(options.attachments),
             attach_session=None if plan.method == "session/new" else plan.provider_session_id,
             keep_session=True,
