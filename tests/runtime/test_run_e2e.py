@@ -99,7 +99,7 @@ async def test_the_turn_speaks_the_parametrized_version(
     states = [e.data["state"] for e in events if e.type == "state"]
     # v2 ends the turn with an idle state after running; v1 has no session states.
     assert states == (["running", "idle"] if protocol == "v2" else [])
-    lane = next(iter(runtime.lanes.values()))
+    lane = next(iter(runtime._lanes.values()))
     assert lane.client is not None and lane.client.codec.version == int(protocol[1])
 
 
@@ -255,7 +255,7 @@ async def test_an_idle_bound_cancels_the_turn_and_names_the_bound(
     runtime: Runtime, tmp_path: Path
 ) -> None:
     await warm(runtime, tmp_path)
-    result, _ = await run(runtime, "wait_for_cancel 0", tmp_path, idle_timeout=0.5)
+    result, _ = await run(runtime, "wait_for_cancel 0", tmp_path, budget=TurnBudget(idle=0.5))
     assert result.status == "INTERRUPTED"
     assert result.stop_reason == "cancelled"
     assert result.bound == "idle"
@@ -264,7 +264,9 @@ async def test_an_idle_bound_cancels_the_turn_and_names_the_bound(
 
 async def test_an_absolute_bound_trips_a_streaming_turn(runtime: Runtime, tmp_path: Path) -> None:
     await warm(runtime, tmp_path)
-    result, events = await run(runtime, "wait_for_cancel 20", tmp_path, idle_timeout=5, timeout=0.6)
+    result, events = await run(
+        runtime, "wait_for_cancel 20", tmp_path, budget=TurnBudget(idle=5, absolute=0.6)
+    )
     assert result.bound == "absolute"
     assert result.exit_code == 3
     assert "waiting for cancel" in texts(events)
@@ -415,7 +417,7 @@ async def test_sessions_share_one_lane(runtime: Runtime, tmp_path: Path) -> None
     first, _ = await run(runtime, "echo one", tmp_path)
     second, _ = await run(runtime, "echo two", tmp_path)
     assert first.status == second.status == "COMPLETED"
-    assert len(runtime.lanes) == 1
+    assert len(runtime._lanes) == 1
     assert runtime.store is not None
     assert (
         runtime.store.get_run(first.run_id).server_instance_id
@@ -471,7 +473,7 @@ async def test_controls_are_refused_while_a_run_is_active(runtime: Runtime, tmp_
 
     first, _ = await run(runtime, "echo hi", tmp_path, keep_session=True)
     assert first.session_id is not None
-    [lane] = runtime.lanes.values()
+    [lane] = runtime._lanes.values()
     session = next(s for s in lane.sessions.values() if s.session_id == first.session_id)
     session.last_status = "RECOVERY_REQUIRED"
     controls = runtime.controls(first.session_id)
@@ -826,7 +828,7 @@ async def test_cancelling_apply_control_in_flight_quarantines_the_lane(
     )
     result = await runtime.run(request)
     assert result.status == "COMPLETED" and result.session_id is not None
-    (lane,) = runtime.lanes.values()
+    (lane,) = runtime._lanes.values()
     generation = lane.generation
     controls = runtime.controls(result.session_id)
     change = asyncio.ensure_future(

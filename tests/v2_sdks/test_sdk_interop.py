@@ -54,7 +54,7 @@ async def test_a_text_turn(runtime: Runtime, sdk_agent: list[str], tmp_path: Pat
     assert (result.status, result.stop_reason, result.exit_code) == ("COMPLETED", "end_turn", 0)
     assert texts(events).startswith("Hello from the ") and texts(events).endswith("SDK agent.")
     assert states(events) == ["running", "idle"]
-    lane = next(iter(runtime.lanes.values()))
+    lane = next(iter(runtime._lanes.values()))
     assert lane.client is not None and lane.client.codec.version == 2
 
 

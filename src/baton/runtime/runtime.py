@@ -21,10 +21,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from baton.connection.client import AcpClient
 from baton.errors import (
     BatonError,
     BudgetExpired,
     ConfigurationError,
+    RuntimeNotOpen,
     SessionMutationAmbiguous,
     TransportClosed,
 )
@@ -193,11 +195,11 @@ class Runtime:
         #: ``[turns] idle_timeout``); None: the default.
         self.idle_timeout: BoundSetting = idle_timeout
         self.memory = StreamMemory()
-        self.lanes: dict[tuple[str, str, str], Lane] = {}
+        self._lanes: dict[tuple[str, str, str], Lane] = {}
         self.discovery = DiscoveryCache()
-        self.journal: Journal | None = None
-        self.store: Store | None = None
-        self.recorder: Recorder | None = None
+        self._journal: Journal | None = None
+        self._store: Store | None = None
+        self._recorder: Recorder | None = None
         self.reconciled: list[str] = []
         #: What preparing the data directory changed (created, tightened), for the surface to
         #: say; None when nothing changed or before :meth:`open`.
@@ -212,7 +214,7 @@ class Runtime:
 
     async def open(self) -> None:
         """Open the journal and store, and passively reconcile a previous process's state."""
-        if self.store is not None:
+        if self._store is not None:
             return
         self.data_dir_notice = prepare_data_dir(self.data_dir).notice
         journal = Journal.in_data_dir(self.data_dir)
@@ -225,7 +227,7 @@ class Runtime:
         # Retention keeps every record the store cites (issue 15: a flood must not prune the
         # running turn's own prompt).
         journal.set_pinned_floor(store.pinned_sequence_floor)
-        self.journal, self.store, self.recorder = journal, store, Recorder(store)
+        self._journal, self._store, self._recorder = journal, store, Recorder(store)
         self.reconciled = await reconcile(store)
 
     async def close(self) -> None:
@@ -235,15 +237,15 @@ class Runtime:
         for run in self.runs:
             with contextlib.suppress(BatonError, OSError):
                 await run.abandon()
-        for lane in list(self.lanes.values()):
+        for lane in list(self._lanes.values()):
             with contextlib.suppress(BatonError, OSError):
                 await lane.shutdown()
-        self.lanes.clear()
-        if self.journal is not None:
-            await self.journal.close()
-        if self.store is not None:
-            self.store.close()
-        self.journal = self.store = self.recorder = None
+        self._lanes.clear()
+        if self._journal is not None:
+            await self._journal.close()
+        if self._store is not None:
+            self._store.close()
+        self._journal = self._store = self._recorder = None
 
     async def __aenter__(self) -> Runtime:
         await self.open()
@@ -251,6 +253,79 @@ class Runtime:
 
     async def __aexit__(self, *_exc: object) -> None:
         await self.close()
+
+    # --- what surfaces read ----------------------------------------------------------------
+
+    @property
+    def opened(self) -> bool:
+        """Whether the journal and the store are open (:meth:`open`, not yet :meth:`close`)."""
+        return self._store is not None
+
+    @property
+    def store(self) -> Store:
+        """The run store, for reading runs, sessions and conversations (and for the rooms
+        above the runtime to write their own records); the runtime writes its runs' records
+        itself. RUNTIME_NOT_OPEN before :meth:`open` and after :meth:`close`."""
+        if self._store is None:
+            raise RuntimeNotOpen("the runtime is not open (open() it, or use `async with`)")
+        return self._store
+
+    @property
+    def journal(self) -> Journal:
+        """The protocol journal, for reading (pages, verification). RUNTIME_NOT_OPEN before
+        :meth:`open` and after :meth:`close`."""
+        if self._journal is None:
+            raise RuntimeNotOpen("the runtime is not open (open() it, or use `async with`)")
+        return self._journal
+
+    async def agent_client(self, request: RunRequest) -> AcpClient:
+        """The connected client of ``request``'s agent (its lane started when needed), for
+        one request outside a run (``logout``, ``session/list``, ``session/delete``).
+        Cancellation: while the agent starts, as the lane's start."""
+        await self.open()
+        spec = await self.resolve(request)
+        lane = await self._lane_for(spec, lambda _event: None)
+        return await lane.ensure_started(None)
+
+    def kept_session(self, provider_session_id: str) -> LaneSession | None:
+        """The kept (attached) session of agent session ``provider_session_id`` whose lane
+        runs in this process, else None."""
+        for lane in self._lanes.values():
+            kept = lane.sessions.get(provider_session_id)
+            if kept is not None and lane.running:
+                return kept
+        return None
+
+    def release_kept_session(self, provider_session_id: str) -> None:
+        """Forget a kept session (the agent keeps it; nothing is sent)."""
+        for lane in self._lanes.values():
+            if provider_session_id in lane.sessions:
+                lane.release(provider_session_id)
+
+    async def close_kept_session(self, provider_session_id: str) -> str:
+        """Close a kept session: session/close when the agent advertises it, then released and
+        recorded CLOSED; what happened, as a note for the conversation's record. Never
+        starts a process only to close. Cancellation: cancelled while session/close is
+        outstanding, the session is still released and recorded CLOSED."""
+        note = "closed locally; the agent does not advertise session/close, so it keeps it"
+        for lane in list(self._lanes.values()):
+            kept = lane.sessions.get(provider_session_id)
+            if kept is None:
+                continue
+            try:
+                client = lane.client if lane.running else None
+                if client is not None and client.capabilities.session_close:
+                    note = "closed locally; session/close was not confirmed"
+                    await client.close_session(provider_session_id)
+                    note = "closed with session/close"
+            except BatonError as exc:
+                note = f"closed locally; session/close failed: {exc.code}"
+            finally:
+                lane.release(provider_session_id)
+                if self._recorder is not None:
+                    with contextlib.suppress(BatonError):
+                        self._recorder.session_state(kept.session_id, "CLOSED")
+        return note
 
     async def logout(
         self,
@@ -264,13 +339,10 @@ class Runtime:
         :class:`~baton.errors.CapabilityNotAdvertised` naming ``auth.logout`` when the agent did
         not advertise it, before anything beyond ``initialize`` is written. Cancellation: the
         request is abandoned; the lane stays as it is."""
-        await self.open()
         request = RunRequest(
             prompt="logout", agent=agent, agent_command=agent_command, env_keys=env_keys
         )
-        spec = await self.resolve(request)
-        lane = await self.lane_for(spec, lambda _event: None)
-        client = await lane.ensure_started(None)
+        client = await self.agent_client(request)
         await client.logout()
 
     # --- resolving the agent ---------------------------------------------------------------
@@ -312,7 +384,7 @@ class Runtime:
         self._fingerprints[spec.identity] = result.fingerprint
         return spec
 
-    async def lane_for(
+    async def _lane_for(
         self,
         spec: LaunchSpec,
         emit: Callable[[RunEvent], None] | None = None,
@@ -332,7 +404,7 @@ class Runtime:
         not offered elicitation (advertisement is per process, at initialize).
         """
         fingerprint = self._fingerprints.get(spec.identity)
-        for identity, old in list(self.lanes.items()):
+        for identity, old in list(self._lanes.items()):
             same_lane = identity[0] == spec.profile_id and identity[2] == spec.lane
             changed = identity != spec.identity or (
                 fingerprint is not None
@@ -356,8 +428,8 @@ class Runtime:
                     )
                 continue
             await old.shutdown()
-            del self.lanes[identity]
-        lane = self.lanes.get(spec.identity)
+            del self._lanes[identity]
+        lane = self._lanes.get(spec.identity)
         if (
             lane is not None
             and lane.running
@@ -369,25 +441,25 @@ class Runtime:
             # nobody answers is replaced for one somebody does (never downgraded: later
             # unattended runs on it are declined, no_answerer).
             await lane.shutdown()
-            del self.lanes[spec.identity]
+            del self._lanes[spec.identity]
             lane = None
         if lane is not None and lane.spec.protocol != spec.protocol and not lane.busy:
             # Another ACP version pin (--protocol): an idle lane is replaced, since its
             # version was negotiated once, at initialize. A busy one keeps running.
             await lane.shutdown()
-            del self.lanes[spec.identity]
+            del self._lanes[spec.identity]
             lane = None
         if lane is None:
-            assert self.journal is not None and self.recorder is not None
+            assert self._journal is not None and self._recorder is not None
             lane = Lane(
                 spec,
-                journal=self.journal,
-                recorder=self.recorder,
+                journal=self._journal,
+                recorder=self._recorder,
                 request_limit=self.request_limit,
                 on_quarantine=self._quarantined,
             )
             lane.fingerprint = fingerprint
-            self.lanes[spec.identity] = lane
+            self._lanes[spec.identity] = lane
         return lane
 
     async def _quarantined(self, lane: Lane, reason: str) -> None:
@@ -424,8 +496,8 @@ class Runtime:
         Cancellation: cancelled before the run exists, nothing was written; the run exists
         only once this returns."""
         await self.open()
-        assert self.store is not None and self.recorder is not None
-        recorder = self.recorder
+        assert self._store is not None and self._recorder is not None
+        recorder = self._recorder
         lane_secrets: list[SecretValues] = []
         early: list[RunEvent] = []
         handle: list[Run] = []
@@ -465,7 +537,7 @@ class Runtime:
             if len(tools):
                 raise ConfigurationError("the read-only review lane takes no MCP servers (--tools)")
         elicitor = self.elicitor_for(policy)
-        lane = await self.lane_for(
+        lane = await self._lane_for(
             spec, emit, elicitation=elicitor.offer if elicitor is not None else NO_ELICITATION
         )
         # The tools' env values go to the agent: from now on they are secrets of its lane.
@@ -627,7 +699,7 @@ class Runtime:
     # --- session controls ------------------------------------------------------------------
 
     def _kept(self, session_id: str) -> tuple[Lane, LaneSession]:
-        for lane in self.lanes.values():
+        for lane in self._lanes.values():
             for session in lane.sessions.values():
                 if session.session_id == session_id:
                     return lane, session
@@ -672,7 +744,7 @@ class Runtime:
         if mutation.already_current:
             return controls
         client = lane.client
-        assert client is not None and self.recorder is not None
+        assert client is not None and self._recorder is not None
         try:
             result = await client.session_call(
                 session.provider_id, mutation.method, dict(mutation.params)
@@ -697,7 +769,7 @@ class Runtime:
             raise SessionMutationAmbiguous(f"{mutation.method}: {exc.code}") from exc
         client.update_session_state(session.provider_id, confirmed.state)
         lane.extensions.confirmed_models(confirmed.grok_models)
-        await self.recorder.session_resolved(
+        await self._recorder.session_resolved(
             session_id, None, confirmed.state, client.state_ref(session.provider_id)
         )
         return self.controls(session_id)

@@ -60,7 +60,7 @@ from baton.runtime.conversations.remote import (
     list_remote_sessions,
 )
 from baton.runtime.conversations.turn_queue import TurnQueue
-from baton.runtime.lanes.lane import Lane, LaneSession
+from baton.runtime.lanes.lane import LaneSession
 from baton.runtime.permissions.policies import PolicyName
 
 # The store's ``Run`` is a run's record; the runtime's is the handle of one running here.
@@ -160,7 +160,6 @@ class Conversations:
 
     async def _store(self) -> Store:
         await self.runtime.open()
-        assert self.runtime.store is not None
         return self.runtime.store
 
     async def get(self, name: str) -> Conversation:
@@ -445,11 +444,10 @@ class Conversations:
     def running(self, name: str) -> RunningRun | None:
         """The run of ``name``'s turn while it runs in this process (from the runtime's run
         table: the conversation's record names its active run)."""
-        store = self.runtime.store
-        if store is None:
+        if not self.runtime.opened:
             return None
         with contextlib.suppress(BatonError):
-            run_id = store.get_conversation(name).active_run_id
+            run_id = self.runtime.store.get_conversation(name).active_run_id
             if run_id is not None:
                 return self.runtime.runs.get(run_id)
         return None
@@ -489,20 +487,10 @@ class Conversations:
             store.claim_conversation(name)
         except StoreConflict:
             raise busy_error(store.get_conversation(name), None) from None
-        lane, kept = attached
-        note = "closed locally; the agent does not advertise session/close, so it keeps it"
+        note = "closed locally; session/close was not confirmed"
         try:
-            if lane.client is not None and lane.client.capabilities.session_close:
-                note = "closed locally; session/close was not confirmed"
-                await lane.client.close_session(kept.provider_id)
-                note = "closed with session/close"
-        except BatonError as exc:
-            note = f"closed locally; session/close failed: {exc.code}"
+            note = await self.runtime.close_kept_session(attached.provider_id)
         finally:
-            lane.release(kept.provider_id)
-            if self.runtime.recorder is not None:
-                with contextlib.suppress(BatonError):
-                    self.runtime.recorder.session_state(kept.session_id, "CLOSED")
             record = store.release_conversation(name, "CLOSED", note=note)
         return record
 
@@ -514,7 +502,7 @@ class Conversations:
         await self.refuse_other_host(name)
         attached = self._attached(store.get_conversation(name))
         if attached is not None:
-            attached[0].release(attached[1].provider_id)
+            self.runtime.release_kept_session(attached.provider_id)
         store.delete_conversation(name)
 
     # --- controls ------------------------------------------------------------------------
@@ -611,26 +599,19 @@ class Conversations:
                 return run.id
         return None
 
-    def _attached(self, record: Conversation) -> tuple[Lane, LaneSession] | None:
-        """The lane and kept session of ``record``'s provider session in this process."""
+    def _attached(self, record: Conversation) -> LaneSession | None:
+        """The kept session of ``record``'s provider session in this process."""
         provider_id = record.provider_session_id
-        if provider_id is None:
-            return None
-        for lane in self.runtime.lanes.values():
-            kept = lane.sessions.get(provider_id)
-            if kept is not None and lane.running:
-                return lane, kept
-        return None
+        return self.runtime.kept_session(provider_id) if provider_id is not None else None
 
     def _kept_id(self, name: str) -> str:
-        store = self.runtime.store
-        record = store.get_conversation(name) if store is not None else None
+        record = self.runtime.store.get_conversation(name) if self.runtime.opened else None
         attached = self._attached(record) if record is not None else None
         if attached is None:
             raise ConfigurationError(
                 f"session {name} is not attached in this process; prompt it here first"
             )
-        return attached[1].session_id
+        return attached.session_id
 
 
 class Session:
