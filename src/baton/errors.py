@@ -403,6 +403,43 @@ class RecordNotFound(UsageError):
     code = "RECORD_NOT_FOUND"
 
 
+class RunNotFound(RecordNotFound):
+    """No run has this id or starts with this prefix."""
+
+    code = "RUN_NOT_FOUND"
+
+
+class AmbiguousRunId(UsageError):
+    """A run id prefix matches more than one run; the message lists the candidates."""
+
+    code = "RUN_ID_AMBIGUOUS"
+
+
+class JournalOnOtherHost(RecordNotFound):
+    """The run ran on another host of a shared store (docs/fleet.md): its journal is on that
+    host's disk, which the message names."""
+
+    code = "JOURNAL_ON_OTHER_HOST"
+
+
+class RunNotRecoverable(UsageError):
+    """A recovery choice was asked for on a run that is not RECOVERY_REQUIRED."""
+
+    code = "RUN_NOT_RECOVERABLE"
+
+
+class NoProviderSession(UsageError):
+    """The run never had a provider session to attach."""
+
+    code = "NO_PROVIDER_SESSION"
+
+
+class AgentRequired(UsageError):
+    """The run's agent cannot be started again from what was recorded."""
+
+    code = "AGENT_REQUIRED"
+
+
 class SessionNotFound(RecordNotFound):
     """No conversation (named session) of this data directory has this name."""
 

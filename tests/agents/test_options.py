@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from baton.agents.scripted.app import build_parser, main
-from baton.agents.scripted.options import apply_capability, is_advertised, options_from_namespace
+from baton.agents.scripted.flags import apply_capability, options_from_namespace
+from baton.agents.scripted.options import is_advertised
 from baton.agents.scripted.profiles import PROFILE_NAMES, profile_options
 from baton.errors import ConfigurationError
 

@@ -277,7 +277,7 @@ async def test_initialize_within_a_budget(make: Any) -> None:
     loop = asyncio.get_running_loop()
     budget = TurnBudget(idle=0.05).start(loop.time())
     with pytest.raises(BudgetExpired) as caught:
-        await h.client.initialize_within(budget)
+        await h.client.initialize(budget)
     assert caught.value.bound == "idle"
     assert h.client.initialized is None
 
@@ -294,7 +294,7 @@ async def test_plain_initialize_uses_the_fixed_request_limit(make: Any) -> None:
 async def test_initialize_within_succeeds_inside_the_budget(make: Any) -> None:
     h = await make(FAST, initialize=False)
     loop = asyncio.get_running_loop()
-    result = await h.client.initialize_within(TurnBudget(idle=30, absolute=60).start(loop.time()))
+    result = await h.client.initialize(TurnBudget(idle=30, absolute=60).start(loop.time()))
     assert result.agent_info is not None and result.agent_info.name == "fast-agent-acp"
 
 
@@ -366,7 +366,7 @@ async def test_new_session_within_a_budget(make: Any) -> None:
     h = await make(FAST, handlers={"session/new": lambda p: NO_ANSWER})
     loop = asyncio.get_running_loop()
     with pytest.raises(BudgetExpired) as caught:
-        await h.client.new_session_within(TurnBudget(absolute=0.05).start(loop.time()), "/w")
+        await h.client.new_session("/w", budget=TurnBudget(absolute=0.05).start(loop.time()))
     assert caught.value.bound == "absolute"
     assert h.client.session_ids == ()
 
@@ -374,7 +374,7 @@ async def test_new_session_within_a_budget(make: Any) -> None:
 async def test_new_session_within_succeeds(make: Any) -> None:
     h = await make(FAST)
     loop = asyncio.get_running_loop()
-    session = await h.client.new_session_within(TurnBudget(idle=30).start(loop.time()), "/w")
+    session = await h.client.new_session("/w", budget=TurnBudget(idle=30).start(loop.time()))
     assert session.session_id == "2612020908-NhGM2G"
 
 

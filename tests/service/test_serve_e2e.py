@@ -18,7 +18,7 @@ import httpx
 import orjson
 import pytest
 
-from baton.cli.service_link import find_service
+from baton.service.runtime_file import find_service
 
 AGENT = f"{sys.executable} -m baton.agents.scripted"
 #: Seconds the fixture waits for the service's runtime file (a loaded machine starts Python

@@ -81,30 +81,6 @@ def _follow(client: ServiceClient, run_id: str, deliver: Callable[[RunEvent], No
         deliver(RunEvent(kind, str(data.pop("runId", run_id)), data))
 
 
-def result_of(event: RunEvent, text: str, permissions: list[dict[str, Any]]) -> RunResult:
-    """The :class:`RunResult` a ``result`` event describes (with the turn's text and
-    permission decisions, read from its other events)."""
-    data = event.data
-    return RunResult(
-        event.run_id,
-        str(data.get("status")),
-        data.get("stopReason"),
-        int(data.get("exitCode") or 0),
-        error_code=data.get("errorCode"),
-        message=data.get("message"),
-        session_id=data.get("sessionId"),
-        provider_session_id=data.get("providerSessionId"),
-        tool_calls=int(data.get("toolCalls") or 0),
-        duration_ms=int(data.get("durationMs") or 0),
-        text=text,
-        permissions=permissions,
-        bound=data.get("bound"),
-        retryable=bool(data.get("retryable")),
-        skipped_frames=int(data.get("skippedFrames") or 0),
-        violations=int(data.get("violations") or 0),
-    )
-
-
 async def prompt_through_service(
     client: ServiceClient,
     name: str,
@@ -141,7 +117,7 @@ async def prompt_through_service(
     await reader  # the stream's own failure (the service went away), if any
     if result is None:
         raise ServiceUnreachable(f"the service's stream of run {run_id} ended before its result")
-    return result_of(result, "".join(text), permissions)
+    return RunResult.from_event(result, text="".join(text), permissions=permissions)
 
 
 def cancel_through_service(client: ServiceClient, name: str) -> None:

@@ -7,9 +7,10 @@ advertised what the call needs, and raises instead of sending:
 not offer, :class:`~baton.errors.ClientStateError` before ``initialize`` or for a session this
 client does not hold, :class:`~baton.errors.InvalidArgument` for malformed arguments.
 
-Time bounds. Plain methods wait within the connection's fixed request limit; the ``_within``
-variants wait within a caller's :class:`~baton.wire.budget.BudgetClock` (the prepared turn's own
-budget, so setup shares the turn's idle and absolute bounds). On expiry the request is abandoned
+Time bounds. Methods wait within the connection's fixed request limit; ``initialize`` and
+``new_session`` take an optional ``budget``, a caller's :class:`~baton.wire.budget.BudgetClock`
+(the prepared turn's own budget, so setup shares the turn's idle and absolute bounds), to wait
+within instead. On expiry the request is abandoned
 and :class:`~baton.errors.BudgetExpired` propagates. ``send_prompt`` has no deadline at all: it
 returns the request id and the caller awaits ``connection.await_response``.
 
@@ -178,16 +179,14 @@ class AcpClient:
             params = self.initialize_transform(params)
         return params
 
-    async def initialize(self) -> InitializeResult:
-        """Negotiate within the fixed request limit. Raises
+    async def initialize(self, budget: BudgetClock | None = None) -> InitializeResult:
+        """Negotiate within ``budget``, or the fixed request limit without one. Raises
         :class:`~baton.errors.IncompatibleProtocolVersion` when the agent's version is not one
-        Baton implements (the caller should then close the connection)."""
-        params = self._initialize_params()
-        result = await self.connection.request("initialize", params)
-        return self._initialized(result)
+        Baton implements (the caller should then close the connection), and
+        :class:`~baton.errors.BudgetExpired` when the bound elapses (the request is abandoned).
 
-    async def initialize_within(self, budget: BudgetClock) -> InitializeResult:
-        """Like :meth:`initialize`, within ``budget``."""
+        Cancellation: the request is left pending (the connection's rule); the client stays
+        uninitialized."""
         params = self._initialize_params()
         result = await self.connection.request("initialize", params, budget=budget)
         return self._initialized(result)
@@ -254,26 +253,15 @@ class AcpClient:
         self,
         cwd: str,
         *,
+        budget: BudgetClock | None = None,
         mcp_servers: McpServers = None,
         additional_directories: Sequence[str] = (),
         system_prompt: SystemPrompt | None = None,
     ) -> NewSessionResult:
-        """``session/new`` within the fixed request limit."""
-        params = self._setup_params(
-            "session/new", cwd, mcp_servers, additional_directories, system_prompt
-        )
-        return self._opened(await self.connection.call("session/new", params))
+        """``session/new`` within ``budget``, or the fixed request limit without one.
 
-    async def new_session_within(
-        self,
-        budget: BudgetClock,
-        cwd: str,
-        *,
-        mcp_servers: McpServers = None,
-        additional_directories: Sequence[str] = (),
-        system_prompt: SystemPrompt | None = None,
-    ) -> NewSessionResult:
-        """``session/new`` within ``budget``."""
+        Cancellation: the request is left pending (the connection's rule); a session the agent
+        opens after it is not recorded here."""
         params = self._setup_params(
             "session/new", cwd, mcp_servers, additional_directories, system_prompt
         )

@@ -184,7 +184,7 @@ class QueuedRun:
         """Wait for the run to end; its result. Cancellation: safe, writes nothing."""
         async for event in self.events():
             if event.type == "result":
-                return _result_from_event(event)
+                return RunResult.from_event(event)
         raise AssertionError("events() ends with a result event")  # pragma: no cover
 
     async def interrupt(self, reason: str = "user") -> bool:
@@ -239,24 +239,4 @@ def result_of(run: Run) -> RunResult:
         session_id=run.session_id,
         skipped_frames=run.skipped_frames,
         violations=run.violations,
-    )
-
-
-def _result_from_event(event: RunEvent) -> RunResult:
-    data = event.data
-    return RunResult(
-        event.run_id,
-        str(data.get("status")),
-        data.get("stopReason"),
-        int(data.get("exitCode", 1)),
-        error_code=data.get("errorCode"),
-        message=data.get("message"),
-        session_id=data.get("sessionId"),
-        provider_session_id=data.get("providerSessionId"),
-        tool_calls=int(data.get("toolCalls") or 0),
-        duration_ms=int(data.get("durationMs") or 0),
-        bound=data.get("bound"),
-        retryable=bool(data.get("retryable")),
-        skipped_frames=int(data.get("skippedFrames") or 0),
-        violations=int(data.get("violations") or 0),
     )

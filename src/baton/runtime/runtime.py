@@ -19,7 +19,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from baton.connection.client import AcpClient
 from baton.errors import (
@@ -62,7 +62,13 @@ from baton.runtime.turns.controls import (
 )
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.execution import execute_turn, record_setup_failure
-from baton.runtime.turns.outcome import EXIT_CODES, RunOutcome, TurnOutcome
+from baton.runtime.turns.outcome import (
+    EXIT_CODES,
+    RunOutcome,
+    TurnOutcome,
+    exit_code_of,
+    run_outcome_of,
+)
 from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.system_prompts import requested_system_prompt
@@ -146,6 +152,52 @@ class RunResult:
                 "usage": self.usage,
             },
         )
+
+    @classmethod
+    def from_event(
+        cls,
+        event: RunEvent,
+        *,
+        text: str = "",
+        permissions: Sequence[dict[str, Any]] = (),
+    ) -> RunResult:
+        """The result a ``result`` event describes (the inverse of :meth:`to_event`), with
+        the turn's ``text`` and ``permissions`` decisions, which the event only counts: a
+        caller reads them from the run's other events.
+
+        A missing or non-integer ``exitCode`` (a sender that predates it) is derived from the
+        status, as the run's own ending would be: an absent field never reads as success."""
+        data = event.data
+        status = str(data.get("status"))
+        error_code, bound = data.get("errorCode"), data.get("bound")
+        sent = data.get("exitCode")
+        derived = run_outcome_of(status, error_code=error_code, bound=bound)
+        exit_code = sent if type(sent) is int else exit_code_of(derived)
+        usage = data.get("usage")
+        return cls(
+            event.run_id,
+            status,
+            data.get("stopReason"),
+            exit_code,
+            error_code=error_code,
+            message=data.get("message"),
+            session_id=data.get("sessionId"),
+            provider_session_id=data.get("providerSessionId"),
+            tool_calls=int(data.get("toolCalls") or 0),
+            duration_ms=int(data.get("durationMs") or 0),
+            text=text,
+            permissions=list(permissions),
+            bound=bound,
+            retryable=bool(data.get("retryable")),
+            skipped_frames=int(data.get("skippedFrames") or 0),
+            violations=int(data.get("violations") or 0),
+            outcome=_OUTCOME_OF_EXIT_CODE.get(exit_code, derived),
+            usage=usage if isinstance(usage, dict) else None,
+        )
+
+
+#: Each exit code's outcome (:data:`EXIT_CODES` is one-to-one), for a result read back.
+_OUTCOME_OF_EXIT_CODE: Final = {code: outcome for outcome, code in EXIT_CODES.items()}
 
 
 def _offers_less(advertised: ElicitationOffer, wanted: ElicitationOffer) -> bool:

@@ -13,9 +13,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.cli.commands.show import run_view
-from baton.cli.json_output import document
-from baton.cli.store_access import plain, resolve_run, run_context
 from baton.errors import ApiRequestInvalid
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import RunRequest
@@ -35,6 +32,9 @@ from baton.service.limits import MAX_LIST_ROWS
 from baton.service.sse import event_stream
 from baton.store import Store
 from baton.store.models import RUN_STATUSES
+from baton.views.contract import document
+from baton.views.run_ids import resolve_run
+from baton.views.runs import run_row, run_view
 from baton.wire.budget import TurnBudget
 
 #: The event type of the store's record of a run, sent when a stream cannot give the events
@@ -48,11 +48,6 @@ def store_of(service: Service) -> Store:
     """The runtime's store (open for the service's whole life)."""
     assert service.runtime.store is not None
     return service.runtime.store
-
-
-def run_row(store: Store, record: Any) -> dict[str, Any]:
-    """One run as `baton runs --json` prints it."""
-    return document({**plain(record), **run_context(store, record)})
 
 
 async def list_runs(request: Request) -> Response:

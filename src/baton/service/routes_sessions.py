@@ -20,7 +20,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.cli.commands.session import queued_session_rows, record_json
 from baton.errors import (
     ApiRequestInvalid,
     BatonError,
@@ -48,9 +47,10 @@ from baton.service.bodies import (
 )
 from baton.service.context import Service, service_of
 from baton.service.launcher import Launch, RunNotActive
-from baton.service.routes_runs import run_row, store_of
-from baton.store import Conversation
+from baton.service.routes_runs import store_of
 from baton.store.owner import current_host
+from baton.views.runs import run_row
+from baton.views.sessions import queued_session_rows, record_json
 from baton.wire.budget import TurnBudget
 
 #: Finished prompts remembered per session for ``GET .../prompts/{id}`` (the newest).
@@ -138,13 +138,6 @@ def desk_of(request: Request) -> SessionDesk:
     return desk
 
 
-def _record(
-    value: Conversation, turns: int | None = None, host: str | None = None
-) -> dict[str, Any]:
-    """A session as `baton session ... --json` prints it (``host``: the host holding it)."""
-    return record_json(value, turns, host=host)
-
-
 async def create_session(request: Request) -> Response:
     """``POST /api/v1/sessions``: record a session and create its provider session (201)."""
     service = service_of(request)
@@ -178,7 +171,7 @@ async def create_session(request: Request) -> Response:
             tools_file=optional_str(body, "toolsFile"),
         )
     )
-    return JSONResponse(_record(record, 0, current_host()), status_code=201)
+    return JSONResponse(record_json(record, 0, host=current_host()), status_code=201)
 
 
 async def list_sessions(request: Request) -> Response:
@@ -192,7 +185,7 @@ async def list_sessions(request: Request) -> Response:
     hosts = await desk.conversations.holding_hosts()
     return JSONResponse(
         {
-            "sessions": [_record(r, host=hosts.get(r.name)) for r in records],
+            "sessions": [record_json(r, host=hosts.get(r.name)) for r in records],
             # The sessions of queued turns (`baton submit --session`), pinned to a worker.
             "queued": queued_session_rows(store_of(service_of(request))),
         }
@@ -209,7 +202,7 @@ async def show_session(request: Request) -> Response:
     store = store_of(service)
     return JSONResponse(
         {
-            "session": _record(view.record, host=await desk.conversations.holding_host(name)),
+            "session": record_json(view.record, host=await desk.conversations.holding_host(name)),
             "runs": [run_row(store, run) for run in view.runs],
             "nativeState": view.native_state,
             "attachedHere": view.attached_here,
@@ -292,7 +285,7 @@ async def close_session(request: Request) -> Response:
     """``POST /api/v1/sessions/{name}/close``: close it (session/close when advertised)."""
     conversations = desk_of(request).conversations
     record = await conversations.close(request.path_params["name"])
-    return JSONResponse(_record(record, host=await conversations.holding_host(record.name)))
+    return JSONResponse(record_json(record, host=await conversations.holding_host(record.name)))
 
 
 async def get_controls(request: Request) -> Response:

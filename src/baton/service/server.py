@@ -28,7 +28,6 @@ from typing import Final
 
 import uvicorn
 
-from baton.cli.service_link import RUNTIME_FILENAME, RuntimeInfo
 from baton.durable.timestamps import format_timestamp
 from baton.errors import ServeAddressRefused
 from baton.runtime.agents.config_file import load_config
@@ -43,7 +42,7 @@ from baton.service.feeds import FeedBoard, QueueBounds
 from baton.service.guard import HostRule
 from baton.service.launcher import RunLauncher
 from baton.service.limits import DEFAULT_ELICITATION_WAIT_SECONDS, DEFAULT_PERMISSION_WAIT_SECONDS
-from baton.service.runtime_file import ServiceLock
+from baton.service.runtime_file import RUNTIME_FILENAME, RuntimeInfo, ServiceLock
 from baton.service.tokens import Credentials, token_from
 from baton.store import prepare_data_dir, resolve_data_dir
 

@@ -11,7 +11,8 @@ Only the standard library, orjson and :mod:`baton.wire` are needed to run it.
 """
 
 from baton.agents.scripted.app import build_parser, main, run, serve
-from baton.agents.scripted.options import AgentOptions, add_arguments, options_from_namespace
+from baton.agents.scripted.flags import add_arguments, options_from_namespace
+from baton.agents.scripted.options import AgentOptions
 from baton.agents.scripted.profiles import PROFILE_NAMES, profile_options
 from baton.agents.scripted.script import COMMAND_SPECS, Command, Script, ScriptError, parse_prompt
 

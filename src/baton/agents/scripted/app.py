@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from typing import Final
 
 from baton.agents.scripted.agent import ScriptedAgent
-from baton.agents.scripted.options import AgentOptions, add_arguments, options_from_namespace
+from baton.agents.scripted.flags import add_arguments, options_from_namespace
+from baton.agents.scripted.options import AgentOptions
 from baton.agents.scripted.streams import RawWriter, stderr_fd, stdin_fd, stdout_fd
 from baton.errors import ConfigurationError
 

@@ -28,7 +28,7 @@ from typing import Any, Final, Literal
 
 from baton.cli import exit_codes
 from baton.cli.elicitation_prompt import terminal_elicitor
-from baton.cli.json_output import SCHEMA_VERSION, write_json
+from baton.cli.json_output import write_json
 from baton.cli.main import reader_gone
 from baton.cli.options import add_record_options
 from baton.cli.permission_prompt import TtyAsker, terminal_asker
@@ -53,6 +53,7 @@ from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runt
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS
 from baton.store.location import resolve_store
+from baton.views.contract import SCHEMA_VERSION
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS, TurnBudget
 from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
 from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice

@@ -11,10 +11,11 @@ import os
 import sys
 from typing import Final
 
-from baton.cli.json_output import document, write_json
+from baton.cli.json_output import write_json
 from baton.cli.store_access import add_store_option, store_url
 from baton.cli.terminal import visible
 from baton.errors import ConfigurationError
+from baton.views.contract import document
 
 EXAMPLES: Final = """examples:
   baton submit --store postgresql://baton@db/baton --agent claude "Fix the failing test"
@@ -73,6 +74,7 @@ def shared_store_url(flag: str | None, config: str | None) -> str:
 def run(args: argparse.Namespace) -> int:
     """Handle `baton submit`."""
     from baton.fleet.queued import TurnSubmission, submit
+    from baton.runtime.runtime import RunResult
 
     url = shared_store_url(args.store, args.config)
     cwd = os.path.abspath(args.cwd) if args.cwd else None
@@ -113,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
                 sys.stdout.write(visible(str(event.data.get("text", "")), None))
                 sys.stdout.flush()
             if event.type == "result":
-                exit_code = int(event.data.get("exitCode", 1))
+                exit_code = RunResult.from_event(event).exit_code
                 if not args.json:
                     status = event.data.get("status")
                     code = event.data.get("errorCode")

@@ -338,10 +338,7 @@ class Lane:
         )
         self._watch(generation, connection)
         try:
-            if budget is not None:
-                self.initialized = await client.initialize_within(budget)
-            else:
-                self.initialized = await client.initialize()
+            self.initialized = await client.initialize(budget)
         except BaseException:
             await self._stop_generation(generation, "FAILED", failure=True)
             raise

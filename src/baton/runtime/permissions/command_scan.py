@@ -111,7 +111,10 @@ _GIT_OPTIONS_WITH_VALUE: Final = frozenset(
     {"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--super-prefix", "--config-env"}
 )
 _GIT_REMOTE_CHANGES: Final = frozenset({"add", "set-url", "remove", "rm", "rename", "set-branches"})
-_GIT_CONFIG_READ_FLAGS: Final = frozenset(
+#: The options and verbs that make `git config` only read: the one list, shared by the reserved
+#: command scan (a read never changes a remote) and the execute rules (git_rules: a read is
+#: granted).
+GIT_CONFIG_READ_FLAGS: Final = frozenset(
     {
         "--get",
         "--get-all",
@@ -123,7 +126,7 @@ _GIT_CONFIG_READ_FLAGS: Final = frozenset(
         "-l",
     }
 )
-_GIT_CONFIG_READ_VERBS: Final = frozenset({"get", "list"})
+GIT_CONFIG_READ_VERBS: Final = frozenset({"get", "list"})
 _GIT_CONFIG_EDIT: Final = frozenset({"-e", "--edit", "edit"})
 _GIT_CONFIG_REMOTE_PREFIXES: Final = ("remote.", "url.")
 
@@ -359,9 +362,9 @@ def _config_changes_remote(rest: list[str]) -> bool:
     positionals = _positionals(lowered)
     if not any(word.startswith(_GIT_CONFIG_REMOTE_PREFIXES) for word in positionals):
         return False
-    if any(word in _GIT_CONFIG_READ_FLAGS for word in lowered):
+    if any(word in GIT_CONFIG_READ_FLAGS for word in lowered):
         return False
-    if positionals and positionals[0] in _GIT_CONFIG_READ_VERBS:
+    if positionals and positionals[0] in GIT_CONFIG_READ_VERBS:
         return False
     # ``git config KEY`` with no option and one word reads the key.
     return not (len(positionals) == 1 and len(lowered) == 1)

@@ -12,7 +12,12 @@ from __future__ import annotations
 
 from typing import Final
 
-from baton.runtime.permissions.command_scan import api_writes, show_command
+from baton.runtime.permissions.command_scan import (
+    GIT_CONFIG_READ_FLAGS,
+    GIT_CONFIG_READ_VERBS,
+    api_writes,
+    show_command,
+)
 from baton.runtime.permissions.findings import CommandFinding, reserved_finding
 from baton.runtime.permissions.program_rules import has_option
 
@@ -179,18 +184,6 @@ _GIT_RUNS_OPTIONS: Final[dict[str, tuple[str, ...]]] = {
     "init": ("--template", "--separate-git-dir"),
     "am": ("--exec",),
 }
-_GIT_CONFIG_READS: Final = frozenset(
-    {
-        "--get",
-        "--get-all",
-        "--get-regexp",
-        "--get-urlmatch",
-        "--get-color",
-        "--get-colorbool",
-        "--list",
-        "-l",
-    }
-)
 _GIT_CONFIG_WRITES: Final = frozenset(
     {
         "--add",
@@ -339,9 +332,9 @@ def _config_reads(rest: list[str]) -> bool:
         if not word.startswith("-"):
             positionals.append(word)
         index += 1
-    if positionals and positionals[0] in ("get", "list"):
+    if positionals and positionals[0] in GIT_CONFIG_READ_VERBS:
         return True
-    if any(word in _GIT_CONFIG_READS for word in lowered):
+    if any(word in GIT_CONFIG_READ_FLAGS for word in lowered):
         return True
     return len(positionals) <= 1
 

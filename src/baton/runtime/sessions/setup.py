@@ -163,17 +163,10 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
             )
             opened = NewSessionResult(attached.session_id, attached.state)
             attach_method = attached.method
-        elif ctx.setup_clock is not None:
-            opened = await client.new_session_within(
-                ctx.setup_clock,
-                ctx.cwd,
-                mcp_servers=ctx.tools,
-                additional_directories=roots,
-                system_prompt=system_prompt,
-            )
         else:
             opened = await client.new_session(
                 ctx.cwd,
+                budget=ctx.setup_clock,
                 mcp_servers=ctx.tools,
                 additional_directories=roots,
                 system_prompt=system_prompt,

@@ -23,7 +23,6 @@ from baton.errors import (
     BatonError,
     BudgetExpired,
     ProtocolError,
-    StoreUnavailable,
     TransportClosed,
 )
 from baton.redaction import redact_json
@@ -39,6 +38,7 @@ from baton.runtime.permissions.elicitations import (
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
 from baton.runtime.permissions.records import TURN_CANCELLED
 from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.item_writes import ItemWrites
 from baton.runtime.turns.live_updates import LiveUpdates
 from baton.runtime.turns.outcome import TurnOutcome
 from baton.runtime.turns.phase import (
@@ -57,8 +57,6 @@ from baton.runtime.turns.streaming import (
     RunBuffer,
     StreamMemory,
 )
-from baton.store import NewItem
-from baton.store.outage import until_stored
 from baton.wire.budget import BudgetClock
 from baton.wire.codec import PromptAck, SessionActivity, parse_state_update
 from baton.wire.extensions import claude as claude_extension
@@ -67,14 +65,6 @@ from baton.wire.stop import PromptResult, StopReason
 
 #: How long Baton waits for a ``cancelled`` answer after session/cancel (seconds).
 INTERRUPT_COMPLETION_TIMEOUT_SECONDS: Final = 15.0
-
-#: Attempts at writing materialized output after an ordinary failure (an ambiguous one is
-#: never retried).
-MAX_STREAM_OUTPUT_APPEND_ATTEMPTS: Final = 3
-#: Most materialized items a turn holds while a shared store is unreachable (the append is
-#: repeated once it answers, skipping what a cut-off try stored): bounds the memory an
-#: outage costs a streaming turn; past it the output counts as not recorded (as today).
-MAX_ITEMS_HELD_FOR_STORE: Final = 1_000
 
 #: Agent-provided diagnostic text kept on a failed run.
 MAX_PROVIDER_DIAGNOSTIC_CHARS: Final = 512
@@ -133,7 +123,6 @@ class Turn:
         self.interrupt_timeout = interrupt_timeout
         self.generation = lane.generation
         self._loop = loop
-        self._items: list[Item] = []
         self._text_parts: list[str] = []
         self._text_len = 0
         self.buffer = RunBuffer(
@@ -175,10 +164,14 @@ class Turn:
         self._request_id: int | None = None
         #: The outcome of a turn whose caller cancelled :meth:`execute`, else None.
         self.abandoned: TurnOutcome | None = None
-        self._append_failed: str | None = None
-        #: Items of this run the store holds (this turn is their one writer): what makes an
-        #: append cut off by a shared store's outage safe to repeat.
-        self._items_stored = 0
+        #: The run's items on their way to the store (this turn is their one writer).
+        self.writes = ItemWrites(
+            run_id,
+            recorder,
+            on_failure=lambda: self._loop.create_task(
+                lane.quarantine("materialized output could not be recorded", self.generation)
+            ),
+        )
         #: v2: the prompt's acknowledgement, and the ``idle`` state that ends the turn.
         self._ack: PromptAck | None = None
         self._prompt_sent = False
@@ -199,7 +192,7 @@ class Turn:
             )
 
     def _materialized(self, items: list[Item]) -> None:
-        self._items.extend(items)
+        self.writes.hold(items)
         for item in items:
             self.emit(
                 RunEvent(
@@ -208,10 +201,10 @@ class Turn:
                     {"kind": item.kind, "coalescedEvents": item.coalesced_events},
                 )
             )
-        if self._items and self.phases.current in STREAMING_PHASES:
+        if self.phases.current in STREAMING_PHASES:
             # A memory bound evicted a part mid-turn: write it now (at the end, FINISHING
             # writes every item in one batch).
-            self._write_items()
+            self.writes.write()
 
     @property
     def phase(self) -> TurnPhase:
@@ -420,9 +413,8 @@ class Turn:
             self.session.active = None
         self.phases.enter(TurnPhase.FINISHING)
         self._collect_items()
-        if not self._write_items():
-            await self._write_items_after_outage()
-        self._mark_output_unrecorded(outcome)
+        await self.writes.write_waiting_out_outage()
+        self.writes.mark_unrecorded(outcome)
         outcome.tool_calls = len(self.projection.tool_calls)
         outcome.permissions = self.permission_log
         outcome.text = "".join(self._text_parts)
@@ -453,7 +445,9 @@ class Turn:
             ),
         )
         self.phases.enter(TurnPhase.FINISHING)
-        self._finish_items(outcome)
+        self._collect_items()
+        self.writes.write_now()
+        self.writes.mark_unrecorded(outcome)
         outcome.tool_calls = len(self.projection.tool_calls)
         outcome.permissions = self.permission_log
         outcome.text = "".join(self._text_parts)
@@ -736,80 +730,12 @@ class Turn:
 
     # --- items -----------------------------------------------------------------------------
 
-    def _finish_items(self, outcome: TurnOutcome) -> None:
-        """The turn's last items, written now (the abandoned turn's path: no waiting)."""
-        self._collect_items()
-        if not self._write_items():
-            self._output_not_recorded("the store could not be reached")
-        self._mark_output_unrecorded(outcome)
-
     def _collect_items(self) -> None:
+        """The turn's last items: the buffer's rest, tool calls, plan, usage and notices."""
         self.buffer.close()
-        self._items.extend(Item(kind, content) for kind, content in self.projection.item_views())
-        self._items.extend(self.live.items())
-
-    def _mark_output_unrecorded(self, outcome: TurnOutcome) -> None:
-        if self._append_failed is not None and outcome.status != "RECOVERY_REQUIRED":
-            outcome.status = "RECOVERY_REQUIRED"
-            outcome.error_code = "OUTPUT_APPEND_FAILED"
-            outcome.recovery_reason = self._append_failed
-
-    async def _write_items_after_outage(self) -> None:
-        """The store went away while the last items were written: try again once it answers
-        (bounded, :func:`baton.store.outage.until_stored`); the append skips what a cut-off
-        try stored."""
-
-        async def write() -> None:
-            if not self._write_items():
-                raise StoreUnavailable("the run's output could not be written")
-
-        try:
-            await until_stored(write)
-        except StoreUnavailable:
-            self._output_not_recorded("the store could not be reached")
-
-    def _write_items(self) -> bool:
-        """Write the items not yet stored. False when a shared store could not be reached:
-        they stay held (up to MAX_ITEMS_HELD_FOR_STORE) for a later try, which skips those a
-        cut-off try stored. Any other failure is final (see ``_output_not_recorded``)."""
-        if not self._items or self._append_failed is not None:
-            return True
-        batch = [NewItem(i.kind, i.content, i.coalesced_events) for i in self._items]
-        for attempt in range(1, MAX_STREAM_OUTPUT_APPEND_ATTEMPTS + 1):
-            try:
-                self.recorder.items(self.run_id, batch, after=self._items_stored)
-            except StoreUnavailable as exc:
-                if len(self._items) <= MAX_ITEMS_HELD_FOR_STORE:
-                    return False
-                self._output_not_recorded(f"writing output had an unknown outcome: {exc.code}")
-                return True
-            except sqlite3.OperationalError as exc:
-                # Rolled back: an ordinary failure, retried.
-                if attempt == MAX_STREAM_OUTPUT_APPEND_ATTEMPTS:
-                    self._output_not_recorded(f"writing output failed {attempt} times: {exc}")
-                    return True
-                continue
-            except Exception as exc:  # the outcome of the write is unknown: never retried
-                self._output_not_recorded(
-                    f"writing output had an unknown outcome: {type(exc).__name__}"
-                )
-                return True
-            self._items_stored += len(batch)
-            self._items = []
-            return True
-        return True  # pragma: no cover - every attempt returns
-
-    def _output_not_recorded(self, reason: str) -> None:
-        """The output cannot be recorded: the retained items are discarded and the
-        generation quarantined; the turn's outcome becomes RECOVERY_REQUIRED."""
-        self._append_failed = reason
-        self._items = []
-        self._spawn_quarantine()
-
-    def _spawn_quarantine(self) -> None:
-        self._loop.create_task(
-            self.lane.quarantine("materialized output could not be recorded", self.generation)
-        )
+        views = self.projection.item_views()
+        self.writes.hold([Item(kind, content) for kind, content in views])
+        self.writes.hold(self.live.items())
 
 
 async def _stop_waiting(first: asyncio.Future[Any] | None) -> asyncio.Future[Any] | None:

@@ -1,0 +1,269 @@
+"""The scripted agent's command line: every flag (:func:`add_arguments`) and the options they
+make (:func:`options_from_namespace`): a profile's options (:mod:`baton.agents.scripted.profiles`)
+with each given flag applied over them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+import re
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+
+from baton.agents.scripted.options import AgentOptions
+from baton.agents.scripted.profiles import PROFILE_NAMES, profile_options
+from baton.errors import ConfigurationError
+from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, validate_frame_cap
+from baton.wire.jsonrpc import Message
+
+#: The forms ``--cap PATH=FORM`` accepts besides any JSON literal.
+CAPABILITY_FORMS: Final = ("true", "false", "{}", "null", "omit")
+
+#: Capability paths are dotted identifiers (``sessionCapabilities.resume``).
+_CAP_PATH: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+#: Highest protocol version ``--protocol-version`` accepts (the wire field is a uint16).
+MAX_PROTOCOL_VERSION: Final = 65535
+
+
+def apply_capability(capabilities: Message, spec: str) -> Message:
+    """Return a copy of ``capabilities`` with ``PATH=FORM`` applied.
+
+    FORM is ``omit`` (remove the key) or a JSON literal: ``true``, ``false``, ``{}``, ``null``, or
+    any other JSON value.
+    """
+    path, sep, form = spec.partition("=")
+    path = path.strip()
+    form = form.strip()
+    if not sep or not _CAP_PATH.match(path):
+        raise ConfigurationError(
+            f"--cap takes PATH=FORM such as sessionCapabilities.resume={{}}, got {spec!r}"
+        )
+    result = copy.deepcopy(capabilities)
+    parts = path.split(".")
+    node = result
+    for part in parts[:-1]:
+        child = node.get(part)
+        if not isinstance(child, dict):
+            if form == "omit":
+                return result
+            child = {}
+            node[part] = child
+        node = child
+    if form == "omit":
+        node.pop(parts[-1], None)
+        return result
+    try:
+        node[parts[-1]] = orjson.loads(form)
+    except orjson.JSONDecodeError as exc:
+        raise ConfigurationError(
+            f"--cap {path}: FORM must be one of {', '.join(CAPABILITY_FORMS)} or a JSON value, "
+            f"got {form!r}"
+        ) from exc
+    return result
+
+
+def parse_auth_method(spec: str) -> Message:
+    """``ID`` or ``ID:TYPE`` (TYPE such as ``agent``, ``terminal`` or ``env_var``)."""
+    method_id, _sep, method_type = spec.partition(":")
+    if not method_id:
+        raise ConfigurationError(f"--auth-method takes ID or ID:TYPE, got {spec!r}")
+    method: Message = {"id": method_id, "name": f"Sign in ({method_id})"}
+    if method_type:
+        method["type"] = method_type
+    return method
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Register every scripted-agent flag on ``parser``. Defaults are None: a profile decides."""
+    shape = parser.add_argument_group("what initialize and session/new advertise")
+    shape.add_argument(
+        "--profile",
+        choices=PROFILE_NAMES,
+        default="baton",
+        help="start from the shapes of a captured adapter (default: baton)",
+    )
+    shape.add_argument(
+        "--protocol-version",
+        metavar="N|echo",
+        help="the protocolVersion initialize answers; 'echo' answers the client's (default: 1)",
+    )
+    shape.add_argument(
+        "--protocol",
+        choices=("1", "2", "auto"),
+        default=None,
+        help="the ACP surface to speak: 1, the v2 draft (2, answering protocolVersion 2), or "
+        "auto (v2 when offered 2 or more; default: 1)",
+    )
+    shape.add_argument(
+        "--cap",
+        action="append",
+        default=[],
+        metavar="PATH=FORM",
+        help="set one agentCapabilities entry: FORM is true, false, {}, null, omit or JSON "
+        "(repeatable), e.g. --cap sessionCapabilities.resume=omit",
+    )
+    shape.add_argument(
+        "--auth-method",
+        action="append",
+        default=None,
+        metavar="ID[:TYPE]",
+        help="advertise this auth method instead of the profile's (repeatable)",
+    )
+    shape.add_argument(
+        "--auth-required",
+        choices=("off", "new", "prompt", "turn"),
+        help="answer -32000 on session/new (or on session/prompt; turn: accept the prompt, then "
+        "fail its turn with -32000, v2: idle with the error stop reason) until authenticate is "
+        "called",
+    )
+    shape.add_argument(
+        "--config-key",
+        choices=("id", "configId"),
+        help="the key that names each config option object (default: id)",
+    )
+    shape.add_argument(
+        "--models",
+        choices=("config", "legacy", "both", "none"),
+        help="send the model list as a config option, a legacy models object, both or neither",
+    )
+    shape.add_argument(
+        "--config-options",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="send configOptions at all",
+    )
+    shape.add_argument(
+        "--modes",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="send modes and answer session/set_mode",
+    )
+    behaviour = parser.add_argument_group("behaviour")
+    behaviour.add_argument(
+        "--request-ids",
+        choices=("int", "uuid"),
+        help="ids of the agent's own requests: integers from 0 or UUID strings",
+    )
+    behaviour.add_argument(
+        "--eof",
+        choices=("exit", "ignore"),
+        help="on stdin EOF: end waits on the client, finish the work and exit (default), or "
+        "keep running until killed",
+    )
+    behaviour.add_argument(
+        "--permission-tool-call",
+        choices=("id", "full"),
+        help="toolCall in session/request_permission: only {toolCallId}, or the full tool call",
+    )
+    behaviour.add_argument(
+        "--reject-ends-turn",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="a rejected or cancelled permission ends the turn with stopReason cancelled",
+    )
+    behaviour.add_argument(
+        "--cancel-requests",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="on session/cancel, send $/cancel_request for the turn's pending requests",
+    )
+    behaviour.add_argument(
+        "--prompt-usage",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="add a usage object to every prompt response (v2: to the idle state ending the turn)",
+    )
+    behaviour.add_argument(
+        "--serve-unadvertised",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="answer session methods whose capability is not advertised (default: -32601)",
+    )
+    behaviour.add_argument(
+        "--state-dir",
+        metavar="DIR",
+        help="keep sessions in DIR so session/load and resume work across processes",
+    )
+    behaviour.add_argument(
+        "--prompt-log",
+        metavar="FILE",
+        help="append every prompt received (a JSON line: pid, sessionId, text) to FILE",
+    )
+    behaviour.add_argument(
+        "--max-frame-bytes",
+        type=int,
+        metavar="N",
+        help=f"cap on one inbound frame (default: {DEFAULT_MAX_FRAME_BYTES})",
+    )
+    behaviour.add_argument(
+        "--verbose",
+        action="store_true",
+        default=None,
+        help="log every inbound method on stderr",
+    )
+
+
+def options_from_namespace(args: argparse.Namespace) -> AgentOptions:
+    """Build options: the profile's, then every flag that was given."""
+    options = profile_options(str(args.profile))
+    changes: dict[str, Any] = {}
+    if args.protocol_version is not None:
+        changes["protocol_version"] = _protocol_version(str(args.protocol_version))
+    if getattr(args, "protocol", None) is not None:
+        changes["protocol"] = str(args.protocol)
+    capabilities = options.capabilities
+    for spec in args.cap:
+        capabilities = apply_capability(capabilities, str(spec))
+    changes["capabilities"] = capabilities
+    if args.auth_method is not None:
+        changes["auth_methods"] = tuple(parse_auth_method(str(s)) for s in args.auth_method)
+    simple = {
+        "auth_required": args.auth_required,
+        "config_key": args.config_key,
+        "models_form": args.models,
+        "config_options": args.config_options,
+        "modes": args.modes,
+        "request_ids": args.request_ids,
+        "permission_tool_call": args.permission_tool_call,
+        "reject_ends_turn": args.reject_ends_turn,
+        "cancel_requests": args.cancel_requests,
+        "prompt_usage": args.prompt_usage,
+        "serve_unadvertised": args.serve_unadvertised,
+        "verbose": args.verbose,
+    }
+    changes.update({key: value for key, value in simple.items() if value is not None})
+    if args.eof is not None:
+        changes["exit_on_eof"] = args.eof == "exit"
+    if args.state_dir is not None:
+        changes["state_dir"] = _state_dir(str(args.state_dir))
+    if getattr(args, "prompt_log", None) is not None:
+        changes["prompt_log"] = Path(str(args.prompt_log)).expanduser().resolve()
+    if args.max_frame_bytes is not None:
+        changes["max_frame_bytes"] = validate_frame_cap(args.max_frame_bytes)
+    return replace(options, **changes)
+
+
+def _protocol_version(text: str) -> int | None:
+    if text == "echo":
+        return None
+    if not text.isdigit() or not 0 <= int(text) <= MAX_PROTOCOL_VERSION:
+        raise ConfigurationError(
+            f"--protocol-version takes an integer 0-{MAX_PROTOCOL_VERSION} or 'echo', got {text!r}"
+        )
+    return int(text)
+
+
+def _state_dir(text: str) -> Path:
+    path = Path(text).expanduser()
+    if path.exists() and not path.is_dir():
+        raise ConfigurationError(f"--state-dir {text!r} exists and is not a directory")
+    path.mkdir(parents=True, exist_ok=True)
+    if not os.access(path, os.W_OK):
+        raise ConfigurationError(f"--state-dir {text!r} is not writable")
+    return path.resolve()
