@@ -6,6 +6,7 @@ themselves (docs/events.md); this is only the human rendering.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Final
 
 from baton.cli import exit_codes
@@ -37,6 +38,13 @@ def permission_counts(permissions: list[dict[str, Any]]) -> dict[str, int]:
         kind = str(kinds.get(view.get("optionId")) or "")
         counts["granted" if kind.startswith("allow") else "denied"] += 1
     return counts
+
+
+def warning_line(screen: Screen, data: Mapping[str, Any]) -> str:
+    """A ``warning`` event as the one stderr line both output formats print."""
+    return screen.style(
+        f"! {visible(str(data.get('code')), 60)}: {visible(str(data.get('message')))}", "yellow"
+    )
 
 
 #: Notice severity -> its mark and colour in text output (other severities: the info mark).
@@ -95,12 +103,7 @@ class TextPrinter:
         elif kind == "compaction":
             self._compaction(data)
         elif kind == "warning":
-            self._note(
-                self.screen.style(
-                    f"! {visible(str(data.get('code')), 60)}: {visible(str(data.get('message')))}",
-                    "yellow",
-                )
-            )
+            self._note(warning_line(self.screen, data))
 
     def _tool(self, data: dict[str, Any]) -> None:
         """One line when a tool call first has a title, and one when it ends; the updates in

@@ -71,16 +71,21 @@ class ServiceClient:
         self.port = parts.port or 80
         self.netloc = parts.netloc
         self.token = info.token
+        self.launch_key = info.launch_key
 
     def _connection(self, timeout: float | None) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def _headers(self) -> dict[str, str]:
-        return {
+        headers = {
             "Host": self.netloc,
             "Authorization": f"Bearer {self.token}",
             "Accept": "application/json",
         }
+        if self.launch_key:
+            # The user's own CLI: its ad-hoc agent commands are trusted as in-process.
+            headers["X-Baton-Launch-Key"] = self.launch_key
+        return headers
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         """Send one request; the decoded JSON answer, or :class:`ServiceRefused`."""

@@ -128,6 +128,9 @@ class RunResult:
     outcome: RunOutcome | None = None
     #: What the agent reported of usage: ``{used, size, cost?, turn?}``, or None.
     usage: dict[str, Any] | None = None
+    #: The run's warnings (``{code, message}``), as its ``warning`` events said them: a native
+    #: mode chosen explicitly that acts on its own, a starting mode that may bypass approvals.
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
     def to_event(self) -> RunEvent:
         """The final ``result`` event."""
@@ -150,6 +153,7 @@ class RunResult:
                 "skippedFrames": self.skipped_frames,
                 "violations": self.violations,
                 "usage": self.usage,
+                "warnings": [dict(w) for w in self.warnings],
             },
         )
 
@@ -413,7 +417,7 @@ class Runtime:
                 allow_unattended=request.allow_unattended,
             )
             if request.protocol is not None:
-                spec = replace(spec, protocol=request.protocol)
+                spec = replace(spec, protocol=request.protocol.declaring_v2(False))
             return spec
         assert request.agent is not None
         profile = self.profiles.get(request.agent)
@@ -432,7 +436,8 @@ class Runtime:
             )
         spec = from_profile(profile, result.selected, self.environ, lane=request.lane)
         if request.protocol is not None:
-            spec = replace(spec, protocol=request.protocol)
+            # The run's pin, with the profile's v2 declaration (``auto`` offers 2 only there).
+            spec = replace(spec, protocol=request.protocol.declaring_v2(spec.protocol.v2_declared))
         self._fingerprints[spec.identity] = result.fingerprint
         return spec
 
@@ -686,6 +691,7 @@ class Runtime:
         finally:
             window.close()
         result = _result(ctx.run_id, outcome, session)
+        result.warnings = list(ctx.warnings)
         result.duration_ms = int((time.monotonic() - started) * 1000)
         ctx.emit(result.to_event())
         return result

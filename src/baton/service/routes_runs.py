@@ -26,7 +26,7 @@ from baton.service.bodies import (
     string_list,
     string_map,
 )
-from baton.service.context import Service, service_of
+from baton.service.context import Service, check_agent_command, service_of
 from baton.service.feeds import sse_frame
 from baton.service.limits import MAX_LIST_ROWS
 from baton.service.sse import event_stream
@@ -81,11 +81,6 @@ def run_request(body: dict[str, Any], service: Service) -> RunRequest:
     command = optional_str(body, "agentCommand")
     if (agent is None) == (command is None):
         raise ApiRequestInvalid("name exactly one of agent (a profile) and agentCommand")
-    if command is not None and not service.settings.allow_agent_command:
-        raise ApiRequestInvalid(
-            "agentCommand is refused: start `baton serve --allow-agent-command` to run "
-            "ad-hoc agent commands through the API"
-        )
     policy = optional_str(body, "policy") or service.settings.policy
     if policy not in get_args(PolicyName):
         raise ApiRequestInvalid(f"policy must be one of {', '.join(get_args(PolicyName))}")
@@ -116,6 +111,7 @@ async def start_run(request: Request) -> Response:
     """``POST /api/v1/runs``: start a run; 202 with its id at once."""
     service = service_of(request)
     body = await json_object(request)
+    check_agent_command(request, optional_str(body, "agentCommand"))
     run_id = await service.launcher.start(run_request(body, service))
     return JSONResponse(
         {"runId": run_id, "events": f"/api/v1/runs/{run_id}/events"}, status_code=202

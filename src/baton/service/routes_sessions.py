@@ -45,7 +45,7 @@ from baton.service.bodies import (
     string_list,
     string_map,
 )
-from baton.service.context import Service, service_of
+from baton.service.context import Service, check_agent_command, service_of
 from baton.service.launcher import Launch, RunNotActive
 from baton.service.routes_runs import store_of
 from baton.store.owner import current_host
@@ -146,11 +146,7 @@ async def create_session(request: Request) -> Response:
     command = optional_str(body, "agentCommand")
     if (agent is None) == (command is None):
         raise ApiRequestInvalid("name exactly one of agent (a profile) and agentCommand")
-    if command is not None and not service.settings.allow_agent_command:
-        raise ApiRequestInvalid(
-            "agentCommand is refused: start `baton serve --allow-agent-command` to run "
-            "ad-hoc agent commands through the API"
-        )
+    check_agent_command(request, command)
     cwd = optional_str(body, "cwd")
     if cwd is not None and not cwd.startswith("/"):
         raise ApiRequestInvalid("cwd must be an absolute path")

@@ -46,10 +46,16 @@ class RuntimeInfo:
     url: str
     pid: int
     token: str
+    #: The launch key (see :class:`baton.service.tokens.Credentials`); empty in a file an
+    #: older service wrote.
+    launch_key: str = ""
 
     def to_json(self) -> bytes:
         """The file's contents."""
-        return orjson.dumps({"url": self.url, "pid": self.pid, "token": self.token})
+        fields: dict[str, object] = {"url": self.url, "pid": self.pid, "token": self.token}
+        if self.launch_key:
+            fields["launchKey"] = self.launch_key
+        return orjson.dumps(fields)
 
 
 def _read_private(data_dir: Path, name: str) -> bytes | None:
@@ -97,7 +103,12 @@ def find_service(data_dir: Path) -> RuntimeInfo | None:
         return None
     try:
         fields = orjson.loads(raw)
-        info = RuntimeInfo(str(fields["url"]), int(fields["pid"]), str(fields["token"]))
+        info = RuntimeInfo(
+            str(fields["url"]),
+            int(fields["pid"]),
+            str(fields["token"]),
+            str(fields.get("launchKey") or ""),
+        )
     except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None
     if urlsplit(info.url).scheme != "http":

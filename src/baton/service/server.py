@@ -216,7 +216,9 @@ async def _serve_locked(
     server = _Server(config)
     literal = f"[{host}]" if ":" in host else host
     url = f"http://{literal}:{port}"
-    lock.write_runtime_file(RuntimeInfo(url, os.getpid(), credentials.token))
+    lock.write_runtime_file(
+        RuntimeInfo(url, os.getpid(), credentials.token, credentials.launch_key)
+    )
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -33,7 +33,7 @@ from baton.cli.main import reader_gone
 from baton.cli.options import add_record_options
 from baton.cli.permission_prompt import TtyAsker, terminal_asker
 from baton.cli.remote_turn import cancel_through_service, prompt_through_service
-from baton.cli.run_text import TextPrinter, next_step, permission_counts
+from baton.cli.run_text import TextPrinter, next_step, permission_counts, warning_line
 from baton.cli.service_link import ServiceClient, service_for
 from baton.cli.terminal import Screen, error_line, visible
 from baton.errors import (
@@ -154,8 +154,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--protocol",
         choices=PROTOCOL_CHOICES,
         default=None,
-        help="the ACP version to offer and accept: auto (offer 2, accept 1 or 2), 1 or 2 "
-        "(default: the profile's, auto unless pinned)",
+        help="the ACP version to offer and accept: auto (offer 1, or 2 where the profile "
+        "declares v2 support; accept 1 or 2), 1 or 2 (default: the profile's, auto unless "
+        "pinned)",
     )
     parser.add_argument("--mode", metavar="ID", help="the session mode (exact id)")
     parser.add_argument("--model", metavar="ID", help="the model (exact advertised id)")
@@ -501,6 +502,9 @@ class _RunSession:
             else:
                 sys.stdout.buffer.write(event.to_json() + b"\n")
                 sys.stdout.flush()
+                if event.type == "warning":
+                    # Said on stderr too: a JSON reader may not look for warnings.
+                    self.screen.note(warning_line(self.screen, event.data))
         except BrokenPipeError:
             self._reader_gone()
 
