@@ -236,3 +236,24 @@ async def test_a_local_run_and_a_queued_run_are_driven_alike(
     result, _ = await drive(queued)
     assert (result.status, result.error_code) == ("CANCELLED", "QUEUED_RUN_CANCELLED")
     assert not await queued.interrupt("user")  # no longer queued
+
+
+async def test_an_interrupt_from_an_event_callback_during_setup_sends_no_prompt(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    """The CLI's reader-gone path: the interrupt comes from inside the run's own task (its
+    on_event callback) while the session is set up; the setup ends, no prompt is sent."""
+    runs: list[Run] = []
+    seen: list[str] = []
+
+    def on_event(event: RunEvent) -> None:
+        seen.append(event.type)
+        if event.type != "run_started" and runs and len(seen) == 2:
+            assert runs[0].interrupt_nowait("reader")
+
+    runs.append(await runtime.start(request("stream 1000", tmp_path), on_event=on_event))
+    result = await runs[0].result()
+    assert (result.status, result.error_code) == ("INTERRUPTED", "CALLER_CANCELLED"), result
+    assert result.message is not None and "(reader)" in result.message
+    assert store_of(runtime).get_run(result.run_id).prompt_ref is None
+    assert "text" not in seen

@@ -230,10 +230,12 @@ class Run:
         await asyncio.wait({task})
 
     def _stop_setup(self, reason: str) -> None:
-        """Stop the run during its setup: noted (and the task checks it first) before the
-        task begins, else the setup step is cancelled."""
+        """Stop the run during its setup: noted (and the task checks it first and after the
+        setup) before the task begins or from inside it, else the setup step is cancelled."""
         self._slot.interrupt(reason)
-        if self._begun:
+        # From inside the run's own task (an on_event callback), a cancel could land after
+        # the setup's last await, in the turn: the task checks the reason once setup ends.
+        if self._begun and asyncio.current_task() is not self._task:
             self._cancel_task()
 
     def _cancel_task(self) -> None:

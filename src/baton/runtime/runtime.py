@@ -61,7 +61,12 @@ from baton.runtime.turns.controls import (
     resolve_control,
 )
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.execution import execute_turn, record_setup_failure
+from baton.runtime.turns.execution import (
+    execute_turn,
+    record_outcome,
+    record_setup_failure,
+    release_session,
+)
 from baton.runtime.turns.outcome import (
     EXIT_CODES,
     RunOutcome,
@@ -736,6 +741,13 @@ class Runtime:
             if not opened.recorded:
                 await record_setup_failure(ctx, opened.outcome)
             return opened.outcome, opened.session
+        if run.slot.interrupt_reason is not None:
+            # Stopped from inside the run's own task during setup (an event's reader left):
+            # the setup was let finish, and no prompt is sent.
+            stopped = _stopped_in_setup(run.slot.interrupt_reason)
+            await record_outcome(ctx, stopped)
+            await release_session(ctx, opened.client, opened.session, stopped)
+            return stopped, opened.session
         try:
             outcome = await execute_turn(
                 ctx,
