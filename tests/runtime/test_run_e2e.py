@@ -112,7 +112,7 @@ async def test_an_agent_echoing_the_offer_in_the_v1_layout_works_by_default(
     # offered number in the v1 layout; auto offers the stable 1, so the default run completes.
     result, _ = await run(runtime, "echo hi", tmp_path, flags=("--protocol-version", "echo"))
     assert (result.status, result.error_code) == ("COMPLETED", None)
-    lane = next(iter(runtime.lanes.values()))
+    lane = next(iter(runtime._lanes.values()))
     assert lane.client is not None and lane.client.codec.version == 1
     # Pinned to 2, the same agent answers 2 in the v1 layout: refused naming the way out.
     pinned, _ = await run(
