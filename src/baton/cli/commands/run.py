@@ -24,7 +24,7 @@ import math
 import os
 import signal
 import sys
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from baton.cli import exit_codes
 from baton.cli.elicitation_prompt import terminal_elicitor
@@ -45,7 +45,7 @@ from baton.errors import (
     SessionRecoveryRequired,
 )
 from baton.runtime.agents.config_file import load_config
-from baton.runtime.conversations import DEFAULT_WAIT_SECONDS, Conversations, PromptOptions
+from baton.runtime.conversations.turn_queue import DEFAULT_WAIT_SECONDS
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
 from baton.runtime.run import Run
@@ -57,6 +57,9 @@ from baton.views.contract import SCHEMA_VERSION
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS, TurnBudget
 from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
 from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice
+
+if TYPE_CHECKING:
+    from baton.runtime.conversations import Conversations
 
 #: Characters of the prompt read from stdin (`baton run -`), at most.
 MAX_STDIN_PROMPT_CHARS: Final = 4 * 1024 * 1024
@@ -630,6 +633,9 @@ class _RunSession:
                     wait_timeout=args.wait_timeout,
                     emit=self.emit,
                 )
+        # Only a turn of a named session loads the conversations service (issue 34).
+        from baton.runtime.conversations import Conversations, PromptOptions
+
         conversations = Conversations(self.runtime)
         self.conversations = conversations
         name = args.session
