@@ -6,6 +6,7 @@ for the bundled agent, the wire layer and `baton --version`)::
     from baton import Runtime, RunRequest, RunResult, RunOutcome, RunStatus, RunEvent
     from baton import RunEventType, TextPayload, ToolCallPayload, ResultPayload  # and the rest
     from baton import TurnBudget, Policy
+    from baton import Run, RunHandle                                 # a running run's handle
     from baton import Asker, AskPrompt, AskAnswer, NoUserAsker      # answering permissions
     from baton import BatonError, AgentError, UsageError, TransportClosed, BudgetExpired
     from baton import StorageError, InternalError, ConfigurationError, RecordNotFound
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     )
     from baton.runtime.permissions.ask import AskAnswer, Asker, AskPrompt, NoUserAsker
     from baton.runtime.permissions.policies import PolicyName as Policy
+    from baton.runtime.run import Run, RunHandle
     from baton.runtime.runtime import RunRequest, RunResult, Runtime
     from baton.runtime.turns.event_payloads import (
         CommandsPayload,
@@ -78,6 +80,8 @@ _EXPORTS = {
     "Runtime": "baton.runtime.runtime",
     "RunRequest": "baton.runtime.runtime",
     "RunResult": "baton.runtime.runtime",
+    "Run": "baton.runtime.run",
+    "RunHandle": "baton.runtime.run",
     "RunOutcome": "baton.runtime.turns.outcome",
     "RunStatus": "baton.store.models",
     "RunEvent": "baton.runtime.turns.events",
@@ -158,8 +162,10 @@ __all__ = [
     "PromptOptions",
     "RecordNotFound",
     "ResultPayload",
+    "Run",
     "RunEvent",
     "RunEventType",
+    "RunHandle",
     "RunOutcome",
     "RunRequest",
     "RunResult",

@@ -664,6 +664,20 @@ class SessionNotResumable(UsageError):
 # --- the local service (`baton serve`) -------------------------------------------------------
 
 
+class RuntimeNotOpen(UsageError):
+    """The runtime's store or journal was read before ``Runtime.open()`` (or after
+    ``close()``)."""
+
+    code = "RUNTIME_NOT_OPEN"
+
+
+class RunEventsUnavailable(UsageError):
+    """A run's event stream cannot be opened: another reader has it, or the run was started
+    with an ``on_event`` callback (its events went there)."""
+
+    code = "RUN_EVENTS_UNAVAILABLE"
+
+
 class ServiceError(UsageError):
     """A request to Baton's local HTTP service (`baton serve`) was refused; the API answers it
     with the HTTP status docs/api.md gives for the code."""

@@ -49,7 +49,11 @@ def test_head_ends_the_turn_cleanly_not_ambiguously(tmp_path: Path, fmt: list[st
     assert proc.wait(timeout=120) == exit_codes.PIPE_CLOSED, stderr
     assert "Traceback" not in stderr and "AGENT_MUTATION_AMBIGUOUS" not in stderr
     record = last_run(tmp_path)
-    assert record["status"] == "INTERRUPTED", record  # cancelled cleanly, not RECOVERY_REQUIRED
+    assert record["status"] == "INTERRUPTED", (  # cancelled cleanly, not RECOVERY_REQUIRED
+        record.get("errorCode"),
+        record.get("recoveryReason"),
+        stderr,
+    )
 
 
 @pytest.mark.parametrize(

@@ -57,3 +57,26 @@ def test_library_errors_name_fields_not_flags() -> None:
             assert "--" not in exc.message, exc.message
         else:  # pragma: no cover - the test fails
             raise AssertionError(command)
+
+
+LIBRARY_GUIDE = Path(__file__).parents[2] / "docs" / "library.md"
+
+
+def test_the_library_guides_example_runs_verbatim(tmp_path: Path) -> None:
+    """docs/library.md's first example: a run followed through its handle with an Asker that
+    approves the edit (the file is written), then a run interrupted through its handle."""
+    text = LIBRARY_GUIDE.read_text(encoding="utf-8")
+    match = re.search(r"```python\n(.*?)```", text, re.S)
+    assert match is not None
+    done = subprocess.run(
+        [sys.executable, "-c", match.group(1)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(tmp_path),
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("started run-")
+    assert lines[1:] == ["permission selected allow", "COMPLETED hello", "INTERRUPTED cancelled"]

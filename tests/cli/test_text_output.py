@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from baton.cli.commands.run import TextPrinter, permission_counts, plural, usage_text
+from baton.cli.run_text import TextPrinter, permission_counts, plural, usage_text
 from baton.cli.terminal import Screen
 from baton.runtime.runtime import RunResult
 from baton.runtime.turns.events import RunEvent

@@ -27,9 +27,9 @@ from qualify_drivers import (
 from qualify_installs import CLAUDE
 from qualify_mocks import SLOW_TICK_SECONDS, MockServer
 
+from baton.runtime.run import Run
 from baton.runtime.runtime import RunRequest, Runtime
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.turn import Turn
 
 PROFILE = "claude"
 
@@ -184,17 +184,17 @@ async def test_quirk_out_of_step_after_cancel(make_rig: Any) -> None:
     rig, baton, _mock = make_rig(PROFILE)
     answers: list[tuple[str, str | None, str]] = []
     async with Runtime(data_dir=rig.data, environ=rig.env) as runtime:
-        turns: list[Turn] = []
+        runs: list[Run] = []
 
         def on_event(event: RunEvent) -> None:
-            if event.type == "text" and "tick" in str(event.data.get("text")) and turns:
-                turns[-1].interrupt("user")
+            if event.type == "text" and "tick" in str(event.data.get("text")) and runs:
+                runs[-1].interrupt_nowait("user")
 
-        first = await runtime.run(
-            RunRequest(prompt="[[slow:40]]", agent=PROFILE, cwd=str(rig.work)),
-            on_event=on_event,
-            on_turn=turns.append,
+        handle = await runtime.start(
+            RunRequest(prompt="[[slow:40]]", agent=PROFILE, cwd=str(rig.work)), on_event=on_event
         )
+        runs.append(handle)
+        first = await handle.result()
         answers.append((first.status, first.stop_reason, first.text))
         for word in ("second", "third"):
             await asyncio.sleep(SLOW_TICK_SECONDS)

@@ -241,12 +241,12 @@ async def test_permission_records_carry_the_tool_name(runtime: Runtime, tmp_path
 async def test_logout_sends_only_when_advertised(tmp_path: Path) -> None:
     async with Runtime(data_dir=tmp_path / "data", environ=dict(os.environ)) as rt:
         await rt.logout(agent_command=AGENT)
-        [lane] = rt.lanes.values()
+        [lane] = rt._lanes.values()
         assert lane.connection is not None
         assert lane.connection.frames_out == 2  # initialize, logout
     async with Runtime(data_dir=tmp_path / "data2", environ=dict(os.environ)) as rt:
         with pytest.raises(CapabilityNotAdvertised) as caught:
             await rt.logout(agent_command=[*AGENT, "--cap", "auth.logout=omit"])
         assert caught.value.capability == "auth.logout"
-        [lane] = rt.lanes.values()
+        [lane] = rt._lanes.values()
         assert lane.connection is not None and lane.connection.frames_out == 1

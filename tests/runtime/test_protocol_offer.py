@@ -58,7 +58,7 @@ async def test_the_offer_follows_the_declaration_and_the_pin(
         assert spec.protocol.v2_declared is v2_declared
         result = await rt.run(request)
         assert result.status == "COMPLETED", result.message
-        lane = next(iter(rt.lanes.values()))
+        lane = next(iter(rt._lanes.values()))
         assert lane.client is not None and lane.client.codec.version == negotiated
 
 

@@ -86,7 +86,7 @@ class KillingAsker:
         self.runtime = runtime
 
     async def ask(self, prompt: AskPrompt) -> AskAnswer:
-        [lane] = self.runtime.lanes.values()
+        [lane] = self.runtime._lanes.values()
         assert lane.process is not None
         os.killpg(lane.process.pid, signal.SIGKILL)
         await asyncio.sleep(30)
@@ -110,7 +110,7 @@ async def test_an_unknown_response_id_quarantines_the_lane(
     result, _ = await run(runtime, "unknown_id; wait_for_cancel 50", tmp_path)
     assert result.status == "RECOVERY_REQUIRED"
     assert runtime.store is not None
-    [lane] = runtime.lanes.values()
+    [lane] = runtime._lanes.values()
     assert not lane.running
 
 
@@ -119,7 +119,7 @@ async def test_late_messages_of_a_dead_generation_change_nothing(
 ) -> None:
     first, _ = await run(runtime, "echo one", tmp_path)
     assert first.status == "COMPLETED"
-    [lane] = runtime.lanes.values()
+    [lane] = runtime._lanes.values()
     old_generation = lane.generation
     await lane.quarantine("test quarantine")
     assert lane.generation > old_generation
@@ -245,7 +245,7 @@ async def test_shutdown_waits_for_a_quarantine_in_flight(tmp_path: Path) -> None
     )
     result = await rt.run(request)
     assert result.status == "COMPLETED"
-    [lane] = rt.lanes.values()
+    [lane] = rt._lanes.values()
     assert lane.process is not None
     pgid = lane.process.pid
     quarantine = asyncio.ensure_future(lane.quarantine("raced by shutdown"))
@@ -253,4 +253,4 @@ async def test_shutdown_waits_for_a_quarantine_in_flight(tmp_path: Path) -> None
     await rt.close()
     await quarantine
     assert not group_alive(pgid)
-    assert rt.store is None
+    assert not rt.opened

@@ -5,16 +5,17 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from baton.journal import Journal
+from baton.runtime.run import Run
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.turn import Turn
+from baton.wire.budget import TurnBudget
 from baton.wire.version import ProtocolChoice
 
 AGENT = [sys.executable, "-m", "baton.agents.scripted"]
@@ -66,12 +67,11 @@ async def run(
     cwd: Path,
     *,
     flags: tuple[str, ...] = (),
-    on_turn: Callable[[Turn], None] | None = None,
     **kwargs: Any,
 ) -> tuple[RunResult, list[RunEvent]]:
     events: list[RunEvent] = []
     request = RunRequest(prompt=prompt, agent_command=agent(*flags), cwd=str(cwd), **kwargs)
-    result = await rt.run(request, on_event=events.append, on_turn=on_turn)
+    result = await rt.run(request, on_event=events.append)
     return result, events
 
 
@@ -109,7 +109,7 @@ async def test_the_turn_speaks_the_parametrized_version(
     states = [e.data["state"] for e in events if e.type == "state"]
     # v2 ends the turn with an idle state after running; v1 has no session states.
     assert states == (["running", "idle"] if protocol == "v2" else [])
-    lane = next(iter(runtime.lanes.values()))
+    lane = next(iter(runtime._lanes.values()))
     assert lane.client is not None and lane.client.codec.version == int(protocol[1])
 
 
@@ -121,7 +121,7 @@ async def test_an_agent_echoing_the_offer_in_the_v1_layout_works_by_default(
     # offered number in the v1 layout; auto offers the stable 1, so the default run completes.
     result, _ = await run(runtime, "echo hi", tmp_path, flags=("--protocol-version", "echo"))
     assert (result.status, result.error_code) == ("COMPLETED", None)
-    lane = next(iter(runtime.lanes.values()))
+    lane = next(iter(runtime._lanes.values()))
     assert lane.client is not None and lane.client.codec.version == 1
     # Pinned to 2, the same agent answers 2 in the v1 layout: refused naming the way out.
     pinned, _ = await run(
@@ -269,7 +269,7 @@ async def test_an_idle_bound_cancels_the_turn_and_names_the_bound(
     runtime: Runtime, tmp_path: Path
 ) -> None:
     await warm(runtime, tmp_path)
-    result, _ = await run(runtime, "wait_for_cancel 0", tmp_path, idle_timeout=0.5)
+    result, _ = await run(runtime, "wait_for_cancel 0", tmp_path, budget=TurnBudget(idle=0.5))
     assert result.status == "INTERRUPTED"
     assert result.stop_reason == "cancelled"
     assert result.bound == "idle"
@@ -278,36 +278,32 @@ async def test_an_idle_bound_cancels_the_turn_and_names_the_bound(
 
 async def test_an_absolute_bound_trips_a_streaming_turn(runtime: Runtime, tmp_path: Path) -> None:
     await warm(runtime, tmp_path)
-    result, events = await run(runtime, "wait_for_cancel 20", tmp_path, idle_timeout=5, timeout=0.6)
+    result, events = await run(
+        runtime, "wait_for_cancel 20", tmp_path, budget=TurnBudget(idle=5, absolute=0.6)
+    )
     assert result.bound == "absolute"
     assert result.exit_code == 3
     assert "waiting for cancel" in texts(events)
 
 
 async def test_a_user_interrupt_cancels_the_turn(runtime: Runtime, tmp_path: Path) -> None:
-    turns: list[Turn] = []
-    started = asyncio.Event()
-
-    def on_turn(turn: Turn) -> None:
-        turns.append(turn)
-        started.set()
-
-    async def interrupt_soon() -> None:
-        await started.wait()
-        await asyncio.sleep(0.3)
-        turns[0].interrupt("user")
-
-    task = asyncio.create_task(interrupt_soon())
-    result, _ = await run(runtime, "wait_for_cancel 20", tmp_path, on_turn=on_turn)
-    await task
+    request = RunRequest(prompt="wait_for_cancel 20", agent_command=AGENT, cwd=str(tmp_path))
+    handle = await runtime.start(request)
+    async with handle.events() as events:
+        async for event in events:
+            if event.type == "text":  # the turn streams: the prompt is outstanding
+                assert await handle.interrupt("user")
+                break
+    result = await handle.result()
     assert (result.status, result.exit_code) == ("INTERRUPTED", 130)
+    assert result.stop_reason == "cancelled"
 
 
 async def test_an_agent_that_ignores_cancel_becomes_recovery_required(
     runtime: Runtime, tmp_path: Path
 ) -> None:
     await warm(runtime, tmp_path)
-    result, _ = await run(runtime, "ignore_cancel 20", tmp_path, timeout=0.5)
+    result, _ = await run(runtime, "ignore_cancel 20", tmp_path, budget=TurnBudget(absolute=0.5))
     assert result.status == "RECOVERY_REQUIRED"
     assert result.error_code == "INTERRUPT_DEADLINE_EXPIRED"
     assert result.exit_code == 6
@@ -435,7 +431,7 @@ async def test_sessions_share_one_lane(runtime: Runtime, tmp_path: Path) -> None
     first, _ = await run(runtime, "echo one", tmp_path)
     second, _ = await run(runtime, "echo two", tmp_path)
     assert first.status == second.status == "COMPLETED"
-    assert len(runtime.lanes) == 1
+    assert len(runtime._lanes) == 1
     assert runtime.store is not None
     assert (
         runtime.store.get_run(first.run_id).server_instance_id
@@ -491,7 +487,7 @@ async def test_controls_are_refused_while_a_run_is_active(runtime: Runtime, tmp_
 
     first, _ = await run(runtime, "echo hi", tmp_path, keep_session=True)
     assert first.session_id is not None
-    [lane] = runtime.lanes.values()
+    [lane] = runtime._lanes.values()
     session = next(s for s in lane.sessions.values() if s.session_id == first.session_id)
     session.last_status = "RECOVERY_REQUIRED"
     controls = runtime.controls(first.session_id)
@@ -504,12 +500,14 @@ async def test_pending_output_is_published_while_the_agent_is_silent(
 ) -> None:
     """Text is published at the 75 ms boundary even when no further delta arrives (an agent
     that says something and then works silently)."""
-    turns: list[Turn] = []
+    runs: list[Run] = []
     deltas_seen_when_published: list[int] = []
 
     def on_event(event: RunEvent) -> None:
         if event.type == "text" and "working" in event.data["text"]:
-            deltas_seen_when_published.append(turns[0].buffer.stats.deltas)
+            turn = runs[0].slot._turn  # the turn's own counters (private to its room)
+            assert turn is not None
+            deltas_seen_when_published.append(turn.buffer.stats.deltas)
 
     # The second echo lands within the same 75 ms as the first: only the boundary (not a
     # later delta) can publish it before the pause ends.
@@ -518,7 +516,8 @@ async def test_pending_output_is_published_while_the_agent_is_silent(
         agent_command=AGENT,
         cwd=str(tmp_path),
     )
-    result = await runtime.run(request, on_event=on_event, on_turn=turns.append)
+    runs.append(await runtime.start(request, on_event=on_event))
+    result = await runs[0].result()
     assert result.status == "COMPLETED"
     # Published during the pause: before the third delta ("done") arrived.
     assert deltas_seen_when_published == [2]
@@ -642,7 +641,7 @@ async def test_a_silent_agent_ends_at_the_config_files_idle_bound(tmp_path: Path
     async with Runtime(data_dir=tmp_path / "d", idle_timeout=0.5, interrupt_timeout=2.0) as rt:
         # Warm without a bound: the start of a Python agent may outlast 0.5 s on a loaded
         # machine, and setup runs within a configured budget.
-        warmed, _ = await run(rt, "echo warm", tmp_path, idle_timeout="off")
+        warmed, _ = await run(rt, "echo warm", tmp_path, budget=TurnBudget(idle="off"))
         assert warmed.status == "COMPLETED"
         result, events = await run(rt, "wait_for_cancel 0", tmp_path)
     assert (result.status, result.bound, result.exit_code) == ("INTERRUPTED", "idle", 3)
@@ -666,7 +665,9 @@ async def test_an_idle_bound_that_ends_setup_is_named_like_a_turns(tmp_path: Pat
 
 async def test_the_runs_off_overrides_a_configured_idle_bound(tmp_path: Path) -> None:
     async with Runtime(data_dir=tmp_path / "d", idle_timeout=0.05) as rt:
-        result, events = await run(rt, "slow 0.3; echo done", tmp_path, idle_timeout="off")
+        result, events = await run(
+            rt, "slow 0.3; echo done", tmp_path, budget=TurnBudget(idle="off")
+        )
     assert result.status == "COMPLETED", result
     assert (started(events)["idleTimeout"], started(events)["idleTimeoutSource"]) == (None, "run")
 
@@ -677,7 +678,7 @@ async def test_an_invalid_idle_bound_is_refused_with_a_stable_code(
     from baton.errors import ConfigurationError
 
     with pytest.raises(ConfigurationError) as caught:
-        await run(runtime, "echo hi", tmp_path, idle_timeout=-1.0)
+        await run(runtime, "echo hi", tmp_path, budget=TurnBudget(idle="soon"))  # type: ignore[arg-type]
     assert caught.value.code == "TURN_BOUND_INVALID"
 
 
@@ -804,21 +805,6 @@ async def test_cancelling_run_during_setup_interrupts_it_and_sends_no_prompt(
     assert record.prompt_ref is None
 
 
-async def test_closing_the_event_iterator_early_cancels_the_run(
-    runtime: Runtime, tmp_path: Path
-) -> None:
-    request = RunRequest(prompt="wait_for_cancel 50", agent_command=AGENT, cwd=str(tmp_path))
-    iterator = runtime.events(request)
-    run_id = ""
-    async for event in iterator:
-        run_id = event.run_id
-        if event.type == "text":
-            break
-    await iterator.aclose()  # type: ignore[attr-defined]
-    assert runtime.store is not None
-    assert runtime.store.get_run(run_id).status == "RECOVERY_REQUIRED"
-
-
 #: An agent whose session has two modes and that never answers session/set_mode.
 _STUCK_MODE_AGENT = r"""
 import json, sys
@@ -856,7 +842,7 @@ async def test_cancelling_apply_control_in_flight_quarantines_the_lane(
     )
     result = await runtime.run(request)
     assert result.status == "COMPLETED" and result.session_id is not None
-    (lane,) = runtime.lanes.values()
+    (lane,) = runtime._lanes.values()
     generation = lane.generation
     controls = runtime.controls(result.session_id)
     change = asyncio.ensure_future(

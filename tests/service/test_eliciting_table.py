@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from baton.errors import ApiRequestInvalid, ElicitationAnswerInvalid
+from baton.runtime.permissions.elicitations import ElicitationPrompt
 from baton.service import eliciting
 from baton.service.eliciting import (
     ApiElicitor,
@@ -18,7 +19,7 @@ from baton.service.eliciting import (
 )
 from baton.wire.elicitation import parse_elicitation_request
 
-FORM = parse_elicitation_request(
+REQUEST = parse_elicitation_request(
     {
         "sessionId": "s",
         "mode": "form",
@@ -29,6 +30,8 @@ FORM = parse_elicitation_request(
         },
     }
 )
+#: The question as the run's turn asks it: the request and the run id it carries.
+FORM = ElicitationPrompt(REQUEST, "run-1")
 
 
 def elicitor(wait: float = 30.0) -> tuple[ApiElicitor, list[tuple[str, str]]]:
@@ -37,7 +40,7 @@ def elicitor(wait: float = 30.0) -> tuple[ApiElicitor, list[tuple[str, str]]]:
     def announce(pending: PendingElicitation, what: str) -> None:
         said.append((pending.id, what))
 
-    return ApiElicitor(run_of=lambda _s: "run-1", announce=announce, wait_seconds=wait), said
+    return ApiElicitor(announce=announce, wait_seconds=wait), said
 
 
 async def opened(table: ApiElicitor) -> str:

@@ -114,7 +114,7 @@ async def test_agent_commands_need_the_services_permission(tmp_path: Path) -> No
 async def test_cancel_interrupts_the_turn(api: Api) -> None:
     run_id = await api.start("wait_for_cancel 20")
     for _ in range(200):
-        if run_id in api.service.launcher.turns:
+        if run_id in api.service.runtime.runs:
             break
         await asyncio.sleep(0.02)
     answer = await api.client.post(f"/api/v1/runs/{run_id}/cancel", headers=AUTH)

@@ -125,7 +125,7 @@ async def test_cancel_and_close(api: Api) -> None:
     await create_session(api, "stop-me")
     turn = await prompt(api, "stop-me", "wait_for_cancel 20")
     for _ in range(500):
-        if turn["runId"] in api.service.launcher.turns:
+        if turn["runId"] in api.service.runtime.runs:
             break
         await asyncio.sleep(0.02)
     cancelled = await api.client.post("/api/v1/sessions/stop-me/cancel", headers=AUTH)

@@ -47,7 +47,7 @@ def store(store_target: Any) -> Store:
 
 def idle(store: Store, name: str = "work", provider: str = "prov-1") -> None:
     store.create_conversation(name, "custom", "/tmp", agent_command=["agent", "--x"])
-    store.finish_conversation_turn(
+    store.release_conversation(
         name, "IDLE", provider_session_id=provider, capabilities={"resume": True}
     )
 
@@ -83,7 +83,7 @@ def test_create_is_claimed_by_its_creator_then_idle_with_the_provider_session(
     assert created.status == "ACTIVE" and created.owner == store.owner
     assert created.env_keys == ["OPENAI_API_KEY"]
     assert isinstance(created.agent_command, str) and "a" * 40 not in created.agent_command
-    done = store.finish_conversation_turn(
+    done = store.release_conversation(
         "work", "IDLE", provider_session_id="p1", capabilities={"resume": False, "load": True}
     )
     assert done.status == "IDLE" and done.owner is None
@@ -118,8 +118,8 @@ def test_one_claim_wins_and_only_the_owner_attaches_and_ends_the_turn(
     store.attach_conversation_run("work", run.id)
     assert store.get_conversation("work").active_run_id == run.id
     with pytest.raises(StoreConflict):
-        other.finish_conversation_turn("work", "IDLE")
-    assert store.finish_conversation_turn("work", "IDLE").status == "IDLE"
+        other.release_conversation("work", "IDLE")
+    assert store.release_conversation("work", "IDLE").status == "IDLE"
 
 
 def test_runs_are_kept_in_order_and_history_can_take_the_last_n(store: Store) -> None:
@@ -129,11 +129,11 @@ def test_runs_are_kept_in_order_and_history_can_take_the_last_n(store: Store) ->
         store.claim_conversation("work")
         run = store.create_run(f"prompt {index}")
         store.attach_conversation_run("work", run.id)
-        store.finish_conversation_turn("work", "IDLE")
+        store.release_conversation("work", "IDLE")
         ids.append(run.id)
     assert [r.id for r in store.conversation_runs("work")] == ids
     assert [r.id for r in store.conversation_runs("work", limit=2)] == ids[1:]
-    assert store.conversation_turn_counts() == {"work": 3}
+    assert store.turn_counts_by_conversation() == {"work": 3}
 
 
 def test_a_dead_owners_turn_with_an_unsettled_run_is_recovery_required_until_settled(
@@ -156,9 +156,7 @@ async def test_settling_the_run_makes_the_conversation_idle_again(store: Store) 
     run = store.create_run("hello", status="RUNNING")
     store.attach_conversation_run("work", run.id)
     await store.update_run_status(run.id, "RECOVERY_REQUIRED")
-    assert store.finish_conversation_turn("work", "RECOVERY_REQUIRED").status == (
-        "RECOVERY_REQUIRED"
-    )
+    assert store.release_conversation("work", "RECOVERY_REQUIRED").status == ("RECOVERY_REQUIRED")
     with pytest.raises(StoreConflict):
         store.claim_conversation("work")
     assert store.reconcile_conversation("work", never_alive).status == "RECOVERY_REQUIRED"
@@ -186,7 +184,7 @@ def test_close_is_final_and_only_from_idle(store: Store) -> None:
     store.claim_conversation("work")
     with pytest.raises(StoreConflict):
         store.close_conversation("work")
-    store.finish_conversation_turn("work", "IDLE")
+    store.release_conversation("work", "IDLE")
     closed = store.close_conversation("work", note="closed locally")
     assert closed.status == "CLOSED" and closed.note == "closed locally"
     with pytest.raises(SessionStatusTransitionInvalid):
@@ -202,7 +200,7 @@ def test_remove_is_refused_while_active_and_keeps_the_runs(store: Store) -> None
     store.attach_conversation_run("work", run.id)
     with pytest.raises(SessionBusy):
         store.delete_conversation("work")
-    store.finish_conversation_turn("work", "IDLE")
+    store.release_conversation("work", "IDLE")
     store.delete_conversation("work")
     assert store.find_conversation("work") is None
     assert store.get_run(run.id).id == run.id
@@ -214,7 +212,7 @@ def test_listing_is_most_recent_first_and_filters(store: Store) -> None:
     idle(store, "a")
     idle(store, "b")
     store.claim_conversation("a")
-    store.finish_conversation_turn("a", "IDLE")
+    store.release_conversation("a", "IDLE")
     assert [c.name for c in store.list_conversations()] == ["a", "b"]
     store.close_conversation("b")
     assert [c.name for c in store.list_conversations(status="CLOSED")] == ["b"]
@@ -228,7 +226,7 @@ async def test_prompted_means_a_prompt_may_have_reached_the_provider(store: Stor
     setup_failure = store.create_run("never sent", status="STARTING")
     store.attach_conversation_run("work", setup_failure.id)
     await store.update_run_status(setup_failure.id, "FAILED")
-    store.finish_conversation_turn("work", "IDLE")
+    store.release_conversation("work", "IDLE")
     assert not store.conversation_prompted("work")
     store.claim_conversation("work")
     sent = store.create_run("sent", status="STARTING")

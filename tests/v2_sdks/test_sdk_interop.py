@@ -4,7 +4,6 @@ Baton negotiates with ``auto`` (it offers 2; these agents accept only 2)."""
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,9 +11,9 @@ from typing import Any
 
 import pytest
 
+from baton.runtime.run import Run
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.turn import Turn
 
 
 @pytest.fixture
@@ -29,10 +28,17 @@ async def run(
     rt: Runtime, agent: list[str], prompt: str, cwd: Path, **kwargs: Any
 ) -> tuple[RunResult, list[RunEvent]]:
     events: list[RunEvent] = []
-    on_turn = kwargs.pop("on_turn", None)
+    interrupt_on_text = kwargs.pop("interrupt_on_text", False)
+    runs: list[Run] = []
+
+    def on_event(event: RunEvent) -> None:
+        events.append(event)
+        if interrupt_on_text and event.type == "text" and runs:
+            runs[0].interrupt_nowait("user")
+
     request = RunRequest(prompt=prompt, agent_command=agent, cwd=str(cwd), **kwargs)
-    result = await rt.run(request, on_event=events.append, on_turn=on_turn)
-    return result, events
+    runs.append(await rt.start(request, on_event=on_event))
+    return await runs[0].result(), events
 
 
 def texts(events: list[RunEvent]) -> str:
@@ -48,7 +54,7 @@ async def test_a_text_turn(runtime: Runtime, sdk_agent: list[str], tmp_path: Pat
     assert (result.status, result.stop_reason, result.exit_code) == ("COMPLETED", "end_turn", 0)
     assert texts(events).startswith("Hello from the ") and texts(events).endswith("SDK agent.")
     assert states(events) == ["running", "idle"]
-    lane = next(iter(runtime.lanes.values()))
+    lane = next(iter(runtime._lanes.values()))
     assert lane.client is not None and lane.client.codec.version == 2
 
 
@@ -92,21 +98,8 @@ async def test_a_permission_request_nobody_answers_is_cancelled(
 
 
 async def test_a_cancel(runtime: Runtime, sdk_agent: list[str], tmp_path: Path) -> None:
-    turns: list[Turn] = []
-    started = asyncio.Event()
-
-    def on_turn(turn: Turn) -> None:
-        turns.append(turn)
-        started.set()
-
-    async def interrupt_soon() -> None:
-        await started.wait()
-        await asyncio.sleep(0.5)
-        turns[0].interrupt("user")
-
-    task = asyncio.create_task(interrupt_soon())
-    result, events = await run(runtime, sdk_agent, "wait", tmp_path, on_turn=on_turn)
-    await task
+    # Interrupted once the turn streams (its first text), through the run's handle.
+    result, events = await run(runtime, sdk_agent, "wait", tmp_path, interrupt_on_text=True)
     assert (result.status, result.stop_reason, result.exit_code) == (
         "INTERRUPTED",
         "cancelled",

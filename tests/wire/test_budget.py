@@ -94,3 +94,19 @@ def test_a_bound_setting_that_is_not_positive_seconds_or_off_is_refused(value: o
 def test_the_smallest_positive_bound_is_accepted() -> None:
     assert parse_bound_setting(1e-9, "x") == 1e-9
     assert parse_bound_setting(600, "x") == 600.0
+
+
+def test_a_runs_budget_spells_off_and_leaves_none_to_the_defaults() -> None:
+    """As a run's budget, idle=None is "not set here" and "off" turns the bound off; a clock
+    of either has no idle bound, and a bad spelling is refused with a stable code."""
+    from baton.errors import ConfigurationError
+    from baton.wire.budget import TurnBudget
+
+    assert TurnBudget(idle="off").idle == "off" and TurnBudget(idle="OFF").idle == "off"
+    for budget in (TurnBudget(idle="off"), TurnBudget()):
+        assert budget.idle_seconds is None
+        assert budget.start(0.0).remaining(1e9) is None
+    assert TurnBudget(idle=5).idle_seconds == 5.0
+    with pytest.raises(ConfigurationError) as caught:
+        TurnBudget(idle="soon")  # type: ignore[arg-type]
+    assert caught.value.code == "TURN_BOUND_INVALID"

@@ -27,7 +27,7 @@ from typing import IO, Any, Final
 from baton.cli.terminal import Screen, visible
 from baton.cli.tty_input import read_available
 from baton.errors import ElicitationAnswerInvalid
-from baton.runtime.permissions.elicitations import ElicitationReply, Elicitor
+from baton.runtime.permissions.elicitations import ElicitationPrompt, ElicitationReply, Elicitor
 from baton.wire.capabilities import ElicitationOffer
 from baton.wire.elicitation import URL, ElicitationRequest, FormField, validate_form_answer
 
@@ -74,15 +74,15 @@ class TtyElicitor:
         """Form and URL: a person at this terminal can answer both."""
         return ElicitationOffer(form=True, url=True)
 
-    async def ask(self, request: ElicitationRequest) -> ElicitationReply:
-        """Show ``request`` and read the answer (see the module docstring). Cancellation-safe:
+    async def ask(self, prompt: ElicitationPrompt) -> ElicitationReply:
+        """Show the prompt's request and read the answer (see the module docstring). Cancellation-safe:
         a cancelled wait (the turn was interrupted: Ctrl-C, the turn budget, a lost agent)
         stops reading, says the question was withdrawn, and releases the screen and the lock;
         the turn then answers the agent ``cancel``."""
         async with self._lock:
             with self._screen.hold() if self._screen is not None else contextlib.nullcontext():
                 try:
-                    return await self._ask(request)
+                    return await self._ask(prompt.request)
                 except _EndOfInput:
                     self._write("\n(end of input: declined)\n")
                     return ElicitationReply("decline")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
-import difflib
 import os
 import termios
 from collections.abc import Iterator, Mapping
@@ -90,7 +89,7 @@ def diff_preview(tool_call: Mapping[str, Any]) -> list[str]:
         else:
             changed = [
                 line
-                for line in difflib.unified_diff(old, new, lineterm="", n=0)
+                for line in _unified_diff(old, new)
                 if line[:1] in "+-" and not line.startswith(("+++", "---"))
             ]
         shown = [f"    {sanitize(line, MAX_DIFF_LINE_CHARS)}" for line in changed]
@@ -277,3 +276,11 @@ def terminal_asker(stdin: IO[Any], output: IO[str], screen: Screen | None = None
     except (OSError, ValueError):
         interactive = False
     return TtyAsker(stdin, output, screen) if interactive else NoUserAsker()
+
+
+def _unified_diff(old: list[str], new: list[str]) -> list[str]:
+    """The edit's lines as a unified diff without context (difflib imported only when a
+    permission prompt shows an edit: a plain run never pays for it)."""
+    import difflib
+
+    return list(difflib.unified_diff(old, new, lineterm="", n=0))

@@ -43,10 +43,10 @@ def _prompt_body(request: RunRequest) -> dict[str, Any]:
         body["allowUnattended"] = True
     if request.tools_file is not None:
         body["toolsFile"] = request.tools_file
-    if isinstance(request.idle_timeout, int | float):
-        body["idleTimeout"] = request.idle_timeout
-    if request.timeout is not None:
-        body["timeout"] = request.timeout
+    if request.budget.idle_seconds is not None:
+        body["idleTimeout"] = request.budget.idle_seconds
+    if request.budget.absolute is not None:
+        body["timeout"] = request.budget.absolute
     if request.attachments:
         body["attachments"] = list(request.attachments)
     return body

@@ -1,5 +1,7 @@
 """Submitting a turn to the queue, and following it from anywhere: :func:`submit` and the
-:class:`QueuedRun` handle (``events()``, ``result()``, ``cancel()``). ``baton submit`` is this.
+:class:`QueuedRun` handle (``id``, ``events()``, ``interrupt()``, ``result()``, ``cancel()``:
+the :class:`~baton.runtime.run.RunHandle` protocol a local run's handle shares, plus the
+record). ``baton submit`` is this.
 
 A submission writes a QUEUED run and its request to the shared store in one transaction
 (an idempotency key already used returns the first run instead), then defers one job for it.
@@ -15,7 +17,7 @@ ends with a ``result`` event built from the run's record.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
@@ -27,6 +29,7 @@ from baton.fleet.engine import (
     ensure_engine_schema,
     session_lock,
 )
+from baton.runtime.run import EventStream
 from baton.runtime.runtime import RunResult
 from baton.runtime.turns.events import RunEvent, event_type
 from baton.runtime.turns.outcome import exit_code_of, run_outcome_of
@@ -124,7 +127,8 @@ async def defer_turn(
 
 
 class QueuedRun:
-    """A submitted run, followed through the shared store."""
+    """A submitted run, followed through the shared store (a
+    :class:`~baton.runtime.run.RunHandle`)."""
 
     def __init__(self, url: str, run_id: str, *, created: bool = True) -> None:
         self.url = url
@@ -132,15 +136,25 @@ class QueuedRun:
         #: False when the idempotency key named an earlier submission (this is its run).
         self.created = created
 
+    @property
+    def id(self) -> str:
+        """The run's id (its row in the shared store)."""
+        return self.run_id
+
     def run(self) -> Run:
         """The run's record now."""
         with Store(self.url, read_only=True) as store:
             return store.get_run(self.run_id)
 
-    async def events(self) -> AsyncIterator[RunEvent]:
-        """The run's events as its worker records them; the last is ``result``.
+    def events(self) -> EventStream:
+        """The run's events as its worker records them; the last is ``result`` (an async
+        iterator, and an ``async with`` that closes it).
 
-        Cancellation: safe at any await; nothing is written."""
+        Cancellation: safe at any await; nothing is written. Closing the stream early only
+        stops reading (the queued run is not cancelled: :meth:`interrupt` does that)."""
+        return EventStream(self._follow())
+
+    async def _follow(self) -> AsyncGenerator[RunEvent]:
         after = -1
         ended_at: float | None = None
         loop = asyncio.get_running_loop()
@@ -174,6 +188,12 @@ class QueuedRun:
             if event.type == "result":
                 return RunResult.from_event(event)
         raise AssertionError("events() ends with a result event")  # pragma: no cover
+
+    async def interrupt(self, reason: str = "user") -> bool:
+        """Stop the run if it has not started (see :meth:`cancel`; ``reason`` is not recorded:
+        the run's diagnostic says it was cancelled before a worker started it). False when a
+        worker already took it."""
+        return await self.cancel()
 
     async def cancel(self) -> bool:
         """Cancel the run if it has not started: its job is cancelled and the run becomes

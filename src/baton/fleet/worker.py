@@ -56,6 +56,7 @@ from baton.store.database import utc_now
 from baton.store.fleet import Submission
 from baton.store.outage import status_written, until_stored
 from baton.store.owner import current_host
+from baton.wire.budget import TurnBudget
 
 LOG = logging.getLogger("baton.fleet")
 
@@ -365,8 +366,7 @@ class FleetWorker:
             mode=asked.get("mode"),
             model=asked.get("model"),
             effort=asked.get("effort"),
-            idle_timeout=asked.get("idle_timeout"),
-            timeout=asked.get("timeout"),
+            budget=TurnBudget(idle=asked.get("idle_timeout"), absolute=asked.get("timeout")),
             attach_session=attach,
             queued_run_id=run_id,
         )

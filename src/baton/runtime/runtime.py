@@ -21,12 +21,14 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
+from baton.connection.client import AcpClient
 from baton.errors import (
     AgentNotInstalled,
     BatonError,
     BudgetExpired,
     ConfigurationError,
     LaneLost,
+    RuntimeNotOpen,
     SessionMutationAmbiguous,
     TransportClosed,
 )
@@ -50,8 +52,9 @@ from baton.runtime.permissions.policies import (
     check_run_settings,
     parse_policy,
 )
+from baton.runtime.run import Run, RunTable
 from baton.runtime.sessions.setup import SetupEnded, SetupWindow, open_session
-from baton.runtime.tracing import traced, tracer_for
+from baton.runtime.tracing import RunTrace, tracer_for
 from baton.runtime.turns.context import RunContext
 from baton.runtime.turns.controls import (
     ControlSet,
@@ -60,9 +63,13 @@ from baton.runtime.turns.controls import (
     refuse_while,
     resolve_control,
 )
-from baton.runtime.turns.event_stream import iterate_events
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.execution import execute_turn, record_setup_failure
+from baton.runtime.turns.execution import (
+    execute_turn,
+    record_outcome,
+    record_setup_failure,
+    release_session,
+)
 from baton.runtime.turns.outcome import (
     EXIT_CODES,
     RunOutcome,
@@ -73,11 +80,7 @@ from baton.runtime.turns.outcome import (
 from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.system_prompts import requested_system_prompt
-from baton.runtime.turns.turn import (
-    CALLER_CANCELLED,
-    INTERRUPT_COMPLETION_TIMEOUT_SECONDS,
-    Turn,
-)
+from baton.runtime.turns.turn import CALLER_CANCELLED, INTERRUPT_COMPLETION_TIMEOUT_SECONDS
 from baton.runtime.turns.workspace_roots import resolve_additional_directories
 from baton.store import Store, prepare_data_dir, resolve_data_dir
 from baton.store.location import resolve_store
@@ -96,6 +99,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AgentNotInstalled",
+    "Run",
     "RunOutcome",
     "RunRequest",
     "RunResult",
@@ -264,16 +268,18 @@ class Runtime:
         #: ``[turns] idle_timeout``); None: the default.
         self.idle_timeout: BoundSetting = idle_timeout
         self.memory = StreamMemory()
-        self.lanes: dict[tuple[str, str, str], Lane] = {}
+        self._lanes: dict[tuple[str, str, str], Lane] = {}
         self.discovery = DiscoveryCache()
-        self.journal: Journal | None = None
-        self.store: Store | None = None
-        self.recorder: Recorder | None = None
+        self._journal: Journal | None = None
+        self._store: Store | None = None
+        self._recorder: Recorder | None = None
         self.reconciled: list[str] = []
         #: What preparing the data directory changed (created, tightened), for the surface to
         #: say; None when nothing changed or before :meth:`open`.
         self.data_dir_notice: str | None = None
-        self._turns: set[Turn] = set()
+        #: The runs this runtime drives, by run id and by provider session, from creation
+        #: until their result is known (surfaces look runs up here).
+        self.runs = RunTable()
         # Discovery fingerprints of the executables resolved, by lane identity.
         self._fingerprints: dict[tuple[str, str, str], tuple[object, ...] | None] = {}
 
@@ -281,7 +287,7 @@ class Runtime:
 
     async def open(self) -> None:
         """Open the journal and store, and passively reconcile a previous process's state."""
-        if self.store is not None:
+        if self._store is not None:
             return
         self.data_dir_notice = prepare_data_dir(self.data_dir).notice
         journal = Journal.in_data_dir(self.data_dir)
@@ -294,20 +300,25 @@ class Runtime:
         # Retention keeps every record the store cites (issue 15: a flood must not prune the
         # running turn's own prompt).
         journal.set_pinned_floor(store.pinned_sequence_floor)
-        self.journal, self.store, self.recorder = journal, store, Recorder(store)
+        self._journal, self._store, self._recorder = journal, store, Recorder(store)
         self.reconciled = await reconcile(store)
 
     async def close(self) -> None:
-        """Shut every lane down (active runs become RECOVERY_REQUIRED), then close files."""
-        for lane in list(self.lanes.values()):
+        """Abandon the runs still going (see :meth:`Run.abandon
+        <baton.runtime.run.Run.abandon>`: RECOVERY_REQUIRED when the prompt was outstanding),
+        shut every lane down, then close files."""
+        for run in self.runs:
+            with contextlib.suppress(BatonError, OSError):
+                await run.abandon()
+        for lane in list(self._lanes.values()):
             with contextlib.suppress(BatonError, OSError):
                 await lane.shutdown()
-        self.lanes.clear()
-        if self.journal is not None:
-            await self.journal.close()
-        if self.store is not None:
-            self.store.close()
-        self.journal = self.store = self.recorder = None
+        self._lanes.clear()
+        if self._journal is not None:
+            await self._journal.close()
+        if self._store is not None:
+            self._store.close()
+        self._journal = self._store = self._recorder = None
 
     async def __aenter__(self) -> Runtime:
         await self.open()
@@ -315,6 +326,79 @@ class Runtime:
 
     async def __aexit__(self, *_exc: object) -> None:
         await self.close()
+
+    # --- what surfaces read ----------------------------------------------------------------
+
+    @property
+    def opened(self) -> bool:
+        """Whether the journal and the store are open (:meth:`open`, not yet :meth:`close`)."""
+        return self._store is not None
+
+    @property
+    def store(self) -> Store:
+        """The run store, for reading runs, sessions and conversations (and for the rooms
+        above the runtime to write their own records); the runtime writes its runs' records
+        itself. RUNTIME_NOT_OPEN before :meth:`open` and after :meth:`close`."""
+        if self._store is None:
+            raise RuntimeNotOpen("the runtime is not open (open() it, or use `async with`)")
+        return self._store
+
+    @property
+    def journal(self) -> Journal:
+        """The protocol journal, for reading (pages, verification). RUNTIME_NOT_OPEN before
+        :meth:`open` and after :meth:`close`."""
+        if self._journal is None:
+            raise RuntimeNotOpen("the runtime is not open (open() it, or use `async with`)")
+        return self._journal
+
+    async def agent_client(self, request: RunRequest) -> AcpClient:
+        """The connected client of ``request``'s agent (its lane started when needed), for
+        one request outside a run (``logout``, ``session/list``, ``session/delete``).
+        Cancellation: while the agent starts, as the lane's start."""
+        await self.open()
+        spec = await self.resolve(request)
+        lane = await self._lane_for(spec, lambda _event: None)
+        return await lane.ensure_started(None)
+
+    def kept_session(self, provider_session_id: str) -> LaneSession | None:
+        """The kept (attached) session of agent session ``provider_session_id`` whose lane
+        runs in this process, else None."""
+        for lane in self._lanes.values():
+            kept = lane.sessions.get(provider_session_id)
+            if kept is not None and lane.running:
+                return kept
+        return None
+
+    def release_kept_session(self, provider_session_id: str) -> None:
+        """Forget a kept session (the agent keeps it; nothing is sent)."""
+        for lane in self._lanes.values():
+            if provider_session_id in lane.sessions:
+                lane.release(provider_session_id)
+
+    async def close_kept_session(self, provider_session_id: str) -> str:
+        """Close a kept session: session/close when the agent advertises it, then released and
+        recorded CLOSED; what happened, as a note for the conversation's record. Never
+        starts a process only to close. Cancellation: cancelled while session/close is
+        outstanding, the session is still released and recorded CLOSED."""
+        note = "closed locally; the agent does not advertise session/close, so it keeps it"
+        for lane in list(self._lanes.values()):
+            kept = lane.sessions.get(provider_session_id)
+            if kept is None:
+                continue
+            try:
+                client = lane.client if lane.running else None
+                if client is not None and client.capabilities.session_close:
+                    note = "closed locally; session/close was not confirmed"
+                    await client.close_session(provider_session_id)
+                    note = "closed with session/close"
+            except BatonError as exc:
+                note = f"closed locally; session/close failed: {exc.code}"
+            finally:
+                lane.release(provider_session_id)
+                if self._recorder is not None:
+                    with contextlib.suppress(BatonError):
+                        self._recorder.session_state(kept.session_id, "CLOSED")
+        return note
 
     async def logout(
         self,
@@ -328,13 +412,10 @@ class Runtime:
         :class:`~baton.errors.CapabilityNotAdvertised` naming ``auth.logout`` when the agent did
         not advertise it, before anything beyond ``initialize`` is written. Cancellation: the
         request is abandoned; the lane stays as it is."""
-        await self.open()
         request = RunRequest(
             prompt="logout", agent=agent, agent_command=agent_command, env_keys=env_keys
         )
-        spec = await self.resolve(request)
-        lane = await self.lane_for(spec, lambda _event: None)
-        client = await lane.ensure_started(None)
+        client = await self.agent_client(request)
         await client.logout()
 
     # --- resolving the agent ---------------------------------------------------------------
@@ -377,7 +458,7 @@ class Runtime:
         self._fingerprints[spec.identity] = result.fingerprint
         return spec
 
-    async def lane_for(
+    async def _lane_for(
         self,
         spec: LaunchSpec,
         emit: Callable[[RunEvent], None] | None = None,
@@ -397,7 +478,7 @@ class Runtime:
         not offered elicitation (advertisement is per process, at initialize).
         """
         fingerprint = self._fingerprints.get(spec.identity)
-        for identity, old in list(self.lanes.items()):
+        for identity, old in list(self._lanes.items()):
             same_lane = identity[0] == spec.profile_id and identity[2] == spec.lane
             changed = identity != spec.identity or (
                 fingerprint is not None
@@ -421,8 +502,8 @@ class Runtime:
                     )
                 continue
             await old.shutdown()
-            del self.lanes[identity]
-        lane = self.lanes.get(spec.identity)
+            del self._lanes[identity]
+        lane = self._lanes.get(spec.identity)
         if (
             lane is not None
             and lane.running
@@ -434,79 +515,79 @@ class Runtime:
             # nobody answers is replaced for one somebody does (never downgraded: later
             # unattended runs on it are declined, no_answerer).
             await lane.shutdown()
-            del self.lanes[spec.identity]
+            del self._lanes[spec.identity]
             lane = None
         if lane is not None and lane.spec.protocol != spec.protocol and not lane.busy:
             # Another ACP version pin (--protocol): an idle lane is replaced, since its
             # version was negotiated once, at initialize. A busy one keeps running.
             await lane.shutdown()
-            del self.lanes[spec.identity]
+            del self._lanes[spec.identity]
             lane = None
         if lane is None:
-            assert self.journal is not None and self.recorder is not None
+            assert self._journal is not None and self._recorder is not None
             lane = Lane(
                 spec,
-                journal=self.journal,
-                recorder=self.recorder,
+                journal=self._journal,
+                recorder=self._recorder,
                 request_limit=self.request_limit,
                 on_quarantine=self._quarantined,
             )
             lane.fingerprint = fingerprint
-            self.lanes[spec.identity] = lane
+            self._lanes[spec.identity] = lane
         return lane
 
     async def _quarantined(self, lane: Lane, reason: str) -> None:
         """After a quarantine: every turn of the lane is lost. The lane already told its active
         turns the typed cause (the first loss a turn hears is the one it keeps); a turn not
         active yet hears the quarantine's reason."""
-        for turn in list(self._turns):
-            if turn.lane is lane:
-                turn.on_lost(LaneLost(Quarantined(reason)))
+        for run in self.runs.on_lane(lane):
+            run.slot.quarantined(lane, LaneLost(Quarantined(reason)))
 
     # --- running ---------------------------------------------------------------------------
 
-    async def run(
+    async def start(
         self,
         request: RunRequest,
         *,
         on_event: Callable[[RunEvent], None] | None = None,
-        on_turn: Callable[[Turn], None] | None = None,
-    ) -> RunResult:
-        """Run one prompt; every event goes to ``on_event`` as it happens.
+    ) -> Run:
+        """Start one prompt; its :class:`~baton.runtime.run.Run` handle as soon as the run's
+        row exists (the agent is set up and prompted in a task the handle follows).
+
+        A request refused before a run exists (an unknown profile, a policy the agent does
+        not allow, a bad working directory) raises its stable error here, and nothing is
+        written. ``on_event``: every event goes to it as it happens, and the handle's
+        :meth:`~baton.runtime.run.Run.events` stream is not kept (nothing is held for a
+        reader who never comes); without it, events wait for that stream.
 
         Every event is redacted before it leaves the runtime, with the same rules and exact
         secrets as the run store (its lane's, once the lane is known): callers (the CLI's
         ``--format json`` and text output, library users) never see what the store would not
-        keep.
-
-        Cancellation: safe at any point, and it propagates. Cancelled during setup (nothing was
-        prompted), the run is recorded INTERRUPTED (``CALLER_CANCELLED``). Cancelled while
-        the prompt is outstanding, no session/cancel is sent (``on_turn`` gives the turn,
-        whose ``interrupt()`` is the clean stop): the prompt may still run, so the run is
-        recorded RECOVERY_REQUIRED (``CALLER_CANCELLED``), what streamed so far is written,
-        and the session is released; the lane stays usable. Those writes are shielded from a
-        second cancellation. Before the run is created nothing is written.
+        keep. An ad-hoc agent's launch form (``agent_command``, redacted, and the names of
+        its ``env_keys``) is recorded on the run, so `baton recover --attach` can start the
+        same agent again.
 
         Traced (OpenTelemetry, the ``otel`` extra; docs/tracing.md) when :attr:`tracer` is
-        set: the spans are built from the same redacted events."""
-        with traced(self.tracer, on_event) as observed:
-            return await self._run(request, on_event=observed, on_turn=on_turn)
+        set: the spans are built from the same redacted events, and end with the run.
 
-    async def _run(
-        self,
-        request: RunRequest,
-        *,
-        on_event: Callable[[RunEvent], None] | None,
-        on_turn: Callable[[Turn], None] | None,
-    ) -> RunResult:
-        """:meth:`run`, once its events are observed."""
+        Cancellation: cancelled before the run exists, nothing was written; the run exists
+        only once this returns."""
         await self.open()
-        assert self.store is not None and self.recorder is not None
-        sink = on_event or (lambda _event: None)
+        assert self._store is not None and self._recorder is not None
+        recorder = self._recorder
         lane_secrets: list[SecretValues] = []
+        early: list[RunEvent] = []
+        handle: list[Run] = []
+        run_trace = RunTrace(self.tracer) if self.tracer is not None else None
 
         def emit(event: RunEvent) -> None:
-            sink(event.redacted(lane_secrets[0] if lane_secrets else None))
+            event = event.redacted(lane_secrets[0] if lane_secrets else None)
+            if run_trace is not None:
+                run_trace.observe(event)
+            if handle:
+                handle[0].publish(event)
+            else:
+                early.append(event)  # a lane warning before the run exists
 
         started = time.monotonic()
         policy = parse_policy(request.policy)
@@ -536,7 +617,7 @@ class Runtime:
             if len(tools):
                 raise ConfigurationError("the read-only review lane takes no MCP servers (--tools)")
         elicitor = self.elicitor_for(policy)
-        lane = await self.lane_for(
+        lane = await self._lane_for(
             spec, emit, elicitation=elicitor.offer if elicitor is not None else NO_ELICITATION
         )
         # The tools' env values go to the agent: from now on they are secrets of its lane.
@@ -544,27 +625,33 @@ class Runtime:
         lane_secrets.append(lane.secrets)
         prompt_text = lane.redact(request.prompt)
         if request.queued_run_id is not None:
-            run_id = await self.recorder.take_queued_run(request.queued_run_id)
+            run_id = await recorder.take_queued_run(request.queued_run_id)
         else:
-            run_id = self.recorder.create_run(
+            run_id = recorder.create_run(
                 prompt_text,
                 policy=policy,
                 unattended=request.allow_unattended and ad_hoc,
                 profile=spec.profile_id,
             )
+        # From here on nothing awaits before the handle is returned.
+        run = Run(run_id, lane=lane, on_event=on_event)
+        handle.append(run)
+        for event in early:
+            run.publish(event)
         loop = asyncio.get_running_loop()
         idle = resolve_idle_bound(
-            ("run", request.idle_timeout),
+            ("run", request.budget.idle),
             ("profile", spec.profile.idle_timeout if spec.profile is not None else None),
             ("config", self.idle_timeout),
         )
-        budget = TurnBudget(idle=idle.seconds, absolute=request.timeout)
+        absolute = request.budget.absolute
+        budget = TurnBudget(idle=idle.seconds, absolute=absolute)
         clock: BudgetClock | None = None
-        if idle.seconds is not None or request.timeout is not None:
+        if idle.seconds is not None or absolute is not None:
             clock = budget.start(loop.time())
         # Setup (start, initialize, session/new) runs within a configured budget; under the
         # default idle bound alone it keeps the fixed request limit, which is shorter.
-        setup_clock = clock if idle.source != "default" or request.timeout is not None else None
+        setup_clock = clock if idle.source != "default" or absolute is not None else None
         emit(
             RunEvent(
                 "run_started",
@@ -587,22 +674,64 @@ class Runtime:
             cwd=cwd,
             tools=tools,
             policy=policy,
-            recorder=self.recorder,
+            recorder=recorder,
             clock=clock,
             setup_clock=setup_clock,
             emit=emit,
-            on_turn=on_turn,
+            slot=run.slot,
             elicitor=elicitor,
         )
-        window = SetupWindow(lane)
+        run.drive(asyncio.ensure_future(self._drive(run, ctx, started, run_trace)))
+        self.runs.add(run)
+        return run
+
+    async def run(
+        self,
+        request: RunRequest,
+        *,
+        on_event: Callable[[RunEvent], None] | None = None,
+    ) -> RunResult:
+        """Run one prompt to its end: :meth:`start`, then the handle's result; every event
+        goes to ``on_event`` as it happens (see :meth:`start`).
+
+        Cancellation: safe at any point, and it propagates. Cancelled before the run exists,
+        nothing is written. Cancelled during setup (nothing was prompted), the run is
+        recorded INTERRUPTED (``CALLER_CANCELLED``). Cancelled while the prompt is
+        outstanding, the run is abandoned (:meth:`Run.abandon <baton.runtime.run.Run.abandon>`:
+        no session/cancel, so it is recorded RECOVERY_REQUIRED, ``CALLER_CANCELLED``; the clean
+        stop is :meth:`Run.interrupt <baton.runtime.run.Run.interrupt>` on a :meth:`start`
+        handle): what streamed so far is written and the session released; the lane stays
+        usable. Those writes are shielded from a second cancellation."""
+        run = await self.start(request, on_event=on_event or _drop)
+        return await run.result_or_abandon()
+
+    async def _drive(
+        self, run: Run, ctx: RunContext, started: float, run_trace: RunTrace | None
+    ) -> RunResult:
+        """The run after its creation: the launch form, session setup, the turn, the result
+        (and the end of its trace, failed when the run's task ends by an exception)."""
         try:
-            outcome, session = await self._run_on_lane(ctx, window)
+            result = await self._drive_traced(run, ctx, started)
+        except BaseException as exc:
+            if run_trace is not None:
+                run_trace.close(exc)
+            raise
+        if run_trace is not None:
+            run_trace.close(None)
+        return result
+
+    async def _drive_traced(self, run: Run, ctx: RunContext, started: float) -> RunResult:
+        """:meth:`_drive` inside its trace."""
+        run.begin()
+        window = SetupWindow(ctx.lane)
+        try:
+            outcome, session = await self._run_on_lane(run, ctx, window)
         finally:
             window.close()
-        result = _result(run_id, outcome, session)
+        result = _result(ctx.run_id, outcome, session)
         result.warnings = list(ctx.warnings)
         result.duration_ms = int((time.monotonic() - started) * 1000)
-        emit(result.to_event())
+        ctx.emit(result.to_event())
         return result
 
     def elicitor_for(self, policy: PolicyName) -> Elicitor | None:
@@ -613,44 +742,67 @@ class Runtime:
         return self.elicitor
 
     async def _run_on_lane(
-        self, ctx: RunContext, window: SetupWindow
+        self, run: Run, ctx: RunContext, window: SetupWindow
     ) -> tuple[TurnOutcome, LaneSession | None]:
-        """Set the session up, then run the turn on it; the outcome and the session to name."""
+        """Set the session up, then run the turn on it; the outcome and the session to name.
+
+        A cancellation the run's handle asked for (an interrupt during setup, an abandon)
+        ends the run with its outcome; any other propagates after it is recorded."""
+        if run.slot.interrupt_reason is not None:
+            # Stopped before its task began: nothing was started for it.
+            cancelled = _stopped_in_setup(run.slot.interrupt_reason)
+            await record_setup_failure(ctx, cancelled)
+            return cancelled, None
         try:
+            if ctx.request.agent_command is not None:
+                with contextlib.suppress(BatonError):
+                    await ctx.recorder.launch_form(
+                        ctx.run_id, ctx.redact(ctx.spec.launch_form), ctx.request.env_keys
+                    )
             opened = await open_session(ctx, window)
         except asyncio.CancelledError:
             # Nothing was prompted: the run is interrupted by its caller, never ambiguous.
-            cancelled = TurnOutcome(
-                "INTERRUPTED",
-                error_code=CALLER_CANCELLED,
-                message="the caller cancelled the run during setup; no prompt was sent",
-                interrupted_by="caller",
-            )
+            cancelled = _stopped_in_setup(run.slot.interrupt_reason)
             task = asyncio.ensure_future(record_setup_failure(ctx, cancelled))
             with contextlib.suppress(asyncio.CancelledError):
                 await asyncio.shield(task)
+            if run.take_handle_cancel():
+                return cancelled, None
             raise
+        run.setup_ended()
         if isinstance(opened, SetupEnded):
             if not opened.recorded:
                 await record_setup_failure(ctx, opened.outcome)
             return opened.outcome, opened.session
-        outcome = await execute_turn(
-            ctx,
-            opened.session,
-            opened.client,
-            opened.blocks,
-            profile_mapped=opened.profile_mapped,
-            asker=self.asker,
-            memory=self.memory,
-            interrupt_timeout=self.interrupt_timeout,
-            registry=self._turns,
-        )
+        if run.slot.interrupt_reason is not None:
+            # Stopped from inside the run's own task during setup (an event's reader left):
+            # the setup was let finish, and no prompt is sent.
+            stopped = _stopped_in_setup(run.slot.interrupt_reason)
+            await record_outcome(ctx, stopped)
+            await release_session(ctx, opened.client, opened.session, stopped)
+            return stopped, opened.session
+        try:
+            outcome = await execute_turn(
+                ctx,
+                opened.session,
+                opened.client,
+                opened.blocks,
+                profile_mapped=opened.profile_mapped,
+                asker=self.asker,
+                memory=self.memory,
+                interrupt_timeout=self.interrupt_timeout,
+            )
+        except asyncio.CancelledError:
+            abandoned = run.slot.abandoned
+            if abandoned is not None and run.take_handle_cancel():
+                return abandoned, opened.session
+            raise
         return outcome, opened.session
 
     # --- session controls ------------------------------------------------------------------
 
     def _kept(self, session_id: str) -> tuple[Lane, LaneSession]:
-        for lane in self.lanes.values():
+        for lane in self._lanes.values():
             for session in lane.sessions.values():
                 if session.session_id == session_id:
                     return lane, session
@@ -695,7 +847,7 @@ class Runtime:
         if mutation.already_current:
             return controls
         client = lane.client
-        assert client is not None and self.recorder is not None
+        assert client is not None and self._recorder is not None
         try:
             result = await client.session_call(
                 session.provider_id, mutation.method, dict(mutation.params)
@@ -720,22 +872,43 @@ class Runtime:
             raise SessionMutationAmbiguous(f"{mutation.method}: {exc.code}") from exc
         client.update_session_state(session.provider_id, confirmed.state)
         lane.extensions.confirmed_models(confirmed.grok_models)
-        await self.recorder.session_resolved(
+        await self._recorder.session_resolved(
             session_id, None, confirmed.state, client.state_ref(session.provider_id)
         )
         return self.controls(session_id)
 
     async def events(self, request: RunRequest) -> AsyncIterator[RunEvent]:
-        """Run ``request`` and yield its events as they happen; the last is ``result``.
+        """:meth:`start`, then the handle's events as they happen; the last is ``result``.
 
-        Cancellation: cancelling the consumer (or closing the generator early) cancels the
-        run and waits for it to settle, with :meth:`run`'s cancellation semantics."""
-        # aclosing: closing this generator closes the inner one at once, so the run is
-        # cancelled and settled before close returns (not when the inner one is collected).
-        events = iterate_events(lambda emit: self.run(request, on_event=emit))
-        async with contextlib.aclosing(events):
+        Cancellation: closing this iterator early (``break``, ``aclose``, a cancelled
+        consumer) interrupts the run and waits for it to settle, as closing
+        :meth:`Run.events <baton.runtime.run.Run.events>` does: INTERRUPTED when the agent
+        answers ``cancelled`` within the interrupt deadline, RECOVERY_REQUIRED only when the
+        outcome really is unknown. Cancelled before the run exists, nothing is written."""
+        run = await self.start(request)
+        async with run.events() as events:
             async for event in events:
                 yield event
+
+
+def _stopped_in_setup(reason: str | None) -> TurnOutcome:
+    """The outcome of a run stopped during its setup (``reason``: its handle's interrupt;
+    None: its caller was cancelled): INTERRUPTED, never ambiguous, since nothing was
+    prompted."""
+    return TurnOutcome(
+        "INTERRUPTED",
+        error_code=CALLER_CANCELLED,
+        message=(
+            f"the run was interrupted ({reason}) during setup; no prompt was sent"
+            if reason is not None
+            else "the caller cancelled the run during setup; no prompt was sent"
+        ),
+        interrupted_by=reason or "caller",
+    )
+
+
+def _drop(_event: RunEvent) -> None:
+    """An event nobody reads."""
 
 
 def _result(run_id: str, outcome: TurnOutcome, session: LaneSession | None) -> RunResult:

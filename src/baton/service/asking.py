@@ -68,13 +68,10 @@ class ApiAsker:
     def __init__(
         self,
         *,
-        run_of: Callable[[str], str | None],
         announce: Callable[[PendingPermission, str], None],
         wait_seconds: float = DEFAULT_PERMISSION_WAIT_SECONDS,
     ) -> None:
-        """``run_of`` maps a provider session id to the run asking; ``announce`` is told of
-        each request when it opens (``"opened"``) and closes (``"closed"``)."""
-        self.run_of = run_of
+        """``announce`` is told of each request when it opens (``"opened"``) and closes (``"closed"``)."""
         self.wait_seconds = wait_seconds
         self.questions: PendingQuestions[PendingPermission, AskAnswer] = PendingQuestions(announce)
 
@@ -87,7 +84,7 @@ class ApiAsker:
             )
         pending = PendingPermission(
             id="perm-" + secrets.token_hex(8),
-            run_id=self.run_of(prompt.request.session_id),
+            run_id=prompt.run_id,
             prompt=prompt,
             asked_at=format_timestamp(datetime.now(UTC)),
         )

@@ -26,7 +26,7 @@ from baton.durable.timestamps import format_timestamp
 from baton.errors import ApiRequestInvalid, ElicitationNotFound, ElicitationNotPending
 from baton.redaction import redact_json, redact_text
 from baton.runtime.permissions.ask import NO_USER, NO_USER_REASON
-from baton.runtime.permissions.elicitations import ElicitationReply
+from baton.runtime.permissions.elicitations import ElicitationPrompt, ElicitationReply
 from baton.service.limits import DEFAULT_ELICITATION_WAIT_SECONDS, MAX_PENDING_ELICITATIONS
 from baton.service.pending_questions import PendingQuestions
 from baton.wire.capabilities import ElicitationOffer
@@ -107,13 +107,10 @@ class ApiElicitor:
     def __init__(
         self,
         *,
-        run_of: Callable[[str], str | None],
         announce: Callable[[PendingElicitation, str], None],
         wait_seconds: float = DEFAULT_ELICITATION_WAIT_SECONDS,
     ) -> None:
-        """``run_of`` maps a provider session id to the run asking; ``announce`` is told of
-        each question when it opens (``"opened"``) and closes (``"closed"``)."""
-        self.run_of = run_of
+        """``announce`` is told of each question when it opens (``"opened"``) and closes (``"closed"``)."""
         self.wait_seconds = wait_seconds
         self.questions: PendingQuestions[PendingElicitation, ElicitationReply] = PendingQuestions(
             announce
@@ -124,7 +121,7 @@ class ApiElicitor:
         """Form and URL: the API (and the inspector's page) can answer both."""
         return ElicitationOffer(form=True, url=True)
 
-    async def ask(self, request: ElicitationRequest) -> ElicitationReply:
+    async def ask(self, prompt: ElicitationPrompt) -> ElicitationReply:
         """Hold the question until an answer, the service's wait (then declined, ``no_user``),
         or cancellation (the turn was interrupted). Cancellation-safe: the question stops being
         pending and its close is announced."""
@@ -136,8 +133,8 @@ class ApiElicitor:
             )
         pending = PendingElicitation(
             id="elic-" + secrets.token_hex(8),
-            run_id=self.run_of(request.session_id) if request.session_id is not None else None,
-            request=request,
+            run_id=prompt.run_id,
+            request=prompt.request,
             asked_at=format_timestamp(datetime.now(UTC)),
         )
         return await self.questions.hold(

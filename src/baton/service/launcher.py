@@ -1,11 +1,12 @@
-"""Runs started through the API: their tasks, their turns, their feeds, and the service's
+"""Runs started through the API: their feeds, the session prompts' tasks, and the service's
 graceful stop.
 
 :meth:`RunLauncher.start` hands a :class:`~baton.runtime.runtime.RunRequest` to the
-service's runtime and returns the run id as soon as the runtime has created the run (its
-``run_started`` event), while the turn goes on in a task whose every event is published on
-the run's feed. A request refused before a run exists (an unknown profile, a policy the agent
-does not allow) raises its stable error instead.
+service's runtime (:meth:`~baton.runtime.runtime.Runtime.start`) and returns the run id as
+soon as the run exists, while the turn goes on and every event is published on the run's
+feed. A request refused before a run exists (an unknown profile, a policy the agent does not
+allow) raises its stable error instead. The runs themselves are the runtime's run table's
+(``runtime.runs``): cancelling and stopping look them up there.
 
 :meth:`RunLauncher.stop` is the graceful shutdown: no new run is accepted, running turns get
 ``grace`` seconds to finish, then each is interrupted (session/cancel and the interrupt
@@ -22,27 +23,26 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Final
 
-import orjson
-
-from baton.errors import BatonError, InternalError, RunNotActive, ServiceStopping
+from baton.errors import InternalError, RunNotActive, ServiceStopping
 from baton.runtime.runtime import RunRequest, Runtime
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.turn import Turn
 from baton.service.feeds import FeedBoard, RunFeed
-from baton.views.recovery import LAUNCH_KEY
 
 #: Seconds added to the runtime's interrupt deadline when waiting for interrupted turns to
 #: settle during a stop (their answer is recorded and the session released after it).
 STOP_SETTLE_MARGIN_SECONDS: Final = 2.0
+#: The interrupt reason of a run stopped with the service.
+STOPPING_REASON: Final = "the service is stopping"
 
 
-#: A run to launch: called with the service's event and turn hooks.
-Runner = Callable[[Callable[[RunEvent], None], Callable[[Turn], None]], Awaitable[object]]
+#: A session prompt to launch (a conversation's next turn): called with the service's event
+#: hook; its run exists once the conversation's queue lets it start.
+Runner = Callable[[Callable[[RunEvent], None]], Awaitable[object]]
 
 
 @dataclass
 class Launch:
-    """One launched run: its task, its run id once the run exists, its feed then."""
+    """One launched session prompt: its task, its run id once the run exists, its feed then."""
 
     task: asyncio.Task[object]
     created: asyncio.Future[str]
@@ -59,77 +59,70 @@ class RunLauncher:
     def __init__(self, runtime: Runtime, feeds: FeedBoard) -> None:
         self.runtime = runtime
         self.feeds = feeds
-        #: Runs that exist, by id (a task whose run is not created yet is only in pending).
+        #: The task following each run that exists, by run id, until its feed is closed.
         self.tasks: dict[str, asyncio.Task[object]] = {}
         #: Every launched task still going (queued session prompts included).
         self.pending: set[asyncio.Task[object]] = set()
-        self.turns: dict[str, Turn] = {}
-        #: Provider session id -> the run whose turn uses it (for permission requests).
-        self.provider_sessions: dict[str, str] = {}
         self.stopping = False
         #: Called with each run's final ``result`` event (sessions' queues listen here).
         self.on_result: list[Callable[[RunEvent], None]] = []
 
-    def run_of(self, provider_session_id: str) -> str | None:
-        """The run whose turn uses ``provider_session_id`` now."""
-        return self.provider_sessions.get(provider_session_id)
-
     async def start(self, request: RunRequest) -> str:
         """Start ``request``; return its run id once the run exists (cancellation-safe: a
         cancelled caller leaves the run going, as a client that hung up after POSTing)."""
-        launch = self.begin(
-            lambda on_event, on_turn: self.runtime.run(request, on_event=on_event, on_turn=on_turn)
-        )
-        run_id = await self.run_id_of(launch)
-        await self._record_launch(run_id, request, launch.feed())
-        return run_id
+        if self.stopping:
+            raise ServiceStopping("the service is stopping and accepts no new prompt")
+        feed: list[RunFeed] = []
+
+        def publish(event: RunEvent) -> None:
+            if not feed:
+                feed.append(self.feeds.open(event.run_id))
+            self._publish(feed[0], event)
+
+        run = await self.runtime.start(request, on_event=publish)
+        self._follow(run.id, asyncio.ensure_future(run.result()), feed)
+        return run.id
 
     def begin(self, runner: Runner) -> Launch:
-        """Start ``runner`` (a runtime run, or a conversation's prompt) with this service's
-        event and turn hooks; its run id comes later (:meth:`run_id_of`)."""
+        """Start ``runner`` (a conversation's prompt) with this service's event hook; its run
+        id comes once its run exists (:meth:`run_id_of`)."""
         if self.stopping:
             raise ServiceStopping("the service is stopping and accepts no new prompt")
         loop = asyncio.get_running_loop()
         created: asyncio.Future[str] = loop.create_future()
-        early: list[RunEvent] = []
         holder: list[RunFeed] = []
 
         def on_event(event: RunEvent) -> None:
+            # Every event of a run carries its id (the runtime stamps the early ones).
             if not holder:
-                if not event.run_id:
-                    early.append(event)  # a lane warning before the run exists
-                    return
                 holder.append(self.feeds.open(event.run_id))
-                for waiting in early:
-                    holder[0].publish(RunEvent(waiting.type, event.run_id, waiting.data))
                 created.set_result(event.run_id)
                 self.tasks[event.run_id] = task
-            holder[0].publish(event)
-            if event.type == "result":
-                for listener in list(self.on_result):
-                    listener(event)
+            self._publish(holder[0], event)
 
-        def on_turn(turn: Turn) -> None:
-            self.turns[turn.run_id] = turn
-            self.provider_sessions[turn.session.provider_id] = turn.run_id
-            if self.stopping:
-                turn.interrupt("the service is stopping")
+        task: asyncio.Task[object] = asyncio.ensure_future(runner(on_event))
+        self._follow(None, task, holder)
+        return Launch(task, created, holder)
 
-        task: asyncio.Task[object] = asyncio.ensure_future(runner(on_event, on_turn))
+    def _publish(self, feed: RunFeed, event: RunEvent) -> None:
+        feed.publish(event)
+        if event.type == "result":
+            for listener in list(self.on_result):
+                listener(event)
+
+    def _follow(self, run_id: str | None, task: asyncio.Task[object], feed: list[RunFeed]) -> None:
+        """Keep ``task`` (the run's, or its prompt's) until it ends, then close the feed."""
         self.pending.add(task)
+        if run_id is not None:
+            self.tasks[run_id] = task
 
         def finished(_task: asyncio.Task[object]) -> None:
             self.pending.discard(task)
-            if holder:
-                run_id = holder[0].run_id
-                self.tasks.pop(run_id, None)
-                turn = self.turns.pop(run_id, None)
-                if turn is not None:
-                    self.provider_sessions.pop(turn.session.provider_id, None)
-                self.feeds.close(holder[0])
+            if feed:
+                self.tasks.pop(feed[0].run_id, None)
+                self.feeds.close(feed[0])
 
         task.add_done_callback(finished)
-        return Launch(task, created, holder)
 
     async def run_id_of(self, launch: Launch) -> str:
         """The launch's run id once the run exists, or the error that refused it before."""
@@ -140,32 +133,16 @@ class RunLauncher:
         launch.task.result()  # the run was refused before it existed: its stable error
         raise InternalError("a run ended without any event")
 
-    async def _record_launch(self, run_id: str, request: RunRequest, feed: RunFeed) -> None:
-        """An ad-hoc agent's command, recorded on its run as `baton run` records it, so
-        attaching later (recovery) can start the same agent again (redacted as the lane
-        redacts; the launch form is the one the ``run_started`` event published)."""
-        store = self.runtime.store
-        if request.agent_command is None or store is None or not feed.frames:
-            return
-        started = orjson.loads(feed.frames[0][1].split(b"data: ", 1)[1])
-        command = started.get("command")
-        if started.get("type") != "run_started" or not isinstance(command, str):
-            return
-        with contextlib.suppress(BatonError):
-            await store.record_observation(
-                "BATON_RESOLUTION",
-                {LAUNCH_KEY: {"command": command, "envKeys": list(request.env_keys)}},
-                run_id=run_id,
-            )
+    def active_runs(self) -> list[str]:
+        """The ids of the runs this service's runtime drives now, sorted."""
+        return sorted(run.id for run in self.runtime.runs)
 
     def cancel(self, run_id: str) -> None:
-        """Interrupt the run's turn (session/cancel, then the interrupt deadline)."""
-        turn = self.turns.get(run_id)
-        if turn is None:
-            if run_id in self.tasks:
-                raise RunNotActive(f"run {run_id} is still being set up; cancel it again soon")
+        """Interrupt the run (during setup: no prompt is sent; with the prompt outstanding:
+        session/cancel, then the interrupt deadline)."""
+        run = self.runtime.runs.get(run_id)
+        if run is None or not run.interrupt_nowait("cancelled through the API"):
             raise RunNotActive(f"run {run_id} is not running in this service")
-        turn.interrupt("cancelled through the API")
 
     async def stop(self, grace: float) -> None:
         """The graceful stop (see the module docstring); prompts queued behind a session's
@@ -178,13 +155,16 @@ class RunLauncher:
                 task.cancel()
         if self.pending:
             await asyncio.wait(set(self.pending), timeout=grace)
-        for turn in list(self.turns.values()):
-            turn.interrupt("the service is stopping")
+        for run in self.runtime.runs:
+            run.interrupt_nowait(STOPPING_REASON)
         if self.pending:
             await asyncio.wait(
                 set(self.pending),
                 timeout=self.runtime.interrupt_timeout + STOP_SETTLE_MARGIN_SECONDS,
             )
+        for run in self.runtime.runs:
+            with contextlib.suppress(BaseException):
+                await run.abandon()
         for task in list(self.pending):
             task.cancel()
         for task in list(self.pending):

@@ -35,7 +35,7 @@ async def describe(request: Request) -> Response:
             "host": current_host(),
             "policy": service.settings.policy,
             "stopping": service.launcher.stopping,
-            "activeRuns": sorted(service.launcher.tasks),
+            "activeRuns": service.launcher.active_runs(),
         }
     )
 

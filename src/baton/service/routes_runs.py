@@ -35,6 +35,7 @@ from baton.store.models import RUN_STATUSES
 from baton.views.contract import document
 from baton.views.run_ids import resolve_run
 from baton.views.runs import run_rows, run_view
+from baton.wire.budget import TurnBudget
 
 #: The event type of the store's record of a run, sent when a stream cannot give the events
 #: a client missed one by one.
@@ -96,8 +97,9 @@ def run_request(body: dict[str, Any], service: Service) -> RunRequest:
         effort=optional_str(body, "effort"),
         config=string_map(body, "config"),
         tools_file=optional_str(body, "toolsFile"),
-        idle_timeout=optional_seconds(body, "idleTimeout"),
-        timeout=optional_seconds(body, "timeout"),
+        budget=TurnBudget(
+            idle=optional_seconds(body, "idleTimeout"), absolute=optional_seconds(body, "timeout")
+        ),
         attachments=tuple(string_list(body, "attachments")),
     )
 

@@ -52,6 +52,7 @@ from baton.service.routes_runs import store_of
 from baton.store.owner import current_host
 from baton.views.runs import run_row
 from baton.views.sessions import queued_session_rows, record_json
+from baton.wire.budget import TurnBudget
 
 #: Finished prompts remembered per session for ``GET .../prompts/{id}`` (the newest).
 REMEMBERED_PROMPTS: Final = 64
@@ -218,8 +219,9 @@ async def prompt_session(request: Request) -> Response:
         policy=policy,  # type: ignore[arg-type]
         allow_unattended=optional_bool(body, "allowUnattended"),
         tools_file=optional_str(body, "toolsFile"),
-        idle_timeout=optional_seconds(body, "idleTimeout"),
-        timeout=optional_seconds(body, "timeout"),
+        budget=TurnBudget(
+            idle=optional_seconds(body, "idleTimeout"), absolute=optional_seconds(body, "timeout")
+        ),
         attachments=tuple(string_list(body, "attachments")),
         wait=True,
         wait_timeout=None,
@@ -233,9 +235,7 @@ async def prompt_session(request: Request) -> Response:
         )
     conversations = desk.conversations
     launch = service.launcher.begin(
-        lambda on_event, on_turn: conversations.prompt(
-            name, text, options, on_event=on_event, on_turn=on_turn
-        )
+        lambda on_event: conversations.prompt(name, text, options, on_event=on_event)
     )
     ticket = PromptTicket("prompt-" + secrets.token_hex(6), launch)
     desk.remember(name, ticket)

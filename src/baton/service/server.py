@@ -147,14 +147,10 @@ def build_service(
 
         return announce
 
-    asker = ApiAsker(
-        run_of=launcher.run_of, announce=announcer("permission"), wait_seconds=permission_wait
-    )
+    asker = ApiAsker(announce=announcer("permission"), wait_seconds=permission_wait)
     runtime.asker = asker
 
-    elicitor = ApiElicitor(
-        run_of=launcher.run_of, announce=announcer("elicitation"), wait_seconds=elicitation_wait
-    )
+    elicitor = ApiElicitor(announce=announcer("elicitation"), wait_seconds=elicitation_wait)
     runtime.elicitor = elicitor
     runtime.elicitation_policies = ELICITATION_POLICIES
     return Service(

@@ -68,7 +68,7 @@ class ConversationRecords(StoreDatabase):
         settings: Mapping[str, Any] | None = None,
     ) -> Conversation:
         """Record a new conversation, ACTIVE and owned by this process until its provider
-        session exists (:meth:`finish_conversation_turn`). :class:`SessionNameTaken` when the
+        session exists (:meth:`release_conversation`). :class:`SessionNameTaken` when the
         name is in use. ``agent_command`` is redacted like every stored text."""
         check_name(name, "session name")
         if len(env_keys) > MAX_ENV_KEYS:
@@ -148,7 +148,7 @@ class ConversationRecords(StoreDatabase):
         args.append(max(0, min(limit, MAX_LIST_ROWS)))
         return [_conversation(row) for row in self._conn.execute(sql, args)]
 
-    def conversation_turn_counts(self) -> dict[str, int]:
+    def turn_counts_by_conversation(self) -> dict[str, int]:
         """How many runs each conversation has, by name (for listings)."""
         return {
             row[0]: row[1]
@@ -239,7 +239,7 @@ class ConversationRecords(StoreDatabase):
                 (run_id, self._now(), conversation_id),
             )
 
-    def finish_conversation_turn(
+    def release_conversation(
         self,
         name: str,
         status: ConversationStatus,

@@ -11,6 +11,7 @@ from typing import Any, Final
 
 from baton.errors import AgentRequired, BatonError, NoProviderSession
 from baton.runtime.agents.launch import CUSTOM_PROFILE_ID
+from baton.runtime.lanes.recorder import LAUNCH_KEY
 from baton.runtime.runtime import RunRequest
 from baton.store import Store
 from baton.store.models import FINAL_RUN_STATUSES
@@ -22,8 +23,6 @@ from baton.views.turn_journal import add_journal_items
 RECOVER_TAIL_RECORDS: Final = 20
 #: The observation payload key linking a recovery run and the run it recovers.
 RECOVERY_KEY: Final = "recovery"
-#: The observation payload key of the launch an ad-hoc run recorded (see `baton run`).
-LAUNCH_KEY: Final = "launch"
 
 
 def recovery_view(store: Store, journal: Any, run_id: str) -> dict[str, Any]:

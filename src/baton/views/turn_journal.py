@@ -28,7 +28,7 @@ import orjson
 from baton.errors import BatonError
 from baton.journal import Journal
 from baton.redaction import redact_text
-from baton.runtime.turns.turn import plan_view, tool_call_view
+from baton.runtime.turns.projection import plan_view, tool_call_view
 from baton.wire.toolcalls import merge_tool_call
 
 #: Records read after the prompt's at most (a long turn streams thousands of updates; a flood

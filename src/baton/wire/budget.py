@@ -31,7 +31,7 @@ DEFAULT_REQUEST_LIMIT_SECONDS = 30.0
 DEFAULT_IDLE_TIMEOUT_SECONDS: Final = 600.0
 
 #: The spelling that turns a bound off where one is configured (`--idle-timeout off`, a config
-#: file's ``idle_timeout = "off"``, ``RunRequest(idle_timeout="off")``).
+#: file's ``idle_timeout = "off"``, ``RunRequest(budget=TurnBudget(idle="off"))``).
 BOUND_OFF: Final = "off"
 
 #: A configured bound: positive seconds, ``"off"``, or None when this place configures none.
@@ -86,14 +86,28 @@ def _clamp(value: float | None) -> float | None:
 
 @dataclass(frozen=True, slots=True)
 class TurnBudget:
-    """Limits for one turn. ``None`` means that bound is off."""
+    """Limits for one turn: the idle bound (restarts on every inbound frame) and the absolute
+    bound, in seconds; ``None`` sets no bound.
 
-    idle: float | None = None
+    As a run's budget (``RunRequest(budget=TurnBudget(...))``) an ``idle`` of None leaves the
+    idle bound to the profile, the config file, else Baton's default (600 s), and
+    ``idle="off"`` turns it off even where one is configured (``--idle-timeout off``). A
+    running clock's budget is resolved: its ``idle`` is seconds or None."""
+
+    idle: float | Literal["off"] | None = None
     absolute: float | None = None
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "idle", _clamp(self.idle))
+        idle = self.idle
+        if isinstance(idle, str):
+            idle = parse_bound_setting(idle, "the idle bound")  # "off", or TURN_BOUND_INVALID
+        object.__setattr__(self, "idle", idle if idle == BOUND_OFF else _clamp(idle))
         object.__setattr__(self, "absolute", _clamp(self.absolute))
+
+    @property
+    def idle_seconds(self) -> float | None:
+        """The idle bound in seconds (None: none, or ``off``)."""
+        return None if self.idle == BOUND_OFF else self.idle
 
     def start(self, now: float) -> BudgetClock:
         """Begin measuring this budget at ``now``."""
@@ -119,8 +133,9 @@ class BudgetClock:
     def remaining(self, now: float) -> tuple[float, BoundName] | None:
         """Seconds left and which bound is nearer, or None when no bound is set."""
         best: tuple[float, BoundName] | None = None
-        if self.budget.idle is not None:
-            best = (self.last_activity + self.budget.idle - now, "idle")
+        idle = self.budget.idle_seconds
+        if idle is not None:
+            best = (self.last_activity + idle - now, "idle")
         if self.budget.absolute is not None:
             left = self.started_at + self.budget.absolute - now
             if best is None or left < best[0]:
@@ -134,7 +149,7 @@ class BudgetClock:
             return None
         bound = left[1]
         if bound == "idle":
-            limit = self.budget.idle or 0.0
+            limit = self.budget.idle_seconds or 0.0
             elapsed = now - self.last_activity
         else:
             limit = self.budget.absolute or 0.0

@@ -87,7 +87,7 @@ async def test_the_review_lane_runs_with_the_read_only_sandbox_and_refuses_edits
         write, shell = [e.data for e in events if e.type == "permission"]
         assert write["outcome"] == "cancelled"
         assert shell["outcome"] == "selected", "execution is still the policy's to allow"
-        [lane_identity] = rt.lanes
+        [lane_identity] = rt._lanes
         assert lane_identity[2] == "review"
 
 

@@ -135,7 +135,7 @@ async def test_an_agent_without_resume_or_load_is_refused_before_any_process_sta
             SessionNotResumable, match=r"neither sessionCapabilities\.resume nor loadSession"
         ):
             await conversations.prompt("stuck", "echo lost context")
-        assert runtime.lanes == {}
+        assert runtime._lanes == {}
         assert (await conversations.get("stuck")).status == "IDLE"
 
 
@@ -203,7 +203,7 @@ async def test_close_in_another_process_never_starts_the_agent(tmp_path: Path, s
         )
     async with Runtime(data_dir=data) as runtime:
         closed = await Conversations(runtime).close("far")
-        assert runtime.lanes == {}
+        assert runtime._lanes == {}
     assert closed.status == "CLOSED"
     assert closed.note is not None and "provider keeps the session" in closed.note
 

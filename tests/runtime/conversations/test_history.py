@@ -20,7 +20,7 @@ def store(tmp_path: Path) -> Store:
 
 async def test_turns_with_replies_tool_calls_and_decisions(store: Store) -> None:
     store.create_conversation("work", "custom", "/tmp")
-    store.finish_conversation_turn("work", "IDLE", provider_session_id="p")
+    store.release_conversation("work", "IDLE", provider_session_id="p")
     store.claim_conversation("work")
     run = store.create_run("fix it\n# not a heading")
     store.attach_conversation_run("work", run.id)
@@ -47,7 +47,7 @@ async def test_turns_with_replies_tool_calls_and_decisions(store: Store) -> None
     await store.resolve_interaction(
         pending.id, "RESOLVED", choice="ok", chosen_by="user", response_ref=None
     )
-    store.finish_conversation_turn("work", "IDLE")
+    store.release_conversation("work", "IDLE")
     [turn] = conversation_history(store, "work")
     assert (turn.prompt, turn.reply) == ("fix it\n# not a heading", "Looking. Done.")
     assert [(t.tool_call_id, t.kind, t.title, t.status) for t in turn.tool_calls] == [

@@ -53,7 +53,7 @@ async def test_a_profile_run_goes_through_discovery(tmp_path: Path) -> None:
         )
         assert result.status == "COMPLETED"
         assert result.text == "via profile"
-        [identity] = rt.lanes
+        [identity] = rt._lanes
         assert identity == ("scripted", str(exe), "default")
 
 
@@ -61,12 +61,12 @@ async def test_a_changed_executable_restarts_an_idle_lane(tmp_path: Path) -> Non
     exe = wrapper(tmp_path / "agent.sh", "v1")
     async with runtime_for(tmp_path, exe) as rt:
         first = await rt.run(RunRequest(prompt="echo one", agent="scripted", cwd=str(tmp_path)))
-        [old_lane] = rt.lanes.values()
+        [old_lane] = rt._lanes.values()
         old_server = old_lane.server_id
         wrapper(exe, "v2 with a different size")
         second = await rt.run(RunRequest(prompt="echo two", agent="scripted", cwd=str(tmp_path)))
         assert first.status == second.status == "COMPLETED"
-        [new_lane] = rt.lanes.values()
+        [new_lane] = rt._lanes.values()
         assert new_lane is not old_lane
         assert new_lane.server_id != old_server
         assert rt.store is not None
@@ -80,7 +80,7 @@ async def test_a_changed_executable_never_terminates_a_busy_lane(
     exe = wrapper(tmp_path / "agent.sh", "v1")
     async with runtime_for(tmp_path, exe) as rt:
         await rt.run(RunRequest(prompt="echo one", agent="scripted", cwd=str(tmp_path)))
-        [old_lane] = rt.lanes.values()
+        [old_lane] = rt._lanes.values()
         monkeypatch.setattr(type(old_lane), "busy", property(lambda self: self is old_lane))
         wrapper(exe, "v2 with a different size")
         events = []

@@ -41,8 +41,8 @@ class FakeElicitor:
     def offer(self) -> ElicitationOffer:
         return self._offer
 
-    async def ask(self, request: ElicitationRequest) -> ElicitationReply:
-        self.asked.append(request)
+    async def ask(self, prompt: el.ElicitationPrompt) -> ElicitationReply:
+        self.asked.append(prompt.request)
         return self.reply
 
 

@@ -79,7 +79,7 @@ async def test_the_library_event_stream_is_redacted(tmp_path: Path) -> None:
 
 def test_a_tool_title_or_command_cut_to_its_bound_keeps_no_head_of_a_secret() -> None:
     from baton.redaction import redact_text
-    from baton.runtime.turns.turn import tool_call_view
+    from baton.runtime.turns.projection import tool_call_view
 
     secrets = SecretValues([EXACT])
     # The secrets straddle the 512-character title bound and the 1024-character command bound.
@@ -93,7 +93,7 @@ def test_a_tool_title_or_command_cut_to_its_bound_keeps_no_head_of_a_secret() ->
 
 def test_a_tool_view_carries_bounded_redacted_diff_texts() -> None:
     from baton.redaction import redact_text
-    from baton.runtime.turns.turn import (
+    from baton.runtime.turns.projection import (
         MAX_VIEW_DIFF_FILES,
         MAX_VIEW_DIFF_TEXT_CHARS,
         tool_call_view,

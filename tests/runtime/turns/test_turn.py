@@ -381,8 +381,8 @@ async def test_a_real_subagent_capture_records_the_parent_link(rig: Rig) -> None
     nested = [c for c in calls if c.get("name") == "Bash"]
     assert len(agent_ids) == 1 and nested, calls
     (agent_id,) = agent_ids
-    assert {c["toolCallId"] for c in nested} == set(turn.tool_parents)
-    assert set(turn.tool_parents.values()) == {agent_id}
+    assert {c["toolCallId"] for c in nested} == set(turn.projection.tool_parents)
+    assert set(turn.projection.tool_parents.values()) == {agent_id}
     assert all(c["parentToolCallId"] == agent_id for c in nested), nested
     assert not any("parentToolCallId" in c for c in calls if c["toolCallId"] == agent_id)
     assert nested[-1]["status"] == "completed"
@@ -409,4 +409,4 @@ async def test_the_subagent_capture_without_the_claude_contract_links_nothing(ri
     await running
     calls = [e.data for e in rig.events if e.type == "tool_call"]
     assert any(c.get("name") == "Bash" for c in calls)
-    assert not turn.tool_parents and not any("parentToolCallId" in c for c in calls)
+    assert not turn.projection.tool_parents and not any("parentToolCallId" in c for c in calls)

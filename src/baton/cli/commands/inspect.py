@@ -15,6 +15,7 @@ import webbrowser
 from typing import Final
 
 from baton.cli.commands import serve as serve_verb
+from baton.cli.options import add_record_options
 from baton.cli.service_link import ServiceClient
 from baton.runtime.runtime import data_dir_path
 from baton.service.runtime_file import find_service
@@ -38,7 +39,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
+    add_record_options(parser)
     parser.add_argument(
         "--port", default="0", help="TCP port of a service started here (default: a free one)"
     )

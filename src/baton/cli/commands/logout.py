@@ -13,6 +13,7 @@ import sys
 from typing import Final
 
 from baton.cli.json_output import write_json
+from baton.cli.options import add_record_options
 from baton.cli.terminal import error_line, visible
 from baton.errors import BatonError
 from baton.runtime.runtime import Runtime
@@ -41,8 +42,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--env", action="append", default=[], metavar="KEY", help="pass this variable (repeatable)"
     )
-    parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
-    parser.add_argument("--json", action="store_true", help="one JSON object")
+    add_record_options(parser, json_help="one JSON object")
     parser.set_defaults(handler=run)
 
 

@@ -28,6 +28,7 @@ from typing import Any, Final
 from baton.cli import exit_codes
 from baton.cli.commands.show import choice_text
 from baton.cli.json_output import write_json
+from baton.cli.options import add_record_options
 from baton.cli.store_access import open_store
 from baton.cli.terminal import plain_help, visible
 from baton.errors import RunNotRecoverable, UsageError
@@ -66,8 +67,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--agent-command", metavar='"CMD ARGS"', help="a custom agent command (default: the run's)"
     )
-    parser.add_argument("--json", action="store_true", help="print what is known as JSON")
-    parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
+    add_record_options(parser, json_help="print what is known as JSON")
     parser.set_defaults(handler=run)
 
 

@@ -24,19 +24,18 @@ import math
 import os
 import signal
 import sys
-from collections.abc import Mapping
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from baton.cli import exit_codes
 from baton.cli.elicitation_prompt import terminal_elicitor
 from baton.cli.json_output import write_json
 from baton.cli.main import reader_gone
+from baton.cli.options import add_record_options
 from baton.cli.permission_prompt import TtyAsker, terminal_asker
 from baton.cli.remote_turn import cancel_through_service, prompt_through_service
+from baton.cli.run_text import TextPrinter, next_step, permission_counts, warning_line
 from baton.cli.service_link import ServiceClient, service_for
-from baton.cli.store_access import add_store_option
 from baton.cli.terminal import Screen, error_line, visible
-from baton.cli.usage_view import usage_text
 from baton.errors import (
     AgentLaunchFailed,
     BadFlag,
@@ -50,21 +49,21 @@ from baton.runtime.agents.config_file import load_config
 from baton.runtime.conversations.turn_queue import DEFAULT_WAIT_SECONDS
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
+from baton.runtime.run import Run
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
+from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS
 from baton.store.location import resolve_store
 from baton.views.contract import SCHEMA_VERSION, error_document
-from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
+from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS, TurnBudget
 from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
 from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice
 
+if TYPE_CHECKING:
+    from baton.runtime.conversations import Conversations
+
 #: Characters of the prompt read from stdin (`baton run -`), at most.
 MAX_STDIN_PROMPT_CHARS: Final = 4 * 1024 * 1024
-#: Characters of a thought shown on its line (the whole thought is in --json and the store).
-MAX_THOUGHT_CHARS: Final = 200
-#: Plan entries shown on the plan line; the rest are counted.
-MAX_PLAN_ENTRIES: Final = 8
 #: Seconds between two looks at the agent's stderr with --verbose.
 STDERR_POLL_SECONDS: Final = 0.1
 
@@ -220,8 +219,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="SECONDS|off",
         help="the turn's absolute bound (a positive number of seconds, or off)",
     )
-    parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
-    add_store_option(parser)
+    add_record_options(parser, store=True)
     parser.add_argument(
         "--config",
         "--config-file",
@@ -280,243 +278,6 @@ def _option_values(values: list[str]) -> dict[str, str]:
     return parsed
 
 
-# --- text output ---------------------------------------------------------------------------
-
-
-def plural(count: int, word: str, many: str | None = None) -> str:
-    """``1 event``, ``2 events``."""
-    return f"{count} {word if count == 1 else (many or word + 's')}"
-
-
-def permission_counts(permissions: list[dict[str, Any]]) -> dict[str, int]:
-    """Permission decisions counted: ``granted`` (an allow option chosen), ``denied`` (a
-    reject option chosen) and ``cancelled`` (answered cancelled: nobody chose)."""
-    counts = {"granted": 0, "denied": 0, "cancelled": 0}
-    for view in permissions:
-        if view.get("outcome") != "selected":
-            counts["cancelled"] += 1
-            continue
-        kinds = {o.get("optionId"): o.get("kind") for o in view.get("options") or []}
-        kind = str(kinds.get(view.get("optionId")) or "")
-        counts["granted" if kind.startswith("allow") else "denied"] += 1
-    return counts
-
-
-#: Notice severity -> its mark and colour in text output (other severities: the info mark).
-def warning_line(screen: Screen, data: Mapping[str, Any]) -> str:
-    """A ``warning`` event as the one stderr line both output formats print."""
-    return screen.style(
-        f"! {visible(str(data.get('code')), 60)}: {visible(str(data.get('message')))}", "yellow"
-    )
-
-
-NOTICE_MARKS: Final = {"info": ("ℹ", "dim"), "warning": ("!", "yellow"), "error": ("✗", "red")}
-
-
-class TextPrinter:
-    """Human output: the reply on stdout, everything else compact on stderr, through the
-    terminal layer (every agent string sanitized)."""
-
-    def __init__(self, screen: Screen) -> None:
-        self.screen = screen
-        # toolCallId -> the status last printed for it ("" while nothing was printed).
-        self._tools: dict[str, str] = {}
-        # compactionId -> the status last printed for it.
-        self._compactions: dict[str, str] = {}
-        self.usage: dict[str, Any] | None = None
-        self._thought = ""
-
-    def _note(self, text: str) -> None:
-        self.screen.note(text)
-
-    def flush_thought(self) -> None:
-        """The thought streamed so far, as one line (cut to :data:`MAX_THOUGHT_CHARS`)."""
-        if self._thought.strip():
-            text = visible(self._thought.strip(), MAX_THOUGHT_CHARS)
-            self._note(self.screen.style(f"· thinking: {text}", "dim"))
-        self._thought = ""
-
-    def __call__(self, event: RunEvent) -> None:
-        data = event.data
-        kind = event.type
-        if kind == "thought":
-            # A thought streams in parts: shown as one line when something else comes.
-            self._thought += str(data.get("text", ""))
-            return
-        self.flush_thought()
-        if kind == "text":
-            self.screen.reply(str(data.get("text", "")))
-        elif kind == "tool_call":
-            self._tool(data)
-        elif kind == "plan":
-            entries = data.get("entries") or []
-            shown = "; ".join(
-                f"[{visible(str(e.get('status')), 20)}] {visible(str(e.get('content')))}"
-                for e in entries[:MAX_PLAN_ENTRIES]
-            )
-            more = len(entries) - MAX_PLAN_ENTRIES
-            self._note(f"☰ plan: {shown}" + (f" (+{more} more)" if more > 0 else ""))
-        elif kind == "permission":
-            self._permission(data)
-        elif kind == "usage":
-            self.usage = dict(data)
-        elif kind == "notice":
-            self._notice(data)
-        elif kind == "compaction":
-            self._compaction(data)
-        elif kind == "warning":
-            self._note(warning_line(self.screen, data))
-
-    def _tool(self, data: dict[str, Any]) -> None:
-        """One line when a tool call first has a title, and one when it ends; the updates in
-        between (an empty first title, in_progress, content) print nothing."""
-        call_id = str(data.get("toolCallId") or "")
-        status = str(data.get("status") or "pending")
-        title = str(data.get("title") or "")
-        printed = self._tools.get(call_id, "")
-        ended = status in ("completed", "failed")
-        if printed == status or (printed and not ended) or (not title and not ended):
-            self._tools.setdefault(call_id, printed)
-            return
-        self._tools[call_id] = status
-        tool_kind = str(data.get("kind") or "tool")
-        target = data.get("command") or ", ".join(str(p) for p in data.get("paths") or [])
-        shown = visible(title or tool_kind)
-        name = str(data.get("name") or "")
-        if name and name not in title:
-            shown += f" ({visible(name, 60)})"
-        nested = "  ↳ " if data.get("parentToolCallId") else ""
-        line = f"{nested}⚙ {visible(tool_kind, 20)} {shown}"
-        if target and str(target) not in title:
-            line += f" {visible(str(target))}"
-        diff = data.get("diff")
-        if isinstance(diff, dict) and ("added" in diff or "removed" in diff):
-            line += f" +{diff.get('added', 0)} -{diff.get('removed', 0)}"
-        mark = {"completed": ("green",), "failed": ("red",)}.get(status, ("dim",))
-        self._note(f"{line} {self.screen.style(f'[{visible(status, 20)}]', *mark)}")
-
-    def _notice(self, data: dict[str, Any]) -> None:
-        """One line per notice: severity mark, title, and the description after a dash."""
-        severity = str(data.get("severity") or "info")
-        mark, colour = NOTICE_MARKS.get(severity, NOTICE_MARKS["info"])
-        label = "" if severity in NOTICE_MARKS else f"[{visible(severity, 32)}] "
-        text = f"{mark} notice: {label}{visible(str(data.get('title') or ''))}"
-        description = data.get("description")
-        if description:
-            text += f" — {visible(str(description))}"
-        self._note(self.screen.style(text, colour))
-
-    def _compaction(self, data: dict[str, Any]) -> None:
-        """One line when a compaction starts or changes status (chunks print nothing)."""
-        compaction_id = str(data.get("compactionId") or "")
-        status = str(data.get("status") or "")
-        if self._compactions.get(compaction_id) == status:
-            return
-        self._compactions[compaction_id] = status
-        line = f"⟲ context compaction [{visible(status, 20)}]"
-        error = data.get("error")
-        if error:
-            line += f": {visible(str(error))}"
-        elif status == "completed" and data.get("summary"):
-            line += f": {visible(str(data['summary']).replace(chr(10), ' '), MAX_THOUGHT_CHARS)}"
-        self._note(self.screen.style(line, "dim"))
-
-    def _permission(self, data: dict[str, Any]) -> None:
-        by = visible(str(data.get("chosenBy")), 20)
-        if data.get("outcome") == "selected":
-            kinds = {o.get("optionId"): o.get("kind") for o in data.get("options") or []}
-            option = str(data.get("optionId"))
-            allowed = str(kinds.get(option) or "").startswith("allow")
-            mark = self.screen.style("✓", "green") if allowed else self.screen.style("✗", "red")
-            self._note(f"{mark} permission: {visible(option, 80)} (chosen by {by})")
-        else:
-            reason = visible(str(data.get("reason") or data.get("reasonCode") or ""), 120)
-            self._note(f"{self.screen.style('✗', 'red')} permission: cancelled ({reason})")
-
-    def summary(
-        self,
-        result: RunResult,
-        exit_code: int,
-        fail_on_denied: bool,
-        session: str | None = None,
-    ) -> None:
-        """The run's last stderr lines: stop reason, counts, usage, time, the run (and the
-        named session it was a turn of), then the error and the next step."""
-        self.flush_thought()
-        self.screen.end()
-        counts = permission_counts(result.permissions)
-        parts = [
-            result.stop_reason or result.status.lower(),
-            plural(result.tool_calls, "tool call"),
-        ]
-        if result.permissions:
-            parts.append(
-                f"permissions {counts['granted']} granted, {counts['denied']} denied, "
-                f"{counts['cancelled']} cancelled"
-            )
-        usage = usage_text(self.usage)
-        if usage:
-            parts.append(usage)
-        parts += [f"{result.duration_ms / 1000:.1f}s", f"run {result.run_id}"]
-        if session is not None:
-            parts.append(f"session {visible(session, 64)}")
-        self._note("— " + " · ".join(parts))
-        unanswered = counts["denied"] + counts["cancelled"]
-        if result.status == "COMPLETED" and unanswered and not fail_on_denied:
-            self._note(
-                f"! {plural(unanswered, 'permission request')} not granted; "
-                f"--fail-on-denied makes that exit {exit_codes.PERMISSION_NOT_GRANTED}"
-            )
-        if exit_code != 0 and result.error_code:
-            self._note(
-                self.screen.style(
-                    f"{result.error_code}: {visible(result.message or result.status, None, newlines=True)}",
-                    "red",
-                )
-            )
-        hint = next_step(result, exit_code)
-        if hint:
-            self._note(f"next: {hint}")
-
-
-def next_step(result: RunResult, exit_code: int) -> str | None:
-    """What the user should do next after ``result``, with the real run id."""
-    run_id = result.run_id
-    if exit_code == exit_codes.RECOVERY_REQUIRED or result.status == "RECOVERY_REQUIRED":
-        return (
-            "the outcome is ambiguous and will not be replayed: inspect and settle it with "
-            f"`baton recover {run_id}`"
-        )
-    if exit_code == exit_codes.PERMISSION_NOT_GRANTED:
-        return (
-            "nobody allowed the agent's request: answer it on a terminal (--policy ask), use a "
-            "policy the profile exposes, or the agent's own edit mode (e.g. --mode acceptEdits "
-            "for claude)"
-        )
-    if exit_code == exit_codes.BUDGET:
-        return (
-            "a turn budget elapsed: raise --idle-timeout/--timeout, or check the agent with "
-            "`baton doctor --live`"
-        )
-    if exit_code == exit_codes.AUTH_REQUIRED:
-        return "sign in with the agent's own command, then run again (`baton doctor --live` shows its methods)"
-    if result.error_code == "NOT_AN_ACP_AGENT":
-        return (
-            "the command ran but does not speak ACP: name an ACP adapter (or its ACP flag); "
-            "`baton doctor` lists the agents it found"
-        )
-    if exit_code == exit_codes.NOT_INSTALLED:
-        return (
-            "install the agent or point BATON_*_ACP_BIN at it; `baton doctor` shows what was found"
-        )
-    if result.error_code in ("TRANSPORT_CLOSED", "AGENT_PROTOCOL_ERROR") and not result.session_id:
-        return (
-            "the agent stopped before a session opened: run its command yourself to see why, "
-            f"or add -v to watch its stderr; `baton show {run_id}` keeps this diagnostic"
-        )
-    return None
-
-
 def _read_prompt(value: str) -> str:
     if value != "-":
         if not value.strip():
@@ -569,8 +330,7 @@ def run(args: argparse.Namespace) -> int:
             effort=args.effort,
             config=_option_values(args.option_values),
             tools_file=args.tools,
-            idle_timeout=args.idle_timeout,
-            timeout=args.timeout,
+            budget=TurnBudget(idle=args.idle_timeout, absolute=args.timeout),
             attachments=tuple(args.attach),
             execution=ExecutionSettings(args.workspace, args.network, args.reviewer),
             lane=args.lane,
@@ -698,13 +458,14 @@ class _RunSession:
         self.verbose = bool(args.verbose)
         self.profiles = profiles
         self.printer = TextPrinter(screen) if self.fmt == "text" else None
-        self.turn: Turn | None = None
+        #: The run's handle (a run of this process; None for a turn run by `baton serve`).
+        self.run: Run | None = None
+        self.conversations: Conversations | None = None
         self.run_id: str | None = None
         self.interrupts = 0
         self.reader_left = False
         self.result_event: RunEvent | None = None
         self.usage: dict[str, Any] | None = None
-        self.launch_command = ""
         self._main: asyncio.Task[Any] | None = None
         #: The service and session name when the turn runs in `baton serve`.
         self.remote: tuple[ServiceClient, str] | None = None
@@ -714,15 +475,12 @@ class _RunSession:
     def emit(self, event: RunEvent) -> None:
         if event.type == "run_started":
             self.run_id = event.run_id
-            self.launch_command = str(event.data.get("command") or "")
         elif event.type == "usage":
             self.usage = dict(event.data)
         elif event.type == "result":
             self.result_event = event  # written last, completed with what only the CLI knows
             return
         if self.reader_left:
-            if self.turn is not None and event.run_id:
-                self.turn.interrupt("reader")
             return
         try:
             if self.printer is not None:
@@ -743,13 +501,16 @@ class _RunSession:
         cleanly (session/cancel), never abandoned; output goes to /dev/null from now on."""
         self.reader_left = True
         reader_gone()
-        if self.turn is not None:
-            self.turn.interrupt("reader")
+        self._interrupt("reader")
 
-    def on_turn(self, turn: Turn) -> None:
-        # A reader gone before the turn started: the turn is cancelled once its first event
-        # shows the prompt under way (see emit), not while it is being submitted.
-        self.turn = turn
+    def _interrupt(self, reason: str) -> bool:
+        """Ask this process's run to stop (see ``Run.interrupt``: during setup no prompt is
+        sent; then session/cancel and the interrupt deadline); False when none runs."""
+        if self.run is not None:
+            return self.run.interrupt_nowait(reason)
+        if self.conversations is not None and self.session_name is not None:
+            return self.conversations.cancel(self.session_name, reason)
+        return False
 
     # --- Ctrl-C ---------------------------------------------------------------------------
 
@@ -761,8 +522,7 @@ class _RunSession:
                 cancel_through_service(client, name)
             self.screen.note("^C cancelling the turn in the service (Ctrl-C again stops waiting)")
             return
-        if self.turn is not None and self.interrupts == 1:
-            self.turn.interrupt("user")
+        if self.interrupts == 1 and self._interrupt("user"):
             wait = f"{INTERRUPT_COMPLETION_TIMEOUT_SECONDS:g}"
             self.screen.note(
                 f"^C cancelling: waiting up to {wait}s for the agent to confirm "
@@ -785,8 +545,9 @@ class _RunSession:
             self._show_new_stderr(shown)
 
     def _show_new_stderr(self, shown: dict[int, str]) -> None:
-        for lane in list(self.runtime.lanes.values()):
-            tail = lane.stderr_tail()
+        for run in self.runtime.runs:
+            lane = run.lane
+            tail = run.stderr_tail()
             previous = shown.get(id(lane), "")
             if tail == previous:
                 continue
@@ -813,7 +574,6 @@ class _RunSession:
                 if self.runtime.data_dir_notice is not None:
                     self.screen.note(f"baton: {visible(self.runtime.data_dir_notice, None)}")
                 result = await self._execute()
-                await self._record_launch(result.run_id)
         except asyncio.CancelledError:
             self.screen.end()
             where = f" run {self.run_id} " if self.run_id else " "
@@ -840,7 +600,11 @@ class _RunSession:
         """The run: one prompt on a new provider session, or the next turn of a session."""
         args = self.args
         if args.session is None and not args.continue_latest:
-            return await self.runtime.run(self.request, on_event=self.emit, on_turn=self.on_turn)
+            run = await self.runtime.start(self.request, on_event=self.emit)
+            self.run = run
+            if self.reader_left:
+                run.interrupt_nowait("reader")  # the reader left while the run was created
+            return await run.result()
         if args.session is not None:
             client = service_for(args.data_dir, no_server=args.no_server)
             if client is not None:
@@ -858,6 +622,7 @@ class _RunSession:
         from baton.runtime.conversations import Conversations, PromptOptions
 
         conversations = Conversations(self.runtime)
+        self.conversations = conversations
         name = args.session
         if name is None:
             latest = await conversations.latest(
@@ -873,34 +638,12 @@ class _RunSession:
             policy=self.request.policy,
             allow_unattended=self.request.allow_unattended,
             tools_file=self.request.tools_file,
-            idle_timeout=self.request.idle_timeout,
-            timeout=self.request.timeout,
+            budget=self.request.budget,
             attachments=self.request.attachments,
             wait=not args.no_wait,
             wait_timeout=args.wait_timeout,
         )
-        return await conversations.prompt(
-            name, self.request.prompt, options, on_event=self.emit, on_turn=self.on_turn
-        )
-
-    async def _record_launch(self, run_id: str) -> None:
-        """An ad-hoc agent's command, recorded on its run so `baton recover --attach` can
-        start the same agent again (redacted like everything the lane records)."""
-        if self.request.agent_command is None or not self.launch_command:
-            return
-        command = self.launch_command
-        for lane in self.runtime.lanes.values():
-            if lane.spec.launch_form == command:
-                command = lane.redact(command)
-        store = self.runtime.store
-        if store is None:
-            return
-        with contextlib.suppress(BatonError):
-            await store.record_observation(
-                "BATON_RESOLUTION",
-                {"launch": {"command": command, "envKeys": list(self.request.env_keys)}},
-                run_id=run_id,
-            )
+        return await conversations.prompt(name, self.request.prompt, options, on_event=self.emit)
 
     def _finish(self, result: RunResult) -> int:
         exit_code = result.exit_code

@@ -13,8 +13,9 @@ from typing import Any, Final
 from urllib.parse import urlencode
 
 from baton.cli.json_output import write_json
+from baton.cli.options import READ_HERE_HELP, add_record_options
 from baton.cli.service_link import ServiceClient, service_for
-from baton.cli.store_access import add_store_option, open_store, store_url
+from baton.cli.store_access import open_store, store_url
 from baton.cli.terminal import visible
 from baton.errors import DataDirNotFound
 from baton.store.database import MAX_LIST_ROWS
@@ -56,14 +57,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--limit", type=_limit, metavar="N", help="only the N newest runs (a positive number)"
     )
-    parser.add_argument("--json", action="store_true", help="one JSON object per run")
-    parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
-    parser.add_argument(
-        "--no-server",
-        action="store_true",
-        help="read the store in this process even when a `baton serve` runs on the data directory",
+    add_record_options(
+        parser, json_help="one JSON object per run", no_server_help=READ_HERE_HELP, store=True
     )
-    add_store_option(parser)
     parser.set_defaults(handler=run)
 
 

@@ -11,6 +11,7 @@ import argparse
 import asyncio
 from typing import Final
 
+from baton.cli.options import add_record_options
 from baton.cli.store_access import add_store_option, store_url
 from baton.errors import UsageError
 from baton.service.context import ServiceSettings
@@ -56,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument(
         "--host", default="127.0.0.1", help="127.0.0.1 (default) or ::1; nothing else"
     )
-    parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
+    add_record_options(parser)
     parser.add_argument(
         "--policy",
         choices=("ask", "auto-edits", "full"),

@@ -20,8 +20,9 @@ import orjson
 
 from baton.cli import exit_codes
 from baton.cli.json_output import write_json
+from baton.cli.options import add_record_options
 from baton.cli.service_link import service_for
-from baton.cli.store_access import add_store_option, store_url
+from baton.cli.store_access import store_url
 from baton.cli.terminal import error_line, visible
 from baton.errors import DataDirNotFound, ExportExists, UsageError
 from baton.runtime.agents.config_file import load_config
@@ -74,15 +75,12 @@ SESSIONS_EXAMPLES: Final = """examples:
 
 
 def _common(parser: argparse.ArgumentParser, *, json_flag: bool = True) -> None:
-    if json_flag:
-        parser.add_argument("--json", action="store_true", help="one JSON object per line")
-    parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
-    parser.add_argument(
-        "--no-server",
-        action="store_true",
-        help="work in this process even when a `baton serve` runs on the data directory",
+    add_record_options(
+        parser,
+        json_help="one JSON object per line" if json_flag else None,
+        no_server_help="work in this process even when a `baton serve` runs on the data directory",
+        store=True,
     )
-    add_store_option(parser)
 
 
 def _store(args: argparse.Namespace) -> str | None:
@@ -424,7 +422,7 @@ def _list(args: argparse.Namespace) -> int:
         records = await conversations.list(status=args.status, agent=args.agent)
         store = conversations.runtime.store
         assert store is not None
-        counts = store.conversation_turn_counts()
+        counts = store.turn_counts_by_conversation()
         hosts = await conversations.holding_hosts()
         rows = [(record, counts.get(record.name, 0), hosts.get(record.name)) for record in records]
         # Queued sessions (`baton submit --session`) are listed unfiltered by status or agent:

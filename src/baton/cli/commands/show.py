@@ -10,8 +10,9 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from baton.cli.json_output import write_json
+from baton.cli.options import READ_HERE_HELP, add_record_options
 from baton.cli.service_link import service_for
-from baton.cli.store_access import add_store_option, open_store, store_url
+from baton.cli.store_access import open_store, store_url
 from baton.cli.terminal import visible
 from baton.cli.usage_view import usage_text
 from baton.views.contract import document, uncamel
@@ -46,14 +47,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("run_id", metavar="RUN")
-    parser.add_argument("--json", action="store_true", help="the record as one JSON object")
-    parser.add_argument("--data-dir", metavar="DIR", help="Baton's data directory (or BATON_HOME)")
-    parser.add_argument(
-        "--no-server",
-        action="store_true",
-        help="read the store in this process even when a `baton serve` runs on the data directory",
+    add_record_options(
+        parser,
+        json_help="the record as one JSON object",
+        no_server_help=READ_HERE_HELP,
+        store=True,
     )
-    add_store_option(parser)
     parser.set_defaults(handler=run)
 
 

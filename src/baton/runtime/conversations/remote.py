@@ -62,11 +62,9 @@ async def list_remote_sessions(
 
     Cancellation-safe: it only reads; an outstanding ``session/list`` is abandoned with the
     fixed request limit's rules."""
-    spec = await runtime.resolve(
-        RunRequest(prompt="", agent=agent, agent_command=agent_command, env_keys=env_keys)
-    )
-    lane = await runtime.lane_for(spec)
-    client = await lane.ensure_started(None)
+    request = RunRequest(prompt="", agent=agent, agent_command=agent_command, env_keys=env_keys)
+    spec = await runtime.resolve(request)
+    client = await runtime.agent_client(request)
     known = {
         c.provider_session_id: c.name
         for c in store.list_conversations(profile=spec.profile_id)
@@ -115,9 +113,8 @@ async def delete_remote_session(
 
     Cancellation: a cancel before the request is written deletes nothing; after it, the
     outcome is the agent's (the request is abandoned under the fixed request limit's rules)."""
-    spec = await runtime.resolve(
-        RunRequest(prompt="", agent=agent, agent_command=agent_command, env_keys=env_keys)
-    )
+    request = RunRequest(prompt="", agent=agent, agent_command=agent_command, env_keys=env_keys)
+    spec = await runtime.resolve(request)
     for conversation in store.list_conversations(profile=spec.profile_id):
         if conversation.provider_session_id == session_id and conversation.status != "CLOSED":
             raise UsageError(
@@ -125,6 +122,5 @@ async def delete_remote_session(
                 f"{session_id!r} ({conversation.status}); close it or `baton session rm` it "
                 "before deleting the provider's session"
             )
-    lane = await runtime.lane_for(spec)
-    client = await lane.ensure_started(None)
+    client = await runtime.agent_client(request)
     await client.delete_session(session_id)

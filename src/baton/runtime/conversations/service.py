@@ -61,16 +61,20 @@ from baton.runtime.conversations.remote import (
     list_remote_sessions,
 )
 from baton.runtime.conversations.turn_queue import DEFAULT_WAIT_SECONDS, TurnQueue
-from baton.runtime.lanes.lane import Lane, LaneSession
+from baton.runtime.lanes.lane import LaneSession
 from baton.runtime.permissions.policies import PolicyName
+
+# The store's ``Run`` is a run's record; the runtime's is the handle of one running here.
+from baton.runtime.run import EVENTS_CLOSED
+from baton.runtime.run import Run as RunningRun
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.controls import ControlSet
 from baton.runtime.turns.event_stream import iterate_events
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.turn import Turn
 from baton.store import FINAL_RUN_STATUSES, Conversation, ConversationStatus, Run, Store
 from baton.store.owner import current_host, owner_alive, owner_host
-from baton.wire.budget import BoundSetting
+from baton.wire.budget import TurnBudget
+from baton.wire.capabilities import AgentCapabilities
 
 #: Seconds between two looks at the store while another process holds the turn.
 CLAIM_POLL_SECONDS: Final = 0.2
@@ -104,9 +108,9 @@ class PromptOptions:
     policy: PolicyName = "ask"
     allow_unattended: bool = False
     tools_file: str | None = None
-    #: The turn's idle bound: seconds, ``"off"``, or None for the profile's or config's.
-    idle_timeout: BoundSetting = None
-    timeout: float | None = None
+    #: The turn's bounds (see ``RunRequest.budget``: an idle of None is the profile's, the
+    #: config file's, else the default).
+    budget: TurnBudget = field(default_factory=TurnBudget)
     attachments: Sequence[str] = ()
     #: Wait for a running turn (FIFO in this process; polling the store across processes).
     wait: bool = True
@@ -135,13 +139,11 @@ class Conversations:
     def __init__(self, runtime: Runtime) -> None:
         self.runtime = runtime
         self.queue = TurnQueue()
-        self._turns: dict[str, Turn] = {}
 
     # --- reading ---------------------------------------------------------------------------
 
     async def _store(self) -> Store:
         await self.runtime.open()
-        assert self.runtime.store is not None
         return self.runtime.store
 
     async def get(self, name: str) -> Conversation:
@@ -315,13 +317,12 @@ class Conversations:
             inspect_only=True,
             keep_session=True,
         )
-
-        def link(event: RunEvent) -> None:
-            if event.type == "run_started":
-                store.attach_conversation_run(name, event.run_id, setup=True)
-
+        capabilities: AgentCapabilities | None = None
         try:
-            result = await self.runtime.run(request, on_event=link)
+            run = await self.runtime.start(request, on_event=lambda _event: None)
+            store.attach_conversation_run(name, run.id, setup=True)
+            result = await run.result_or_abandon()
+            capabilities = run.capabilities
         except BaseException:
             with contextlib.suppress(BatonError):
                 store.delete_conversation_claimed(name)
@@ -331,11 +332,11 @@ class Conversations:
             raise SessionSetupFailed(
                 f"session {name} was not created: {result.error_code}: {result.message}", result
             )
-        return store.finish_conversation_turn(
+        return store.release_conversation(
             name,
             "IDLE",
             provider_session_id=result.provider_session_id,
-            capabilities=self._capabilities(result.run_id),
+            capabilities=recorded_capabilities(capabilities) if capabilities is not None else None,
         )
 
     async def session(self, name: str | None = None, **new: Any) -> Session:
@@ -359,7 +360,6 @@ class Conversations:
         options: PromptOptions | None = None,
         *,
         on_event: Callable[[RunEvent], None] | None = None,
-        on_turn: Callable[[Turn], None] | None = None,
     ) -> RunResult:
         """The next turn of conversation ``name``; events go to ``on_event`` as they happen.
 
@@ -383,20 +383,20 @@ class Conversations:
                 remaining = max(0.0, options.wait_timeout - (loop.time() - started))
             record, plan = await self._claim(store, name, options.wait, remaining)
             try:
-                result = await self._run_turn(store, record, plan, text, options, on_event, on_turn)
+                result, capabilities = await self._run_turn(
+                    store, record, plan, text, options, on_event
+                )
             except BaseException:
                 self._end_turn_after_abort(store, name)
                 raise
-            finally:
-                self._turns.pop(name, None)
             status: ConversationStatus = (
                 "RECOVERY_REQUIRED" if result.status == "RECOVERY_REQUIRED" else "IDLE"
             )
-            store.finish_conversation_turn(
+            store.release_conversation(
                 name,
                 status,
                 provider_session_id=result.provider_session_id,
-                capabilities=self._capabilities(result.run_id),
+                capabilities=capabilities,
             )
             return result
 
@@ -406,21 +406,35 @@ class Conversations:
         """:meth:`prompt`, as an async iterator of its events; the last is ``result``. A
         refusal before the turn (busy, closed...) is raised from the iterator.
 
-        Cancellation: closing the iterator early cancels the prompt (see :meth:`prompt`)."""
-        events = iterate_events(lambda emit: self.prompt(name, text, options, on_event=emit))
+        Cancellation: closing the iterator early interrupts the turn as :meth:`cancel` does
+        (session/cancel and the interrupt deadline) and waits for it to settle; a prompt still
+        waiting for its turn is withdrawn (nothing was sent for it)."""
+        events = iterate_events(
+            lambda emit: self.prompt(name, text, options, on_event=emit),
+            stop=lambda: self.cancel(name, EVENTS_CLOSED),
+        )
         async with contextlib.aclosing(events):  # closed at once with this iterator
             async for event in events:
                 yield event
 
-    def cancel(self, name: str) -> bool:
+    def cancel(self, name: str, reason: str = "user") -> bool:
         """Interrupt the running turn of ``name`` in this process (session/cancel, then the
-        interrupt deadline); False when no turn of it runs here. Not a coroutine: it only
-        asks, and the prompt's caller sees the outcome."""
-        turn = self._turns.get(name)
-        if turn is None:
-            return False
-        turn.interrupt("user")
-        return True
+        interrupt deadline; see :meth:`Run.interrupt <baton.runtime.run.Run.interrupt>`);
+        False when no run of it runs here. Not a coroutine: it only asks, and the prompt's
+        caller sees the outcome."""
+        run = self.running(name)
+        return run is not None and run.interrupt_nowait(reason)
+
+    def running(self, name: str) -> RunningRun | None:
+        """The run of ``name``'s turn while it runs in this process (from the runtime's run
+        table: the conversation's record names its active run)."""
+        if not self.runtime.opened:
+            return None
+        with contextlib.suppress(BatonError):
+            run_id = self.runtime.store.get_conversation(name).active_run_id
+            if run_id is not None:
+                return self.runtime.runs.get(run_id)
+        return None
 
     # --- closing -------------------------------------------------------------------------
 
@@ -457,21 +471,11 @@ class Conversations:
             store.claim_conversation(name)
         except StoreConflict:
             raise busy_error(store.get_conversation(name), None) from None
-        lane, kept = attached
-        note = "closed locally; the agent does not advertise session/close, so it keeps it"
+        note = "closed locally; session/close was not confirmed"
         try:
-            if lane.client is not None and lane.client.capabilities.session_close:
-                note = "closed locally; session/close was not confirmed"
-                await lane.client.close_session(kept.provider_id)
-                note = "closed with session/close"
-        except BatonError as exc:
-            note = f"closed locally; session/close failed: {exc.code}"
+            note = await self.runtime.close_kept_session(attached.provider_id)
         finally:
-            lane.release(kept.provider_id)
-            if self.runtime.recorder is not None:
-                with contextlib.suppress(BatonError):
-                    self.runtime.recorder.session_state(kept.session_id, "CLOSED")
-            record = store.finish_conversation_turn(name, "CLOSED", note=note)
+            record = store.release_conversation(name, "CLOSED", note=note)
         return record
 
     async def remove(self, name: str) -> None:
@@ -482,7 +486,7 @@ class Conversations:
         await self.refuse_other_host(name)
         attached = self._attached(store.get_conversation(name))
         if attached is not None:
-            attached[0].release(attached[1].provider_id)
+            self.runtime.release_kept_session(attached.provider_id)
         store.delete_conversation(name)
 
     # --- controls ------------------------------------------------------------------------
@@ -535,8 +539,9 @@ class Conversations:
         text: str,
         options: PromptOptions,
         on_event: Callable[[RunEvent], None] | None,
-        on_turn: Callable[[Turn], None] | None,
-    ) -> RunResult:
+    ) -> tuple[RunResult, dict[str, bool] | None]:
+        """The turn's run, from its start to its result; with the session capabilities its
+        agent advertised (None when its process no longer runs)."""
         settings = record.settings
         command = record.agent_command
         request = RunRequest(
@@ -552,25 +557,16 @@ class Conversations:
             effort=settings.get("effort"),
             config=dict(settings.get("config") or {}),
             tools_file=options.tools_file,
-            idle_timeout=options.idle_timeout,
-            timeout=options.timeout,
+            budget=options.budget,
             attachments=tuple(options.attachments),
             attach_session=None if plan.method == "session/new" else plan.provider_session_id,
             keep_session=True,
         )
-        sink = on_event or (lambda _event: None)
-
-        def emit(event: RunEvent) -> None:
-            if event.type == "run_started":
-                store.attach_conversation_run(record.name, event.run_id)
-            sink(event)
-
-        def turn_started(turn: Turn) -> None:
-            self._turns[record.name] = turn
-            if on_turn is not None:
-                on_turn(turn)
-
-        return await self.runtime.run(request, on_event=emit, on_turn=turn_started)
+        run = await self.runtime.start(request, on_event=on_event or (lambda _event: None))
+        store.attach_conversation_run(record.name, run.id)
+        result = await run.result_or_abandon()
+        capabilities = run.capabilities
+        return result, recorded_capabilities(capabilities) if capabilities is not None else None
 
     def _end_turn_after_abort(self, store: Store, name: str) -> None:
         """End this process's claim after the turn raised or was cancelled: RECOVERY_REQUIRED
@@ -579,7 +575,7 @@ class Conversations:
             record = store.get_conversation(name)
             run = store.find_run(record.active_run_id) if record.active_run_id else None
             unsettled = run is not None and run.status not in FINAL_RUN_STATUSES
-            store.finish_conversation_turn(name, "RECOVERY_REQUIRED" if unsettled else "IDLE")
+            store.release_conversation(name, "RECOVERY_REQUIRED" if unsettled else "IDLE")
 
     def _recovery_run(self, store: Store, name: str) -> str | None:
         for run in reversed(store.conversation_runs(name)):
@@ -587,37 +583,19 @@ class Conversations:
                 return run.id
         return None
 
-    def _capabilities(self, run_id: str) -> dict[str, bool] | None:
-        """The session capabilities the agent of ``run_id`` advertised, while its lane runs."""
-        store = self.runtime.store
-        run = store.find_run(run_id) if store is not None else None
-        if run is None or run.server_instance_id is None:
-            return None
-        for lane in self.runtime.lanes.values():
-            if lane.server_id == run.server_instance_id and lane.client is not None:
-                return recorded_capabilities(lane.client.capabilities)
-        return None
-
-    def _attached(self, record: Conversation) -> tuple[Lane, LaneSession] | None:
-        """The lane and kept session of ``record``'s provider session in this process."""
+    def _attached(self, record: Conversation) -> LaneSession | None:
+        """The kept session of ``record``'s provider session in this process."""
         provider_id = record.provider_session_id
-        if provider_id is None:
-            return None
-        for lane in self.runtime.lanes.values():
-            kept = lane.sessions.get(provider_id)
-            if kept is not None and lane.running:
-                return lane, kept
-        return None
+        return self.runtime.kept_session(provider_id) if provider_id is not None else None
 
     def _kept_id(self, name: str) -> str:
-        store = self.runtime.store
-        record = store.get_conversation(name) if store is not None else None
+        record = self.runtime.store.get_conversation(name) if self.runtime.opened else None
         attached = self._attached(record) if record is not None else None
         if attached is None:
             raise ConfigurationError(
                 f"session {name} is not attached in this process; prompt it here first"
             )
-        return attached[1].session_id
+        return attached.session_id
 
 
 class Session:

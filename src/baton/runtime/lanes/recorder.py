@@ -8,7 +8,7 @@ swallowed here: the caller decides whether an outcome became ambiguous.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 from baton.journal import JournalRef, SecretValues
 from baton.runtime.agents.launch import LaunchSpec
@@ -17,6 +17,10 @@ from baton.store import InteractionState, NewItem, Store, StoreConflict
 from baton.store.models import RunStatus
 from baton.store.outage import status_written, until_stored
 from baton.wire.session_state import SessionState
+
+#: The observation payload key of the launch form an ad-hoc run recorded (read back by
+#: `baton recover --attach` to start the same agent again).
+LAUNCH_KEY: Final = "launch"
 
 
 def _ref(value: object) -> JournalRef | None:
@@ -126,6 +130,16 @@ class Recorder:
             session_id=session_id,
             run_id=run_id,
             journal_ref=_ref(ref),
+        )
+
+    async def launch_form(self, run_id: str, command: str, env_keys: Sequence[str]) -> None:
+        """An ad-hoc agent's launch (its command, redacted by the caller, and the names of
+        the environment keys passed through): a BATON_RESOLUTION on the run whose payload is
+        ``{"launch": {"command", "envKeys"}}``."""
+        await self.store.record_observation(
+            "BATON_RESOLUTION",
+            {LAUNCH_KEY: {"command": command, "envKeys": list(env_keys)}},
+            run_id=run_id,
         )
 
     def session_state(self, session_id: str, state: str) -> None:

@@ -42,6 +42,9 @@ class AskPrompt:
     offered: tuple[PermissionOption, ...]
     local: LocalDecision
     reason: str
+    #: The run whose turn asks (None only for a question asked outside a run, as in tests):
+    #: a surface that shows several runs' questions names the run with it.
+    run_id: str | None = None
 
 
 # Stable answer codes (they appear in interaction records).

@@ -72,6 +72,15 @@ class ElicitationReply:
         return cls(action, None, reason_code, reason)
 
 
+@dataclass(frozen=True, slots=True)
+class ElicitationPrompt:
+    """What an elicitor is asked: the agent's request, and the run whose turn asks (None
+    only outside a run, as in tests)."""
+
+    request: ElicitationRequest
+    run_id: str | None = None
+
+
 class Elicitor(Protocol):
     """Someone who can answer elicitations: which modes they offer, and how they ask."""
 
@@ -80,7 +89,7 @@ class Elicitor(Protocol):
         """The modes advertised in ``initialize`` for lanes of this runtime."""
         ...
 
-    async def ask(self, request: ElicitationRequest) -> ElicitationReply:
+    async def ask(self, prompt: ElicitationPrompt) -> ElicitationReply:
         """Ask and wait for the answer. Cancellation: the waiting is abandoned (the caller then
         answers ``cancel``)."""
         ...
@@ -145,13 +154,14 @@ async def settle_elicitation(
     *,
     cancelling: bool = False,
     advertised: ElicitationOffer | None = None,
+    run_id: str | None = None,
 ) -> ElicitationOutcome:
     """Decide the answer to one ``elicitation/create`` (see the module docstring).
 
     ``elicitor`` answers for the run (None: nobody does); ``advertised`` is what the agent's
     connection was offered at ``initialize`` (default: the elicitor's offer). A mode not
     advertised is ``mode_not_offered``; an advertised one with nobody to answer for this run is
-    ``no_answerer``. Cancellation: the elicitor's wait is cancelled with the caller (the caller
+    ``no_answerer``. ``run_id``: the asking run's, carried by the question. Cancellation: the elicitor's wait is cancelled with the caller (the caller
     answers :func:`withdraw_elicitation`)."""
     try:
         request = parse_elicitation_request(params)
@@ -192,7 +202,7 @@ async def settle_elicitation(
         return _outcome(
             cancel_answer(), request, TURN_CANCELLED, "the turn is being cancelled", "baton"
         )
-    reply = await elicitor.ask(request)
+    reply = await elicitor.ask(ElicitationPrompt(request, run_id))
     if reply.reason_code is not None:
         answer = cancel_answer() if reply.action == "cancel" else decline_answer()
         return _outcome(answer, request, reply.reason_code, reply.reason or "", "baton")

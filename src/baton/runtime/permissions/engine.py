@@ -96,9 +96,11 @@ async def settle(
     asker: Asker,
     clock: BudgetClock | None,
     now: Callable[[], float] | None = None,
+    run_id: str | None = None,
 ) -> Resolution:
     """Decide one request. ``clock`` is the running turn budget (``None``: unbounded) and
-    ``now`` reads its clock (the event loop's by default). Cancellation propagates: a caller
+    ``now`` reads its clock (the event loop's by default); ``run_id`` is the asking run's,
+    carried by the question (:class:`AskPrompt`). Cancellation propagates: a caller
     that cancels a pending decision (session/cancel) answers it with :func:`refuse`."""
     policy = settings.policy
     options = params.get("options") if isinstance(params, Mapping) else None
@@ -147,7 +149,9 @@ async def settle(
         choice, chosen_by = decision.option.option_id, "policy"
         code, reason = POLICY_SELECTED, decision.reason
     else:
-        prompt = AskPrompt(request, correlated, decision.offered, local, decision.reason)
+        prompt = AskPrompt(
+            request, correlated, decision.offered, local, decision.reason, run_id=run_id
+        )
         if clock is None:
             answer = await ask_within(asker, prompt, None)
         else:

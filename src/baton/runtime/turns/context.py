@@ -18,7 +18,7 @@ from baton.runtime.permissions.elicitations import Elicitor
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.turns.events import RunEvent, RunEventType
 from baton.runtime.turns.request import RunRequest
-from baton.runtime.turns.turn import Turn
+from baton.runtime.turns.slot import TurnSlot
 from baton.wire.budget import BudgetClock
 from baton.wire.mcp import ToolDeclarations
 
@@ -44,8 +44,8 @@ class RunContext:
     setup_clock: BudgetClock | None
     #: Where the run's events go (redacted by the front).
     emit: Emit
-    #: Called with the turn once it exists (a caller's handle to interrupt it).
-    on_turn: Callable[[Turn], None] | None = None
+    #: Where the run's turn is reachable while it runs (its handle interrupts it there).
+    slot: TurnSlot
     #: Who answers this run's elicitations (None: nobody; the lane it starts offers none).
     elicitor: Elicitor | None = None
     #: The run's warnings so far (``{code, message}``), in the order :meth:`warn` said them;

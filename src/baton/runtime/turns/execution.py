@@ -5,15 +5,15 @@ Cancellation: cancelling :func:`execute_turn` while the prompt is outstanding ab
 turn without sending session/cancel (``Turn.interrupt`` is the clean stop): the prompt may
 still be running, so the run is recorded RECOVERY_REQUIRED (``CALLER_CANCELLED``) and its
 session released, in a shielded step that a second cancellation does not cut short; then the
-cancellation propagates. The turn leaves the registry and its session's ``active`` slot
-either way.
+cancellation propagates. The turn leaves the run's :class:`~baton.runtime.turns.slot.TurnSlot`
+and its session's ``active`` slot either way.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Coroutine, MutableSet, Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
 from baton.connection.client import AcpClient
@@ -38,11 +38,10 @@ async def execute_turn(
     asker: Asker,
     memory: StreamMemory,
     interrupt_timeout: float,
-    registry: MutableSet[Turn],
 ) -> TurnOutcome:
     """Run the prompt ``blocks`` as ``ctx``'s turn; record its outcome and release (or keep)
-    the session. ``registry`` holds the turn while it runs (the runtime tells the turns of a
-    quarantined lane that they are lost)."""
+    the session. The run's slot (``ctx.slot``) holds the turn while it runs: the run's handle
+    interrupts it there, and the runtime tells it there that its lane was quarantined."""
     spec, request = ctx.spec, ctx.request
     permissions = PermissionSettings(
         policy=ctx.policy,
@@ -68,17 +67,16 @@ async def execute_turn(
         emit=ctx.emit,
         interrupt_timeout=interrupt_timeout,
     )
-    registry.add(turn)
-    if ctx.on_turn is not None:
-        ctx.on_turn(turn)
+    ctx.slot.hold(turn)
     try:
         outcome = await turn.execute(blocks, profile_mapped=profile_mapped)
     except asyncio.CancelledError:
         if turn.abandoned is not None:
             await _shielded(_settle(ctx, client, session, turn.abandoned))
+            ctx.slot.abandoned = turn.abandoned
         raise
     finally:
-        registry.discard(turn)
+        ctx.slot.release()
     await _settle(ctx, client, session, outcome)
     return outcome
 

@@ -106,11 +106,11 @@ class LiveUpdates:
 
     def on_prompt_answer(self, result: object) -> None:
         """v1: read the end-of-turn usage of the ``session/prompt`` answer, if it carries any
-        (:meth:`on_turn_usage`)."""
+        (:meth:`record_turn_usage`)."""
         usage = result.get("usage") if isinstance(result, Mapping) else None
-        self.on_turn_usage(parse_turn_usage(usage))
+        self.record_turn_usage(parse_turn_usage(usage))
 
-    def on_turn_usage(self, turn: TurnUsage | None) -> None:
+    def record_turn_usage(self, turn: TurnUsage | None) -> None:
         """The end-of-turn usage (v1's prompt answer, v2's ending ``idle`` state), once per
         turn: a ``usage`` event with the last context usage, when there was one. None (not
         reported) changes nothing."""

@@ -15,9 +15,8 @@ from collections.abc import Awaitable, Callable
 
 from baton.errors import BatonError
 from baton.runtime.permissions.ask import AskAnswer, Asker, AskPrompt, NoUserAsker
-from baton.runtime.permissions.elicitations import ElicitationReply, Elicitor
+from baton.runtime.permissions.elicitations import ElicitationPrompt, ElicitationReply, Elicitor
 from baton.wire.capabilities import ElicitationOffer
-from baton.wire.elicitation import ElicitationRequest
 
 #: Writes a run's count of open questions (the recorder's ``pending_questions``).
 CountWriter = Callable[[str, int], Awaitable[None]]
@@ -84,11 +83,11 @@ class _CountingElicitor:
         """The inner elicitor's offer."""
         return self._inner.offer
 
-    async def ask(self, request: ElicitationRequest) -> ElicitationReply:
+    async def ask(self, prompt: ElicitationPrompt) -> ElicitationReply:
         """Ask through the inner elicitor; cancellation: as the inner elicitor's, and the
         question is counted closed either way."""
         await self._questions.opened()
         try:
-            return await self._inner.ask(request)
+            return await self._inner.ask(prompt)
         finally:
             await self._questions.closed()

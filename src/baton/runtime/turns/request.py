@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from baton.runtime.permissions.policies import ExecutionSettings, PolicyName
-from baton.wire.budget import BoundSetting
+from baton.wire.budget import TurnBudget
 from baton.wire.version import ProtocolChoice
 
 
@@ -31,11 +31,11 @@ class RunRequest:
     effort: str | None = None
     config: Mapping[str, str] = field(default_factory=dict)
     tools_file: str | None = None
-    #: The turn's idle bound: seconds, ``"off"``, or None for the profile's, the config
-    #: file's, else the default (``baton.wire.budget.DEFAULT_IDLE_TIMEOUT_SECONDS``, 600 s).
-    idle_timeout: BoundSetting = None
-    #: The turn's absolute bound in seconds (None: none).
-    timeout: float | None = None
+    #: The turn's bounds: ``idle`` in seconds, ``"off"``, or None for the profile's, the
+    #: config file's, else the default (``baton.wire.budget.DEFAULT_IDLE_TIMEOUT_SECONDS``,
+    #: 600 s); ``absolute`` in seconds (None: none). Setup runs within it too when it sets
+    #: either bound.
+    budget: TurnBudget = field(default_factory=TurnBudget)
     attachments: Sequence[str] = ()
     execution: ExecutionSettings = field(default_factory=ExecutionSettings)
     #: The process lane: ``default``, or ``review`` (grok's read-only sandboxed process).

@@ -23,7 +23,6 @@ from baton.errors import (
     BatonError,
     BudgetExpired,
     ProtocolError,
-    StoreUnavailable,
     TransportClosed,
 )
 from baton.redaction import redact_json
@@ -39,6 +38,7 @@ from baton.runtime.permissions.elicitations import (
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
 from baton.runtime.permissions.records import TURN_CANCELLED
 from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.item_writes import ItemWrites
 from baton.runtime.turns.live_updates import LiveUpdates
 from baton.runtime.turns.outcome import TurnOutcome
 from baton.runtime.turns.phase import (
@@ -48,6 +48,7 @@ from baton.runtime.turns.phase import (
     TurnPhase,
     TurnPhases,
 )
+from baton.runtime.turns.projection import UpdateProjection, permission_view
 from baton.runtime.turns.questions import OpenQuestions
 from baton.runtime.turns.streaming import (
     STREAM_OUTPUT_FLUSH_SECONDS,
@@ -57,41 +58,20 @@ from baton.runtime.turns.streaming import (
     RunBuffer,
     StreamMemory,
 )
-from baton.store import NewItem
-from baton.store.outage import until_stored
-from baton.wire.bounded import bounded, bounded_text
 from baton.wire.budget import BudgetClock
 from baton.wire.codec import PromptAck, SessionActivity, parse_state_update
 from baton.wire.extensions import claude as claude_extension
 from baton.wire.jsonrpc import AUTH_REQUIRED
-from baton.wire.session_state import parse_config_options
 from baton.wire.stop import PromptResult, StopReason
-from baton.wire.toolcalls import tool_command, tool_diff_stats, tool_name, tool_paths
 
 #: How long Baton waits for a ``cancelled`` answer after session/cancel (seconds).
 INTERRUPT_COMPLETION_TIMEOUT_SECONDS: Final = 15.0
-
-#: Attempts at writing materialized output after an ordinary failure (an ambiguous one is
-#: never retried).
-MAX_STREAM_OUTPUT_APPEND_ATTEMPTS: Final = 3
-#: Most materialized items a turn holds while a shared store is unreachable (the append is
-#: repeated once it answers, skipping what a cut-off try stored): bounds the memory an
-#: outage costs a streaming turn; past it the output counts as not recorded (as today).
-MAX_ITEMS_HELD_FOR_STORE: Final = 1_000
 
 #: Agent-provided diagnostic text kept on a failed run.
 MAX_PROVIDER_DIAGNOSTIC_CHARS: Final = 512
 
 #: The run's text kept in memory for the result (the full text is in the store's items).
 MAX_RESULT_TEXT_CHARS: Final = 64 * 1024
-
-#: Diff items of one tool call whose text a tool-call view carries (``diff.changes``), so an
-#: event or item stays small however many files one call edits.
-MAX_VIEW_DIFF_FILES: Final = 8
-#: Characters of one side (old or new) of a diff a view carries. A longer side is left out
-#: whole (``truncated``), never cut: a cut could leave the head of a credential too short for
-#: any redaction rule. The full content stays in the protected journal.
-MAX_VIEW_DIFF_TEXT_CHARS: Final = 64 * 1024
 
 #: The run error code of a turn whose caller cancelled it while the prompt was outstanding.
 CALLER_CANCELLED: Final = "CALLER_CANCELLED"
@@ -106,24 +86,6 @@ PromptEnd = PromptResult | SessionActivity
 
 #: Characters of the agent's unknown stop reason quoted in the run's message.
 MAX_STOP_REASON_QUOTE_CHARS: Final = 80
-
-# What the compact views of agent data keep (every view is also within the projection bounds
-# of baton.wire.bounded): enough to show and to search, never the whole payload (that is in
-# the protected journal).
-#: Characters of a tool call's title.
-MAX_TOOL_TITLE_CHARS: Final = 512
-#: Characters of a tool call's command line.
-MAX_TOOL_COMMAND_CHARS: Final = 1024
-#: Paths of one tool call.
-MAX_TOOL_PATHS: Final = 16
-#: Characters of a diff item's path.
-MAX_TOOL_PATH_CHARS: Final = 1024
-#: Entries of a plan.
-MAX_PLAN_ENTRIES: Final = 64
-#: Command names of an available_commands_update.
-MAX_COMMAND_NAMES: Final = 64
-#: Characters of a mode id, a session title or a command name.
-MAX_NAME_CHARS: Final = 1024
 
 Emit = Callable[[RunEvent], None]
 
@@ -164,7 +126,6 @@ class Turn:
         self.interrupt_timeout = interrupt_timeout
         self.generation = lane.generation
         self._loop = loop
-        self._items: list[Item] = []
         self._text_parts: list[str] = []
         self._text_len = 0
         self.buffer = RunBuffer(
@@ -175,14 +136,21 @@ class Turn:
             memory=memory,
             secrets=lane.secrets,
         )
-        self.tool_calls: dict[str, dict[str, Any]] = {}
-        #: toolCallId -> its parent tool call (claude profile only: the subagent link).
-        self.tool_parents: dict[str, str] = {}
-        self._reads_parents = claude_extension.EXTENSION in lane.spec.extensions
-        self.plan: list[Any] | None = None
         #: Usage, notices and compactions (events as they arrive, items at the end).
         self.live = LiveUpdates(
             run_id, self.emit, lane.redact, lambda: self.buffer.flush_output(release=True)
+        )
+        #: What the other updates show: tool calls, plan, modes, config... (events and items).
+        self.projection = UpdateProjection(
+            run_id=run_id,
+            tracker=session.tracker,
+            client=client,
+            provider_id=session.provider_id,
+            emit=self.emit,
+            redact=lane.redact,
+            flush=lambda: self.buffer.flush_output(release=True),
+            live=self.live,
+            reads_parents=claude_extension.EXTENSION in lane.spec.extensions,
         )
         self.permission_log: list[dict[str, Any]] = []
         #: Open permission and elicitation questions: an interrupt (after session/cancel), the
@@ -199,10 +167,14 @@ class Turn:
         self._request_id: int | None = None
         #: The outcome of a turn whose caller cancelled :meth:`execute`, else None.
         self.abandoned: TurnOutcome | None = None
-        self._append_failed: str | None = None
-        #: Items of this run the store holds (this turn is their one writer): what makes an
-        #: append cut off by a shared store's outage safe to repeat.
-        self._items_stored = 0
+        #: The run's items on their way to the store (this turn is their one writer).
+        self.writes = ItemWrites(
+            run_id,
+            recorder,
+            on_failure=lambda: self._loop.create_task(
+                lane.quarantine("materialized output could not be recorded", self.generation)
+            ),
+        )
         #: v2: the prompt's acknowledgement, and the ``idle`` state that ends the turn.
         self._ack: PromptAck | None = None
         self._prompt_sent = False
@@ -223,7 +195,7 @@ class Turn:
             )
 
     def _materialized(self, items: list[Item]) -> None:
-        self._items.extend(items)
+        self.writes.hold(items)
         for item in items:
             self.emit(
                 RunEvent(
@@ -232,10 +204,10 @@ class Turn:
                     {"kind": item.kind, "coalescedEvents": item.coalesced_events},
                 )
             )
-        if self._items and self.phases.current in STREAMING_PHASES:
+        if self.phases.current in STREAMING_PHASES:
             # A memory bound evicted a part mid-turn: write it now (at the end, FINISHING
             # writes every item in one batch).
-            self._write_items()
+            self.writes.write()
 
     @property
     def phase(self) -> TurnPhase:
@@ -278,77 +250,11 @@ class Turn:
             add_texts(text_kind, texts, text_message)
 
     def _on_other_update(self, kind: object, update: dict[str, Any]) -> None:
-        """A session/update that is not a text delta."""
+        """A session/update that is not a text delta: v2's state here, the rest projected."""
         if kind == "state_update":
             self._on_state(update)
             return
-        if kind in ("tool_call", "tool_call_update"):
-            tool_call_id = update.get("toolCallId")
-            if not isinstance(tool_call_id, str):
-                return
-            tool_state = self.session.tracker.get(tool_call_id) or dict(update)
-            self.tool_calls[tool_call_id] = tool_state
-            if self._reads_parents and tool_call_id not in self.tool_parents:
-                parent = claude_extension.parent_tool_use_id(update)
-                if parent is not None and parent != tool_call_id:
-                    self.tool_parents[tool_call_id] = parent
-            self.buffer.flush_output(release=True)
-            self.emit(RunEvent("tool_call", self.run_id, self._tool_view(tool_state)))
-            return
-        if kind == "plan":
-            entries = update.get("entries")
-            self.plan = entries if isinstance(entries, list) else []
-            self.buffer.flush_output(release=True)
-            self.emit(RunEvent("plan", self.run_id, {"entries": plan_view(self.plan)}))
-            return
-        if self.live.handle(kind, update):
-            return
-        if kind == "current_mode_update":
-            mode_id = update.get("currentModeId")
-            if isinstance(mode_id, str):
-                with contextlib.suppress(BatonError):
-                    state = self.client.session_state(self.session.provider_id)
-                    if state.modes is not None and mode_id in state.modes.ids():
-                        self.client.update_session_state(
-                            self.session.provider_id, state.with_current_mode(mode_id)
-                        )
-                self.emit(
-                    RunEvent("mode", self.run_id, {"modeId": bounded_text(mode_id, MAX_NAME_CHARS)})
-                )
-            return
-        if kind == "config_option_update":
-            options, _ignored = parse_config_options(update.get("configOptions"))
-            if options:
-                with contextlib.suppress(BatonError):
-                    state = self.client.session_state(self.session.provider_id)
-                    self.client.update_session_state(
-                        self.session.provider_id, state.with_config_options(options)
-                    )
-            self.emit(
-                RunEvent(
-                    "config",
-                    self.run_id,
-                    {
-                        "configOptions": bounded(
-                            [{"id": o.id, "currentValue": o.current_value} for o in options]
-                        )
-                    },
-                )
-            )
-            return
-        if kind == "session_info_update":
-            title = update.get("title")
-            if isinstance(title, str):
-                # Redacted whole, then cut (as every view: see tool_call_view).
-                shown = bounded_text(self.lane.redact(title), MAX_NAME_CHARS)
-                self.emit(RunEvent("session_info", self.run_id, {"title": shown}))
-            return
-        if kind == "available_commands_update":
-            commands = update.get("availableCommands")
-            names = _command_names(commands)
-            self.emit(RunEvent("commands", self.run_id, {"commands": names}))
-            return
-        # Everything else is journal-only telemetry.
+        self.projection.project(kind, update)
 
     def _on_state(self, update: dict[str, Any]) -> None:
         """v2: a session state. ``running`` and ``requires_action`` are shown; the first
@@ -362,7 +268,7 @@ class Turn:
             self._idle_event.set()
             self.buffer.flush_output()
             # Only the idle that ends this turn counts: a repeated snapshot is not more usage.
-            self.live.on_turn_usage(activity.usage)
+            self.live.record_turn_usage(activity.usage)
             self._answered()
 
     # --- permissions -----------------------------------------------------------------------
@@ -386,6 +292,7 @@ class Turn:
                     settings=self.permissions,
                     asker=self.asker,
                     clock=self.clock,
+                    run_id=self.run_id,
                 )
             )
             self._pending.add(task)
@@ -403,22 +310,7 @@ class Turn:
                 )
             finally:
                 self._pending.discard(task)
-        record = resolution.record.to_json(self.lane.secrets)
-        view = bounded(
-            {
-                "toolCallId": record.get("toolCallId"),
-                "toolName": record.get("toolName"),
-                "options": [
-                    {"optionId": o.get("optionId"), "name": o.get("name"), "kind": o.get("kind")}
-                    for o in record.get("options", [])
-                ],
-                "outcome": "selected" if record.get("choice") is not None else "cancelled",
-                "optionId": record.get("choice"),
-                "chosenBy": record.get("chosenBy"),
-                "reasonCode": record.get("reasonCode"),
-                "reason": self.lane.redact(str(record.get("reason") or "")),
-            }
-        )
+        view = permission_view(resolution.record.to_json(self.lane.secrets), self.lane.redact)
         # Written (its request's journal record flushed first) before the answer is sent.
         await self.recorder.interaction(
             self.session.session_id, self.run_id, resolution, request.ref, self.lane.secrets
@@ -440,6 +332,7 @@ class Turn:
                 self.elicitor,
                 cancelling=self.phases.current in REFUSING_PHASES,
                 advertised=self.lane.advertised,
+                run_id=self.run_id,
             )
         )
         self._pending.add(task)
@@ -523,10 +416,9 @@ class Turn:
             self.session.active = None
         self.phases.enter(TurnPhase.FINISHING)
         self._collect_items()
-        if not self._write_items():
-            await self._write_items_after_outage()
-        self._mark_output_unrecorded(outcome)
-        outcome.tool_calls = len(self.tool_calls)
+        await self.writes.write_waiting_out_outage()
+        self.writes.mark_unrecorded(outcome)
+        outcome.tool_calls = len(self.projection.tool_calls)
         outcome.permissions = self.permission_log
         outcome.text = "".join(self._text_parts)
         outcome.usage = self.live.usage_view()
@@ -556,8 +448,10 @@ class Turn:
             ),
         )
         self.phases.enter(TurnPhase.FINISHING)
-        self._finish_items(outcome)
-        outcome.tool_calls = len(self.tool_calls)
+        self._collect_items()
+        self.writes.write_now()
+        self.writes.mark_unrecorded(outcome)
+        outcome.tool_calls = len(self.projection.tool_calls)
         outcome.permissions = self.permission_log
         outcome.text = "".join(self._text_parts)
         self.phases.enter(TurnPhase.FINISHED)
@@ -827,6 +721,10 @@ class Turn:
                     if bound is not None:
                         outcome.error_code = "BUDGET_EXPIRED"
                         outcome.message = bound.message
+                    else:
+                        outcome.message = (
+                            f"interrupted ({by}): the agent answered session/cancel with cancelled"
+                        )
                 return outcome
             return await self._lost_outcome(self._lost)
         finally:
@@ -838,90 +736,12 @@ class Turn:
 
     # --- items -----------------------------------------------------------------------------
 
-    def _finish_items(self, outcome: TurnOutcome) -> None:
-        """The turn's last items, written now (the abandoned turn's path: no waiting)."""
-        self._collect_items()
-        if not self._write_items():
-            self._output_not_recorded("the store could not be reached")
-        self._mark_output_unrecorded(outcome)
-
     def _collect_items(self) -> None:
+        """The turn's last items: the buffer's rest, tool calls, plan, usage and notices."""
         self.buffer.close()
-        for tool_state in self.tool_calls.values():
-            self._items.append(Item("tool_call", self._tool_view(tool_state)))
-        if self.plan is not None:
-            self._items.append(Item("plan", {"entries": plan_view(self.plan)}))
-        self._items.extend(self.live.items())
-
-    def _mark_output_unrecorded(self, outcome: TurnOutcome) -> None:
-        if self._append_failed is not None and outcome.status != "RECOVERY_REQUIRED":
-            outcome.status = "RECOVERY_REQUIRED"
-            outcome.error_code = "OUTPUT_APPEND_FAILED"
-            outcome.recovery_reason = self._append_failed
-
-    async def _write_items_after_outage(self) -> None:
-        """The store went away while the last items were written: try again once it answers
-        (bounded, :func:`baton.store.outage.until_stored`); the append skips what a cut-off
-        try stored."""
-
-        async def write() -> None:
-            if not self._write_items():
-                raise StoreUnavailable("the run's output could not be written")
-
-        try:
-            await until_stored(write)
-        except StoreUnavailable:
-            self._output_not_recorded("the store could not be reached")
-
-    def _tool_view(self, tool_state: dict[str, Any]) -> dict[str, Any]:
-        view = tool_call_view(tool_state, self.lane.redact)
-        parent = self.tool_parents.get(str(tool_state.get("toolCallId")))
-        if parent is not None:
-            view["parentToolCallId"] = parent
-        return view
-
-    def _write_items(self) -> bool:
-        """Write the items not yet stored. False when a shared store could not be reached:
-        they stay held (up to MAX_ITEMS_HELD_FOR_STORE) for a later try, which skips those a
-        cut-off try stored. Any other failure is final (see ``_output_not_recorded``)."""
-        if not self._items or self._append_failed is not None:
-            return True
-        batch = [NewItem(i.kind, i.content, i.coalesced_events) for i in self._items]
-        for attempt in range(1, MAX_STREAM_OUTPUT_APPEND_ATTEMPTS + 1):
-            try:
-                self.recorder.items(self.run_id, batch, after=self._items_stored)
-            except StoreUnavailable as exc:
-                if len(self._items) <= MAX_ITEMS_HELD_FOR_STORE:
-                    return False
-                self._output_not_recorded(f"writing output had an unknown outcome: {exc.code}")
-                return True
-            except sqlite3.OperationalError as exc:
-                # Rolled back: an ordinary failure, retried.
-                if attempt == MAX_STREAM_OUTPUT_APPEND_ATTEMPTS:
-                    self._output_not_recorded(f"writing output failed {attempt} times: {exc}")
-                    return True
-                continue
-            except Exception as exc:  # the outcome of the write is unknown: never retried
-                self._output_not_recorded(
-                    f"writing output had an unknown outcome: {type(exc).__name__}"
-                )
-                return True
-            self._items_stored += len(batch)
-            self._items = []
-            return True
-        return True  # pragma: no cover - every attempt returns
-
-    def _output_not_recorded(self, reason: str) -> None:
-        """The output cannot be recorded: the retained items are discarded and the
-        generation quarantined; the turn's outcome becomes RECOVERY_REQUIRED."""
-        self._append_failed = reason
-        self._items = []
-        self._spawn_quarantine()
-
-    def _spawn_quarantine(self) -> None:
-        self._loop.create_task(
-            self.lane.quarantine("materialized output could not be recorded", self.generation)
-        )
+        views = self.projection.item_views()
+        self.writes.hold([Item(kind, content) for kind, content in views])
+        self.writes.hold(self.live.items())
 
 
 async def _stop_waiting(first: asyncio.Future[Any] | None) -> asyncio.Future[Any] | None:
@@ -938,116 +758,3 @@ async def _stop_waiting(first: asyncio.Future[Any] | None) -> asyncio.Future[Any
     if first.cancelled() or isinstance(first.exception(), BudgetExpired):
         return None
     return first
-
-
-def tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
-    """The compact, bounded, redacted view of a tool call for events and items (no raw input
-    or output: those stay in the protected journal)."""
-    title = state.get("title")
-    view: dict[str, Any] = {
-        "toolCallId": state.get("toolCallId"),
-        "kind": state.get("kind"),
-        # Redacted whole, then cut: cutting first could leave the head of a credential
-        # too short for any rule to recognise.
-        "title": redact(title)[:MAX_TOOL_TITLE_CHARS] if isinstance(title, str) else None,
-        "status": state.get("status"),
-        "paths": [redact(p) for p in tool_paths(state)[:MAX_TOOL_PATHS]],
-    }
-    name = tool_name(state)
-    if name is not None:
-        view["name"] = redact(name)
-    command = tool_command(state)
-    if command is not None:
-        view["command"] = redact(command)[:MAX_TOOL_COMMAND_CHARS]
-    content = state.get("content")
-    diffs = [
-        c
-        for c in (content if isinstance(content, list) else [])
-        if isinstance(c, dict) and c.get("type") == "diff"
-    ]
-    if diffs:
-        added = removed = files = 0
-        for diff in diffs:
-            if isinstance(diff.get("changes"), list):
-                # A v2 diff: its changes, counted from its git patch.
-                stats = tool_diff_stats({"content": [diff]})
-                files += len(stats)
-                added += sum(s.added for s in stats)
-                removed += sum(s.removed for s in stats)
-                continue
-            files += 1
-            old = _lines(diff.get("oldText"))
-            new = _lines(diff.get("newText"))
-            added += max(len(new) - len(old), 0) if old else len(new)
-            removed += max(len(old) - len(new), 0)
-        # The diff's texts are the inspector's, bounded by their own rule (a side over
-        # MAX_VIEW_DIFF_TEXT_CHARS is left out whole, never cut); everything else of the view
-        # is a bounded projection.
-        bounded_view: dict[str, Any] = bounded(view)
-        bounded_view["diff"] = {
-            "files": files,
-            "added": added,
-            "removed": removed,
-            "changes": [_diff_change(d, redact) for d in diffs[:MAX_VIEW_DIFF_FILES]],
-        }
-        return bounded_view
-    view_only: dict[str, Any] = bounded(view)
-    return view_only
-
-
-def _command_names(commands: object) -> list[str]:
-    """The first :data:`MAX_COMMAND_NAMES` command names of an available_commands_update."""
-    names: list[str] = []
-    for command in commands if isinstance(commands, list) else []:
-        if len(names) >= MAX_COMMAND_NAMES:
-            break
-        if isinstance(command, dict) and isinstance(command.get("name"), str):
-            names.append(bounded_text(command["name"], MAX_NAME_CHARS))
-    return names
-
-
-def _lines(text: object) -> list[str]:
-    """The lines of a diff side (nothing when the agent sent no text there)."""
-    return text.splitlines() if isinstance(text, str) else []
-
-
-def _diff_change(diff: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
-    """One diff item's path and texts, redacted, for the inspector's rendered diff; a side
-    over :data:`MAX_VIEW_DIFF_TEXT_CHARS` (or not a string) is left out and marked."""
-    changes = diff.get("changes")
-    if isinstance(changes, list):
-        # ACP v2: the first changed path, and the git patch (when sent) instead of the texts.
-        first = next((c for c in changes if isinstance(c, dict)), {})
-        path = first.get("path")
-        patch = diff.get("patch")
-        text = patch.get("text") if isinstance(patch, dict) else None
-        fits = not isinstance(text, str) or len(text) <= MAX_VIEW_DIFF_TEXT_CHARS
-        return {
-            "path": redact(path)[:1024] if isinstance(path, str) else None,
-            "oldText": None,
-            "newText": None,
-            "patch": redact(text) if fits and isinstance(text, str) else None,
-            "truncated": not fits,
-        }
-    path = diff.get("path")
-    old, new = diff.get("oldText"), diff.get("newText")
-    sides = [side for side in (old, new) if side is not None]
-    fits = all(isinstance(s, str) and len(s) <= MAX_VIEW_DIFF_TEXT_CHARS for s in sides)
-    return {
-        "path": redact(path)[:MAX_TOOL_PATH_CHARS] if isinstance(path, str) else None,
-        "oldText": redact(old) if fits and isinstance(old, str) else None,
-        "newText": redact(new) if fits and isinstance(new, str) else None,
-        "truncated": not fits,
-    }
-
-
-def plan_view(entries: list[Any]) -> list[dict[str, Any]]:
-    """The plan's entries as events and items show them, bounded."""
-    view: list[dict[str, Any]] = bounded(
-        [
-            {k: e.get(k) for k in ("content", "status", "priority")}
-            for e in entries[:MAX_PLAN_ENTRIES]
-            if isinstance(e, dict)
-        ]
-    )
-    return view
