@@ -305,9 +305,7 @@ class Runtime:
         spec = from_profile(profile, result.selected, self.environ, lane=request.lane)
         if request.protocol is not None:
             # The run's pin, with the profile's v2 declaration (``auto`` offers 2 only there).
-            spec = replace(
-                spec, protocol=request.protocol.declaring_v2(spec.protocol.v2_declared)
-            )
+            spec = replace(spec, protocol=request.protocol.declaring_v2(spec.protocol.v2_declared))
         self._fingerprints[spec.identity] = result.fingerprint
         return spec
 

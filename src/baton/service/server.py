@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 import uvicorn
 
@@ -43,6 +43,7 @@ from baton.service.feeds import FeedBoard, QueueBounds
 from baton.service.guard import HostRule
 from baton.service.launcher import RunLauncher
 from baton.service.limits import DEFAULT_ELICITATION_WAIT_SECONDS, DEFAULT_PERMISSION_WAIT_SECONDS
+from baton.service.pending_questions import WITHDRAWN
 from baton.service.runtime_file import ServiceLock
 from baton.service.tokens import Credentials, token_from
 from baton.store import prepare_data_dir, resolve_data_dir
@@ -123,13 +124,16 @@ def build_service(
 
     def announcer(kind: str) -> Callable[[PendingPermission | PendingElicitation, str], None]:
         """Publish a question's opening (``KIND_request``, its view) and closing
-        (``KIND_closed``, its id) on its run's live feed."""
+        (``KIND_closed``, its id; ``withdrawnByAgent: true`` when the agent cancelled it) on
+        its run's live feed."""
 
         def announce(pending: PendingPermission | PendingElicitation, what: str) -> None:
             feed = feeds.live.get(pending.run_id or "")
             if feed is not None:
                 opened = what == "opened"
-                data = pending.to_json() if opened else {"id": pending.id}
+                data: dict[str, Any] = pending.to_json() if opened else {"id": pending.id}
+                if what == WITHDRAWN:
+                    data["withdrawnByAgent"] = True
                 event = f"{kind}_request" if opened else f"{kind}_closed"
                 feed.publish(RunEvent(event, feed.run_id, data))
 

@@ -254,7 +254,6 @@ def _mislabel_fix(choice: ProtocolChoice) -> str:
     return 'run it with --protocol 1 (or set protocol = "1" in its profile)'
 
 
-
 def negotiate(
     result: object, choice: ProtocolChoice = AUTO_CHOICE
 ) -> tuple[WireCodec, InitializeResult]:

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from baton.connection import InboundRequest
 from baton.connection.client import AcpClient
+from baton.connection.core import cancelled_by_agent
 from baton.errors import (
     AgentRequestError,
     AuthenticationRequired,
@@ -37,7 +38,7 @@ from baton.runtime.permissions.elicitations import (
     withdraw_elicitation,
 )
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
-from baton.runtime.permissions.records import TURN_CANCELLED
+from baton.runtime.permissions.records import AGENT_CANCELLED, TURN_CANCELLED
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.live_updates import LiveUpdates
 from baton.runtime.turns.outcome import TurnOutcome
@@ -365,7 +366,12 @@ class Turn:
     # --- permissions -----------------------------------------------------------------------
 
     async def on_permission(self, request: InboundRequest) -> Resolution:
-        """Decide one permission request, record it durably, then hand the answer back."""
+        """Decide one permission request, record it durably, then hand the answer back.
+
+        When the agent cancels the request itself (``$/cancel_request``) while it is pending,
+        the question is withdrawn wherever it is shown (the asker's wait is cancelled), the
+        request is recorded as ``agent_cancelled``, and the cancellation propagates (the agent
+        is answered -32800)."""
         if self.phases.current in REFUSING_PHASES:
             resolution = refuse(
                 request.id,
@@ -388,7 +394,19 @@ class Turn:
             self._pending.add(task)
             try:
                 resolution = await task
-            except asyncio.CancelledError:
+            except asyncio.CancelledError as exc:
+                if cancelled_by_agent(exc):
+                    await self._settled_permission(
+                        request,
+                        refuse(
+                            request.id,
+                            request.params,
+                            reason_code=AGENT_CANCELLED,
+                            reason="the agent cancelled its request while it was pending",
+                            policy=self.permissions.policy,
+                        ),
+                    )
+                    raise
                 if not task.cancelled():
                     raise
                 resolution = refuse(
@@ -400,6 +418,12 @@ class Turn:
                 )
             finally:
                 self._pending.discard(task)
+        return await self._settled_permission(request, resolution)
+
+    async def _settled_permission(
+        self, request: InboundRequest, resolution: Resolution
+    ) -> Resolution:
+        """Record a permission request's resolution durably and show it (the event)."""
         record = resolution.record.to_json(self.lane.secrets)
         view = bounded(
             {
@@ -443,7 +467,16 @@ class Turn:
         outcome: ElicitationOutcome
         try:
             outcome = await task
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
+            if cancelled_by_agent(exc):
+                # The agent withdrew its question ($/cancel_request): recorded, then -32800.
+                self.live.elicitation(
+                    redact_json(
+                        withdraw_elicitation(request.params, by_agent=True).record,
+                        self.lane.secrets,
+                    )
+                )
+                raise
             current = asyncio.current_task()
             if not task.cancelled() or (current is not None and current.cancelling()):
                 raise  # this handler itself was cancelled, not the question
