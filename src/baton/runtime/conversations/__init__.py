@@ -12,12 +12,14 @@ from baton.runtime.conversations.names import (
 from baton.runtime.conversations.remote import RemoteListing, RemoteSession
 from baton.runtime.conversations.service import (
     DEFAULT_WAIT_SECONDS,
+    QUEUED,
     Conversations,
     ConversationView,
     NewConversation,
     PromptOptions,
     Session,
     SessionSetupFailed,
+    SteerResult,
 )
 from baton.runtime.conversations.turn_queue import MAX_WAITING_PROMPTS, TurnQueue
 
@@ -25,6 +27,7 @@ __all__ = [
     "DEFAULT_WAIT_SECONDS",
     "MAX_SESSION_NAME_CHARS",
     "MAX_WAITING_PROMPTS",
+    "QUEUED",
     "AttachPlan",
     "ConversationView",
     "Conversations",
@@ -36,6 +39,7 @@ __all__ = [
     "RemoteSession",
     "Session",
     "SessionSetupFailed",
+    "SteerResult",
     "ToolCallSummary",
     "TurnQueue",
     "check_session_name",

@@ -486,6 +486,12 @@ class Turn:
         self.live.elicitation(redact_json(outcome.record, self.lane.secrets))
         return outcome.answer
 
+    def on_steered(self, view: dict[str, Any]) -> None:
+        """A steering request reached the agent during this turn: what streamed before it is
+        published first, then the ``steer`` event (``{text, outcome, reason?}``)."""
+        self.buffer.flush_output()
+        self.emit(RunEvent("steer", self.run_id, bounded(view)))
+
     # --- loss and interruption -------------------------------------------------------------
 
     async def _tick(self) -> None:
