@@ -34,6 +34,7 @@ const NOTICES = {
   elicitation_request: (e) => `the agent asks (${e.mode ?? "?"}): ${e.message ?? ""}: waiting for an answer`,
   elicitation_closed: (e) => `question ${e.id ?? ""} ${e.withdrawnByAgent ? "withdrawn by the agent" : "closed"}`,
   elicitation: (e) => `question ${e.request?.mode ?? ""} answered ${e.action ?? "?"} by ${e.chosenBy ?? "?"} (${e.reasonCode ?? ""})`,
+  steer: (e) => `steered: ${e.text ?? ""} (${e.outcome ?? "?"}${e.reason ? `: ${e.reason}` : ""})`,
 };
 
 // Run statuses whose turn is over: a stream of such a run ends after its record.
