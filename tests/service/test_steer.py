@@ -38,9 +38,7 @@ async def test_an_idle_session_queues_the_text_as_its_next_turn(api: Api) -> Non
     )
     view = await api.finish(body["prompt"]["runId"])
     assert view["status"] == "COMPLETED"
-    empty = await api.client.post(
-        "/api/v1/sessions/idle/steer", json={"text": ""}, headers=AUTH
-    )
+    empty = await api.client.post("/api/v1/sessions/idle/steer", json={"text": ""}, headers=AUTH)
     assert empty.status_code == 400
 
 
