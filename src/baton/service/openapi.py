@@ -69,6 +69,15 @@ OPERATIONS: Final = (
 
 _STRING: Final = {"type": "string"}
 _SECONDS: Final = {"type": "number", "exclusiveMinimum": 0}
+#: The options of a session prompt (``POST .../prompt``, and ``.../steer`` when it queues).
+_PROMPT_OPTIONS: Final[dict[str, Any]] = {
+    "policy": {"enum": ["ask", "auto-edits", "full"]},
+    "allowUnattended": {"type": "boolean"},
+    "toolsFile": _STRING,
+    "idleTimeout": _SECONDS,
+    "timeout": _SECONDS,
+    "attachments": {"type": "array", "items": _STRING},
+}
 
 #: The query parameters of the operations that take some, by operationId.
 QUERY_PARAMETERS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
@@ -153,31 +162,16 @@ SCHEMAS: Final[dict[str, dict[str, Any]]] = {
             "envKeys": {"type": "array", "items": _STRING},
         },
     },
+    # A steering text queued as the next turn takes a prompt's options.
     "SessionSteer": {
         "type": "object",
         "required": ["text"],
-        "properties": {
-            "text": _STRING,
-            "policy": {"enum": ["ask", "auto-edits", "full"]},
-            "allowUnattended": {"type": "boolean"},
-            "toolsFile": _STRING,
-            "idleTimeout": _SECONDS,
-            "timeout": _SECONDS,
-            "attachments": {"type": "array", "items": _STRING},
-        },
+        "properties": {"text": _STRING, **_PROMPT_OPTIONS},
     },
     "SessionPrompt": {
         "type": "object",
         "required": ["prompt"],
-        "properties": {
-            "prompt": _STRING,
-            "policy": {"enum": ["ask", "auto-edits", "full"]},
-            "allowUnattended": {"type": "boolean"},
-            "toolsFile": _STRING,
-            "idleTimeout": _SECONDS,
-            "timeout": _SECONDS,
-            "attachments": {"type": "array", "items": _STRING},
-        },
+        "properties": {"prompt": _STRING, **_PROMPT_OPTIONS},
     },
     "ControlChange": {
         "type": "object",
