@@ -123,6 +123,9 @@ class RunResult:
     outcome: RunOutcome | None = None
     #: What the agent reported of usage: ``{used, size, cost?, turn?}``, or None.
     usage: dict[str, Any] | None = None
+    #: The run's warnings (``{code, message}``), as its ``warning`` events said them: a native
+    #: mode chosen explicitly that acts on its own, a starting mode that may bypass approvals.
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
     def to_event(self) -> RunEvent:
         """The final ``result`` event."""
@@ -145,6 +148,7 @@ class RunResult:
                 "skippedFrames": self.skipped_frames,
                 "violations": self.violations,
                 "usage": self.usage,
+                "warnings": [dict(w) for w in self.warnings],
             },
         )
 
@@ -518,6 +522,7 @@ class Runtime:
         finally:
             window.close()
         result = _result(run_id, outcome, session)
+        result.warnings = list(ctx.warnings)
         result.duration_ms = int((time.monotonic() - started) * 1000)
         emit(result.to_event())
         return result

@@ -9,19 +9,13 @@ import sys
 from typing import Any, Final
 from urllib.parse import quote
 
-from baton.cli.json_output import document, uncamel, write_json
+from baton.cli.json_output import write_json
 from baton.cli.service_link import service_for
-from baton.cli.store_access import (
-    add_store_option,
-    open_store,
-    plain,
-    resolve_run,
-    run_context,
-    store_url,
-)
+from baton.cli.store_access import add_store_option, open_store, store_url
 from baton.cli.terminal import visible
 from baton.cli.usage_view import usage_text
-from baton.store import Store
+from baton.views.contract import document, uncamel
+from baton.views.runs import run_view
 
 #: Characters of the prompt `show` prints (the JSON has all of it).
 SHOW_PROMPT_CHARS: Final = 200
@@ -58,42 +52,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-def permission_outcomes(interactions: list[dict[str, Any]]) -> dict[str, int]:
-    """Recorded permission decisions counted as granted, denied and cancelled."""
-    counts = {"granted": 0, "denied": 0, "cancelled": 0}
-    for interaction in interactions:
-        choice = interaction.get("choice")
-        if choice is None:
-            counts["cancelled"] += 1
-            continue
-        kinds = {
-            o.get("optionId"): o.get("kind")
-            for o in interaction.get("offered_options") or []
-            if isinstance(o, dict)
-        }
-        allowed = str(kinds.get(choice) or "").startswith("allow")
-        counts["granted" if allowed else "denied"] += 1
-    return counts
-
-
-def run_view(store: Store, run_id: str) -> dict[str, Any]:
-    """The run (named by id or unique prefix) with its items, interactions, observations and
-    agent process, as JSON types (snake_case keys: :func:`~baton.cli.json_output.document`
-    makes them the contract's camelCase)."""
-    record = resolve_run(store, run_id)
-    view: dict[str, Any] = plain(record)
-    view.update(run_context(store, record))
-    view["items"] = [plain(item) for item in store.list_items(record.id)]
-    view["interactions"] = [plain(i) for i in store.list_interactions(record.id)]
-    view["observations"] = [plain(o) for o in store.list_observations(run_id=record.id)]
-    view["permission_outcomes"] = permission_outcomes(view["interactions"])
-    server = (
-        store.find_server_instance(record.server_instance_id) if record.server_instance_id else None
-    )
-    view["server_instance"] = plain(server) if server is not None else None
-    return view
-
-
 def run(args: argparse.Namespace) -> int:
     """Handle `baton show`: through the data directory's running service when there is one
     (unless ``--no-server``), else from the store in this process; the same record either
@@ -124,7 +82,7 @@ def _multiline(label: str, text: str) -> None:
 
 
 def print_view(view: dict[str, Any]) -> None:
-    """The human form of :func:`run_view`."""
+    """The human form of :func:`~baton.views.runs.run_view`."""
     print(f"run        {view['id']}")
     print(f"status     {view['status']}")
     print(f"stop       {view['stop_reason'] or '-'}")

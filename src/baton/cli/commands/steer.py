@@ -17,9 +17,10 @@ import sys
 from typing import Any, Final
 from urllib.parse import quote
 
-from baton.cli.json_output import document, write_json
+from baton.cli.json_output import write_json
 from baton.cli.service_link import service_for
 from baton.cli.terminal import visible
+from baton.views.contract import document
 
 EXAMPLES: Final = """examples:
   baton steer fix-login "also run the integration tests"
