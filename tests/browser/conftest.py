@@ -186,6 +186,11 @@ class SessionDouble:
                 self.fast = body["value"]
             self.revision += 1
             return 200, self.controls()
+        # The navigation's count of questions waiting (the real service's lists, empty here).
+        if path == "/api/v1/permissions" and method == "GET":
+            return 200, {"permissions": []}
+        if path == "/api/v1/elicitations" and method == "GET":
+            return 200, {"elicitations": []}
         return 404, {"error": {"code": "API_NOT_FOUND", "message": path, "fault": "caller"}}
 
 
@@ -354,9 +359,10 @@ class Served:
             time.sleep(0.1)
 
     def sign_in(self, page: Page, fragment: str = "") -> None:
-        """Open the page with the one-time token (exchanged for the cookie), then go to
-        ``fragment`` (a hash route)."""
-        page.goto(f"{self.url}/?token={self.token}")
+        """Open the page with a fresh login code (single-use, exchanged for a session cookie),
+        as `baton inspect` does, then go to ``fragment`` (a hash route)."""
+        issued: dict[str, Any] = self.api("POST", "/api/v1/login-codes")
+        page.goto(f"{self.url}{issued['path']}")
         page.wait_for_url(f"{self.url}/")
         if fragment:
             page.goto(f"{self.url}/{fragment}")

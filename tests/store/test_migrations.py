@@ -164,8 +164,16 @@ def test_version_5_rebuilds_runs_for_cancelled_and_loses_nothing(tmp_path: Path)
     conn.execute("PRAGMA foreign_keys = ON")
     after = {table: conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0] for table in TABLES}
     assert after == before
-    assert _indexes(conn, "runs") == indexes
-    assert [row[1] for row in conn.execute("PRAGMA table_info(runs)")] == columns
+    # Version 6 (the listings' indexes) replaced runs_status by runs_status_created.
+    assert _indexes(conn, "runs") == indexes - {"runs_status"} | {
+        "runs_created",
+        "runs_status_created",
+    }
+    # Version 7 (after 6) adds the count of open questions; nothing else changes.
+    assert [row[1] for row in conn.execute("PRAGMA table_info(runs)")] == [
+        *columns,
+        "pending_questions",
+    ]
     assert not conn.execute("PRAGMA foreign_key_check").fetchall()
     assert _tables(conn) == TABLES  # no rebuild table left behind
     # The new constraint: CANCELLED is a status, a made-up one still is not.

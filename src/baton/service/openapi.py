@@ -1,7 +1,11 @@
 """The OpenAPI 3.1 document of the API, served at ``/api/v1/openapi.json``.
 
 One table, :data:`OPERATIONS`, names every route with its summary and the statuses it may
-answer; a test checks it against the application's routes, so the document cannot drift.
+answer; a test checks it against the application's routes, so the document cannot drift. The
+request bodies are :data:`SCHEMAS` (tests/service/test_body_schemas.py checks each against what
+its route accepts and rejects); the success bodies are
+:data:`~baton.service.openapi_responses.RESPONSES` (the service's tests check every JSON answer
+against them).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from baton._version import __version__
+from baton.service.openapi_responses import RESPONSES
 from baton.store.models import RUN_STATUSES
 
 
@@ -34,6 +39,8 @@ OPERATIONS: Final = (
     _op("get", "/api/v1", "describe", "What this service is"),
     _op("get", "/api/v1/openapi.json", "openapi", "This document"),
     _op("get", "/login", "login", "How to authenticate (public, HTML)"),
+    _op("post", "/login", "loginForm", "The login page's form: the token or a login code in the body; a session cookie", 303, (401, 413)),
+    _op("post", "/api/v1/login-codes", "issueLoginCode", "A single-use, short-lived login code for the inspector's URL", 201, (403,)),
     _op("get", "/", "inspector", "The inspector's page (HTML)"),
     _op("get", "/inspector/{name}", "inspectorAsset", "One of the inspector's files", 200, (404,)),
     _op("get", "/api/v1/readiness", "readiness", "Readiness of every (or each named) profile", 200, (400,)),
@@ -222,7 +229,13 @@ def openapi_document() -> dict[str, Any]:
             op.body,
         )
         statuses = errors if path == "/login" else (*errors, *GUARD_STATUSES)
-        responses: dict[str, Any] = {str(ok): {"description": "success"}}
+        media, returned = RESPONSES[operation_id]
+        responses: dict[str, Any] = {
+            str(ok): {
+                "description": returned.get("description", "success"),
+                "content": {media: {"schema": returned}},
+            }
+        }
         for status in sorted(set(statuses)):
             responses[str(status)] = {
                 "description": "error",

@@ -308,7 +308,24 @@ V5: Final[Migration] = (
     """,
 )
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5)
+#: Version 6 (issue 34): the indexes the listings' ORDER BY needs, so ``runs --limit N`` and
+#: ``runs --status S --limit N`` read N index entries instead of sorting every run, and the
+#: sessions and conversations listings likewise (``runs_status`` is subsumed by
+#: ``runs_status_created``).
+V6: Final[Migration] = (
+    "CREATE INDEX runs_created ON runs (created_at, id)",
+    "CREATE INDEX runs_status_created ON runs (status, created_at, id)",
+    "DROP INDEX runs_status",
+    "CREATE INDEX sessions_created ON sessions (created_at, id)",
+    "CREATE INDEX conversations_used ON conversations (last_used_at, created_at, id)",
+)
+
+#: Version 7: how many questions (permission requests, elicitations) a run has open with a
+#: person, so every surface (``baton runs``, the API, the inspector) shows the same count; the
+#: run is AWAITING_APPROVAL while it is above zero (issue 30).
+V7: Final[Migration] = ("ALTER TABLE runs ADD COLUMN pending_questions INTEGER NOT NULL DEFAULT 0",)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -32,7 +32,7 @@ from baton.store.run_status import check_initial_status, check_run_transition
 RUN_COLUMNS: Final = (
     "id, session_id, server_instance_id, status, stop_reason, prompt_text, error_code, "
     "diagnostic, skipped_frames, violations, recovery_reason, policy, unattended, prompt_ref, "
-    "response_ref, created_at, started_at, ended_at, updated_at, owner"
+    "response_ref, created_at, started_at, ended_at, updated_at, owner, pending_questions"
 )
 
 
@@ -99,10 +99,16 @@ class RunRecords(StoreDatabase):
         status: OneOrMany[RunStatus] | None = None,
         session_id: str | None = None,
         owner: str | None = None,
+        agent: str | None = None,
+        cwd: str | None = None,
+        id_prefixes: Sequence[str] = (),
         limit: int = MAX_LIST_ROWS,
     ) -> list[Run]:
         """Runs, newest first, optionally only in ``status`` (one or several), of a session,
-        or owned by one Baton process (``owner``)."""
+        owned by one Baton process (``owner``), of an agent profile (``agent``: the profile of
+        the run's server instance, else of its session, as listings show it) or in a working
+        directory (``cwd``: its session's), or whose id starts with one of ``id_prefixes``.
+        Every filter and the limit are applied in SQL."""
         sql = f"SELECT {RUN_COLUMNS} FROM runs WHERE 1 = 1"
         args: list[Any] = []
         statuses = expected_set(status)
@@ -115,6 +121,22 @@ class RunRecords(StoreDatabase):
         if owner is not None:
             sql += " AND owner = ?"
             args.append(owner)
+        if agent is not None:
+            sql += (
+                " AND COALESCE((SELECT profile FROM server_instances WHERE id = "
+                "runs.server_instance_id), (SELECT profile FROM sessions WHERE id = "
+                "runs.session_id)) = ?"
+            )
+            args.append(agent)
+        if cwd is not None:
+            sql += " AND (SELECT cwd FROM sessions WHERE id = runs.session_id) = ?"
+            args.append(cwd)
+        if id_prefixes:
+            # length() of the parameter, not a Python int: PostgreSQL's substr takes integer,
+            # and a driver may send an int as bigint.
+            sql += f" AND ({' OR '.join('substr(id, 1, length(?)) = ?' for _ in id_prefixes)})"
+            for prefix in id_prefixes:
+                args.extend((prefix, prefix))
         sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
         args.append(max(0, min(limit, MAX_LIST_ROWS)))
         return [_run(row) for row in self._conn.execute(sql, args)]
@@ -166,6 +188,16 @@ class RunRecords(StoreDatabase):
                 raise RecordNotFound(f"no run {run_id!r}")
             current = row[0]
             check_run_transition(run_id, current, status)
+            if status == "RUNNING" and current in ("STARTING", "QUEUED"):
+                # A question opened before RUNNING was written (the agent asked at once, while
+                # the prompt's own record was being written): the run goes on to wait, along
+                # the table's RUNNING -> AWAITING_APPROVAL edge, in this one write.
+                waiting = conn.execute(
+                    "SELECT pending_questions FROM runs WHERE id = ?", (run_id,)
+                ).fetchone()
+                if waiting is not None and int(waiting[0] or 0) > 0:
+                    check_run_transition(run_id, status, "AWAITING_APPROVAL")
+                    status = "AWAITING_APPROVAL"
             if allowed is not None and current not in allowed:
                 raise StoreConflict(
                     f"run {run_id} is {current}, not {' or '.join(sorted(allowed))}"
@@ -182,7 +214,8 @@ class RunRecords(StoreDatabase):
                 "skipped_frames = COALESCE(?, skipped_frames), "
                 "violations = COALESCE(?, violations), "
                 "response_ref = COALESCE(?, response_ref), owner = COALESCE(?, owner), "
-                "started_at = COALESCE(started_at, ?), ended_at = COALESCE(ended_at, ?) "
+                "started_at = COALESCE(started_at, ?), ended_at = COALESCE(ended_at, ?), "
+                "pending_questions = CASE WHEN ? THEN 0 ELSE pending_questions END "
                 "WHERE id = ?",
                 (
                     status,
@@ -198,8 +231,38 @@ class RunRecords(StoreDatabase):
                     owner,
                     started,
                     ended,
+                    # An ended run has no question open (each was withdrawn with its turn).
+                    ended is not None,
                     run_id,
                 ),
+            )
+        return self.get_run(run_id)
+
+    def set_pending_questions(self, run_id: str, count: int) -> Run:
+        """Record that ``count`` questions of the run wait for a person, and move the run
+        through the run-status table with it: RUNNING becomes AWAITING_APPROVAL when the
+        first opens, AWAITING_APPROVAL becomes RUNNING when the last closes. In any other
+        status (STARTING, INTERRUPTING, an outcome) only the count is written; an ended run
+        keeps zero. One transaction; no-op for an unknown run id is refused (RecordNotFound)."""
+        if count < 0:
+            raise ValueError("a count of questions is never negative")
+        with self._tx() as conn:
+            row = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise RecordNotFound(f"no run {run_id!r}")
+            current = row[0]
+            status = current
+            if count > 0 and current == "RUNNING":
+                status = "AWAITING_APPROVAL"
+            elif count == 0 and current == "AWAITING_APPROVAL":
+                status = "RUNNING"
+            if status != current:
+                check_run_transition(run_id, current, status)
+            if current in ENDED_RUN_STATUSES:
+                count = 0
+            conn.execute(
+                "UPDATE runs SET status = ?, pending_questions = ?, updated_at = ? WHERE id = ?",
+                (status, count, self._now(), run_id),
             )
         return self.get_run(run_id)
 
@@ -253,4 +316,5 @@ def _run(row: Sequence[Any]) -> Run:
         ended_at=row[17],
         updated_at=row[18],
         owner=row[19],
+        pending_questions=int(row[20] or 0),
     )

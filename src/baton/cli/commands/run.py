@@ -46,14 +46,14 @@ from baton.errors import (
     SessionRecoveryRequired,
 )
 from baton.runtime.agents.config_file import load_config
-from baton.runtime.conversations import DEFAULT_WAIT_SECONDS, Conversations, PromptOptions
+from baton.runtime.conversations.turn_queue import DEFAULT_WAIT_SECONDS
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
 from baton.store.location import resolve_store
-from baton.views.contract import SCHEMA_VERSION
+from baton.views.contract import SCHEMA_VERSION, error_document
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
 from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
 from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice
@@ -451,7 +451,15 @@ class TextPrinter:
             reason = visible(str(data.get("reason") or data.get("reasonCode") or ""), 120)
             self._note(f"{self.screen.style('✗', 'red')} permission: cancelled ({reason})")
 
-    def summary(self, result: RunResult, exit_code: int, fail_on_denied: bool) -> None:
+    def summary(
+        self,
+        result: RunResult,
+        exit_code: int,
+        fail_on_denied: bool,
+        session: str | None = None,
+    ) -> None:
+        """The run's last stderr lines: stop reason, counts, usage, time, the run (and the
+        named session it was a turn of), then the error and the next step."""
         self.flush_thought()
         self.screen.end()
         counts = permission_counts(result.permissions)
@@ -468,6 +476,8 @@ class TextPrinter:
         if usage:
             parts.append(usage)
         parts += [f"{result.duration_ms / 1000:.1f}s", f"run {result.run_id}"]
+        if session is not None:
+            parts.append(f"session {visible(session, 64)}")
         self._note("— " + " · ".join(parts))
         unanswered = counts["denied"] + counts["cancelled"]
         if result.status == "COMPLETED" and unanswered and not fail_on_denied:
@@ -508,6 +518,11 @@ def next_step(result: RunResult, exit_code: int) -> str | None:
         )
     if exit_code == exit_codes.AUTH_REQUIRED:
         return "sign in with the agent's own command, then run again (`baton doctor --live` shows its methods)"
+    if result.error_code == "NOT_AN_ACP_AGENT":
+        return (
+            "the command ran but does not speak ACP: name an ACP adapter (or its ACP flag); "
+            "`baton doctor` lists the agents it found"
+        )
     if exit_code == exit_codes.NOT_INSTALLED:
         return (
             "install the agent or point BATON_*_ACP_BIN at it; `baton doctor` shows what was found"
@@ -679,16 +694,7 @@ def _refused(exc: BatonError, fmt: str, hint: str | None) -> int:
     if hint:
         print(f"hint: {hint}", file=sys.stderr)
     if fmt == "json":
-        write_json(
-            sys.stdout,
-            {
-                "type": "error",
-                "errorCode": exc.code,
-                "message": exc.message,
-                "hint": hint,
-                "exitCode": code,
-            },
-        )
+        write_json(sys.stdout, error_document(exc.code, exc.message, code, hint=hint))
     return code
 
 
@@ -886,6 +892,9 @@ class _RunSession:
                     wait_timeout=args.wait_timeout,
                     emit=self.emit,
                 )
+        # Only a turn of a named session loads the conversations service (issue 34).
+        from baton.runtime.conversations import Conversations, PromptOptions
+
         conversations = Conversations(self.runtime)
         name = args.session
         if name is None:
@@ -945,7 +954,7 @@ class _RunSession:
         try:
             if self.printer is not None:
                 self.printer.usage = self.usage
-                self.printer.summary(result, exit_code, self.fail_on_denied)
+                self.printer.summary(result, exit_code, self.fail_on_denied, self.session_name)
             else:
                 event = self.result_event or result.to_event()
                 write_json(

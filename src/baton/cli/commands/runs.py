@@ -19,7 +19,7 @@ from baton.cli.terminal import visible
 from baton.errors import DataDirNotFound
 from baton.store.database import MAX_LIST_ROWS
 from baton.store.models import RUN_STATUSES
-from baton.views.runs import run_row
+from baton.views.runs import run_rows
 
 #: Characters of the prompt shown per row (`baton show` prints more).
 PROMPT_COLUMN_CHARS: Final = 40
@@ -33,7 +33,7 @@ EXAMPLES: Final = """examples:
   baton runs --limit 5
   baton runs --status recovery_required
   baton runs --status cancelled --store postgresql://baton@db/baton
-  baton runs --json | jq -r .id
+  baton runs --json | jq -r .runId
 """
 
 
@@ -101,10 +101,8 @@ def _rows_from_service(client: ServiceClient, args: argparse.Namespace) -> list[
 def _rows_in_process(args: argparse.Namespace) -> list[dict[str, Any]]:
     try:
         with open_store(args.data_dir, read_only=True, store_flag=args.store) as (store, _journal):
-            runs = store.list_runs(status=args.status)
-            if args.limit is not None:
-                runs = runs[: args.limit]
-            return [run_row(store, record) for record in runs]
+            runs = store.list_runs(status=args.status, limit=args.limit or MAX_LIST_ROWS)
+            return run_rows(store, runs)
     except DataDirNotFound as exc:
         # Nothing ran here yet: an empty listing (scripts see no lines), said on stderr, and
         # nothing is created (issue 16).
@@ -137,9 +135,12 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     with_host = show_host_column(rows, shared=shared)
     host_header = f"{'HOST':<{HOST_COLUMN_CHARS}} " if with_host else ""
+    # Questions waiting for a person: a column only when some run has one.
+    with_waiting = any(row.get("pendingQuestions") for row in rows)
+    waiting_header = f"{'WAITING':>7} " if with_waiting else ""
     out.write(
-        f"{'RUN':<24} {'STATUS':<18} {'STOP':<10} {'AGENT':<8} {host_header}{'TIME':>7}  "
-        f"{'CWD':<{CWD_COLUMN_CHARS}}  PROMPT\n"
+        f"{'RUN':<24} {'STATUS':<18} {waiting_header}{'STOP':<10} {'AGENT':<8} {host_header}"
+        f"{'TIME':>7}  {'CWD':<{CWD_COLUMN_CHARS}}  PROMPT\n"
     )
     for row in rows:
         prompt = visible(row["promptText"].replace("\n", " "), PROMPT_COLUMN_CHARS)
@@ -147,8 +148,9 @@ def run(args: argparse.Namespace) -> int:
         host = ""
         if with_host:
             host = f"{visible(row.get('host') or '-', HOST_COLUMN_CHARS):<{HOST_COLUMN_CHARS}} "
+        waiting = f"{row.get('pendingQuestions') or '-':>7} " if with_waiting else ""
         out.write(
-            f"{row['id']:<24} {row['status']:<18} {row['stopReason'] or '-':<10} "
+            f"{row['runId']:<24} {row['status']:<18} {waiting}{row['stopReason'] or '-':<10} "
             f"{visible(row['agent'] or '-', 8):<8} {host}"
             f"{_duration(row['durationSeconds']):>7}  {cwd:<{CWD_COLUMN_CHARS}}  {prompt}\n"
         )
