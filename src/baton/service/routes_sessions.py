@@ -218,7 +218,8 @@ async def session_history(request: Request) -> Response:
 async def prompt_session(request: Request) -> Response:
     """``POST /api/v1/sessions/{name}/prompt``: the session's next turn (202)."""
     body = await json_object(request)
-    answer = await _queue_prompt(request, body, required_str(body, "prompt"))
+    text = required_str(body, "prompt")
+    answer = await _queue_prompt(request, _prompt_options(request, body), text)
     return JSONResponse(answer, status_code=202)
 
 
@@ -231,22 +232,21 @@ async def steer_session(request: Request) -> Response:
     name = request.path_params["name"]
     body = await json_object(request)
     text = required_str(body, "text")
+    options = _prompt_options(request, body)  # the whole body is checked before anything
     steered = await desk.conversations.steer(name, text)
     if not steered.queued:
         return JSONResponse({"session": name, **steered.to_json()})
-    answer = await _queue_prompt(request, body, text)
+    answer = await _queue_prompt(request, options, text)
     return JSONResponse({"session": name, **steered.to_json(), "prompt": answer}, status_code=202)
 
 
-async def _queue_prompt(request: Request, body: dict[str, Any], text: str) -> dict[str, Any]:
-    """Queue ``text`` as the session's next turn with the body's options; the ticket's view."""
+def _prompt_options(request: Request, body: dict[str, Any]) -> PromptOptions:
+    """The options of a session prompt, read from the body (API_REQUEST_INVALID if bad)."""
     service = service_of(request)
-    desk = desk_of(request)
-    name = request.path_params["name"]
     policy = optional_str(body, "policy") or service.settings.policy
     if policy not in get_args(PolicyName):
         raise ApiRequestInvalid(f"policy must be one of {', '.join(get_args(PolicyName))}")
-    options = PromptOptions(
+    return PromptOptions(
         policy=policy,  # type: ignore[arg-type]
         allow_unattended=optional_bool(body, "allowUnattended"),
         tools_file=optional_str(body, "toolsFile"),
@@ -256,6 +256,13 @@ async def _queue_prompt(request: Request, body: dict[str, Any], text: str) -> di
         wait=True,
         wait_timeout=None,
     )
+
+
+async def _queue_prompt(request: Request, options: PromptOptions, text: str) -> dict[str, Any]:
+    """Queue ``text`` as the session's next turn with ``options``; the ticket's view."""
+    service = service_of(request)
+    desk = desk_of(request)
+    name = request.path_params["name"]
     await desk.conversations.get(name)  # SESSION_NOT_FOUND before anything queues
     await desk.conversations.refuse_other_host(name)  # and SESSION_ON_OTHER_HOST
     ahead = len(desk.ahead(name))
