@@ -113,6 +113,7 @@ def test_every_command_parses_with_its_usage() -> None:
         "bigframe": "bigframe 1k",
         "stderr_flood": "stderr_flood 1",
         "client_request": "client_request x/y",
+        "withdraw": "withdraw permission 0.5",
     }
     for spec in COMMAND_SPECS:
         command = parse_prompt(samples.get(spec.name, spec.name)).commands[0]

@@ -96,3 +96,25 @@ def test_ctrl_c_withdraws_an_open_question_and_the_agent_gets_cancel(tmp_path: P
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 130
+
+
+def test_a_question_the_agent_withdraws_leaves_the_screen(tmp_path: Path) -> None:
+    # Issue 29: the agent cancels its own question ($/cancel_request); the prompt stops asking
+    # and says the agent withdrew it, the turn goes on, the agent got -32800.
+    child = spawn(tmp_path, "withdraw elicit 1")
+    child.expect("The agent asks: The scripted agent will withdraw this question")
+    child.expect("the agent withdrew its question")
+    child.expect("withdrawn elicit answer: .*-32800")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_a_permission_request_the_agent_withdraws_leaves_the_screen(tmp_path: Path) -> None:
+    child = spawn(tmp_path, "withdraw permission 1")
+    child.expect("Withdrawn permission check")
+    child.expect("the agent withdrew this permission request")
+    child.expect("withdrawn permission answer: .*-32800")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

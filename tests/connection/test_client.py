@@ -60,6 +60,7 @@ PARAMS_DEF = {
     "session/set_config_option": "SetSessionConfigOptionRequest",
     "session/prompt": "PromptRequest",
     "session/cancel": "CancelNotification",
+    "$/cancel_request": "CancelRequestNotification",
     "session/delete": "DeleteSessionRequest",
     "logout": "LogoutRequest",
 }

@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from baton.connection import Connection, InboundRequest, Mark, RpcError, memory_pipe
+from baton.connection.core import cancelled_by_agent
 from baton.errors import (
     AgentRequestError,
     AuthenticationRequired,
@@ -101,6 +102,12 @@ async def test_a_late_answer_to_an_abandoned_id_is_dropped_and_counted(pair: Pai
     with pytest.raises(BudgetExpired):
         await conn.request("session/set_mode", {}, timeout=0.05)
     request = await peer.recv()
+    # Issue 29: the expired request is cancelled at the agent too.
+    assert await peer.recv() == {
+        "jsonrpc": "2.0",
+        "method": "$/cancel_request",
+        "params": {"requestId": request["id"]},
+    }
     peer.send({"jsonrpc": "2.0", "id": request["id"], "result": {}})
     # A round trip after it proves the late answer was read and handled first.
     task = asyncio.create_task(conn.request("ping", {}))
@@ -249,6 +256,62 @@ async def test_outbound_cancel_request_is_sent_and_the_request_stays_pending(pai
     with pytest.raises(AgentRequestError) as caught:
         await conn.await_response(request_id, timeout=5)
     assert caught.value.rpc_code == -32800
+
+
+async def test_a_cancelled_caller_gives_its_request_up_at_the_agent(pair: Pair) -> None:
+    # Issue 29: a bounded request whose caller is cancelled is abandoned and cancelled at the
+    # agent ($/cancel_request); the late answer is dropped and counted, never a violation.
+    conn, peer = pair
+    task = asyncio.create_task(conn.request("session/new", {"cwd": "/w"}))
+    request = await peer.recv()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert await peer.recv() == {
+        "jsonrpc": "2.0",
+        "method": "$/cancel_request",
+        "params": {"requestId": request["id"]},
+    }
+    assert conn.cancel_requests_sent == 1
+    peer.send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32800, "message": "x"}})
+    await _round_trip(conn, peer)
+    assert conn.late_responses == 1
+    assert conn.violation_count == 0
+
+
+async def test_an_unbounded_wait_sends_no_cancel(pair: Pair) -> None:
+    # session/prompt is awaited without a bound: cancelling the wait cancels nothing remotely.
+    conn, peer = pair
+    request_id = await conn.send_request("session/prompt", {})
+    waiter = asyncio.create_task(conn.await_response(request_id))
+    await asyncio.sleep(0)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    await peer.recv()
+    await _round_trip(conn, peer)
+    assert conn.cancel_requests_sent == 0
+
+
+async def test_the_agent_cancelling_its_request_says_so_to_the_handler(pair: Pair) -> None:
+    conn, peer = pair
+    seen: list[bool] = []
+
+    async def wait_forever(request: InboundRequest) -> Any:
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError as exc:
+            seen.append(cancelled_by_agent(exc))
+            raise
+
+    conn.on_request("elicitation/create", wait_forever)
+    peer.send({"jsonrpc": "2.0", "id": "q", "method": "elicitation/create", "params": {}})
+    await _round_trip(conn, peer)
+    peer.send({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "q"}})
+    reply = await peer.recv()
+    assert (reply["id"], reply["error"]["code"]) == ("q", -32800)
+    assert seen == [True]
+    assert conn.agent_cancelled_requests == 1
 
 
 async def test_unhandled_notifications_go_to_the_catch_all_never_violations(pair: Pair) -> None:
@@ -548,3 +611,16 @@ async def test_a_bounded_drain_ends_when_its_bound_expires(pair: Pair) -> None:
     with pytest.raises(TimeoutError):
         await asyncio.wait_for(conn.drained(), 0.05)
     assert not conn.is_closed
+
+
+async def test_a_given_up_request_and_its_cancel_are_both_recorded() -> None:
+    # "Journaled": the cancel notification goes through the tap like every frame.
+    tap = RecordingTap()
+    conn, peer = await _tapped(tap)
+    with pytest.raises(BudgetExpired):
+        await conn.request("session/list", {}, timeout=0.05)
+    await peer.recv()
+    await peer.recv()
+    sent = [f.message for f in tap.frames if f.direction == "outbound"]
+    assert [m.get("method") for m in sent if m is not None] == ["session/list", "$/cancel_request"]
+    await conn.close()

@@ -253,3 +253,12 @@ def conversation_across_processes(baton: Baton, mock: Any, pin: Pin) -> None:
     assert closed.returncode == 0, closed.describe()
     assert closed.events()[0]["status"] == "CLOSED", closed.describe()
     aftermath(baton, pin)
+
+
+def mislabelled(outcome: Outcome) -> None:
+    """Assert the refusal of an agent that answered ``--protocol 2`` with 2 in the v1 layout:
+    AGENT_PROTOCOL_MISLABELLED naming ``--protocol auto``, exit 5 (issue 29)."""
+    result = outcome.result()
+    assert result["errorCode"] == "AGENT_PROTOCOL_MISLABELLED", outcome.describe()
+    assert "--protocol auto" in result["message"], outcome.describe()
+    assert outcome.returncode == 5, outcome.describe()

@@ -270,10 +270,10 @@ def fast_agent_profile(
 ) -> str:
     """A config-file profile for fast-agent (it has no built-in one): ``fast-agent acp`` with
     the given internal model and an explicit ``--home`` (``--no-home`` breaks session/new). Its
-    override variable is the default, :func:`override_env_for` the id. It pins ACP version 1:
-    fast-agent 0.10.48 echoes whatever ``protocolVersion`` it is offered, so under ``auto`` it
-    answered 2 in the v1 layout while Baton offered 2 (until issue 29 made 1 the default
-    offer), so the profile declares no pin: the suite runs it with Baton's defaults."""
+    override variable is the default, :func:`override_env_for` the id. fast-agent 0.10.48
+    echoes whatever ``protocolVersion`` it is offered; it answered 2 in the v1 layout while
+    Baton offered 2 by default, and issue 29 made 1 the default offer, so the profile declares
+    no pin: the suite runs it with Baton's defaults."""
     argv = ["fast-agent", "--no-update-check", "acp", "--model", model, "--home", str(home)]
     return (
         f"[profiles.{profile_id}]\n"

@@ -240,7 +240,7 @@ def _feature_captures() -> list[str]:
         "`python tests/qualification/record_features.py` records what the newest adapter versions",
         "send for issue 20's features, signed out and without a model server, through Baton's own",
         "connection and client (offering elicitation form and URL, notices, compaction), under",
-        "`--protocol 1` and `auto` (which offers 2): initialize, then whatever comes unprompted,",
+        "`--protocol 1` and `auto` as it stood before issue 29 (the offer of 2 with both layouts): initialize, then whatever comes unprompted,",
         "session/new with `additionalDirectories` and an `append` system prompt where advertised",
         "(refused locally where not), session/list, one prompt. The captures are",
         "`tests/fixtures/adapters/<adapter>-<version>/features.protocol-<1|auto>.json` (redacted;",

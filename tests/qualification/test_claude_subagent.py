@@ -33,7 +33,8 @@ from qualify_mocks import SUBAGENT_TOOL, MockServer
 
 FIXTURES: Final = Path(__file__).parents[1] / "fixtures" / "adapters" / CLAUDE_NEWEST.key
 FIXTURE: Final = FIXTURES / "subagent.jsonl"
-#: The same turn under ``--protocol auto`` (v2): the subagent as a child session.
+#: The same turn under ACP 2 (recorded under ``--protocol auto`` when that offered 2; now
+#: ``--protocol 2``): the subagent as a child session.
 FIXTURE_V2: Final = FIXTURES / "subagent.protocol-auto.jsonl"
 #: What replaces the rig's temporary root in the fixture (as in the feature captures).
 ROOT_PLACEHOLDER: Final = "/capture"
@@ -202,7 +203,8 @@ def test_newest_subagent_under_protocol_2_is_a_known_gap(
     mock.clear()
     rig = NewestClaude().rig(tmp_path / "claude-newest-v2", mock.url)
     baton = Baton(rig)
-    outcome = baton.run(PROMPT, "--protocol", "auto", "--mode", "default")
+    # Issue 29: auto offers 1 (no built-in profile declares v2), so the draft is pinned.
+    outcome = baton.run(PROMPT, "--protocol", "2", "--mode", "default")
     result = outcome.result()
     assert outcome.returncode == 6, outcome.describe()
     assert result["status"] == "RECOVERY_REQUIRED", outcome.describe()

@@ -93,7 +93,7 @@ def test_fast_agent_feature_capture(tmp_path: Path) -> None:
 
 @pytest.mark.qualify(
     CLAUDE_NEWEST.key,
-    "signed out, auto (v2): --add-dir sent, turn AUTHENTICATION_REQUIRED (exit 4), "
+    "signed out, --protocol 2 (v2): --add-dir sent, turn AUTHENTICATION_REQUIRED (exit 4), "
     "sessions --remote lists it",
 )
 def test_claude_add_dir_and_session_list(tmp_path: Path) -> None:
@@ -102,8 +102,9 @@ def test_claude_add_dir_and_session_list(tmp_path: Path) -> None:
     extra = rig.root / "extra"
     extra.mkdir()
     try:
-        # The claude profile pins ACP 1 (subagents); this step checks the v2 signed-out turn.
-        outcome = baton.run("Say hello.", "--add-dir", str(extra), "--protocol", "auto")
+        # The claude profile pins ACP 1 (subagents) and auto offers 1 (issue 29); this step
+        # checks the v2 signed-out turn, so it opts in to the draft.
+        outcome = baton.run("Say hello.", "--add-dir", str(extra), "--protocol", "2")
         result = outcome.result()
         assert outcome.returncode == EXIT_AUTH, outcome.describe()
         # v2: acknowledged, then idle with the error stop reason carrying -32000.

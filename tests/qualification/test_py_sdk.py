@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from qualify_checks import aftermath, completed
+from qualify_checks import aftermath, completed, mislabelled
 from qualify_drivers import journal_messages
 from qualify_installs import PY_SDK
 
@@ -37,9 +37,5 @@ def test_text_turn_with_defaults(make_rig: Any) -> None:
 )
 def test_protocol_2_is_mislabelled(make_rig: Any) -> None:
     _rig, baton, _mock = make_rig(PY_SDK.profile)
-    outcome = baton.run("Hello under 2.", "--protocol", "2")
-    result = outcome.result()
-    assert result["errorCode"] == "AGENT_PROTOCOL_MISLABELLED", outcome.describe()
-    assert "--protocol auto" in result["message"], outcome.describe()
-    assert outcome.returncode == 5, outcome.describe()
+    mislabelled(baton.run("Hello under 2.", "--protocol", "2"))
     aftermath(baton, PY_SDK)

@@ -72,6 +72,7 @@ PROBES: dict[str, Probe] = {
         lambda api: {"name": f"s{next(_names)}", "agentCommand": AGENT, "cwd": str(api.cwd)},
     ),
     "promptSession": Probe("/api/v1/sessions/nope/prompt", lambda api: {"prompt": "hi"}),
+    "steerSession": Probe("/api/v1/sessions/nope/steer", lambda api: {"text": "hi"}),
     "setControl": Probe(
         "/api/v1/sessions/nope/controls",
         lambda api: {"controlId": "mode", "value": "x", "revision": "r1"},

@@ -112,3 +112,22 @@ async def test_a_turn_budget_bounds_the_wait_as_in_the_cli(api: Api) -> None:
     [interaction] = view["interactions"]
     assert interaction["choice"] is None and interaction["chosenBy"] == "default"
     assert api.service.asker.list() == []
+
+
+async def test_a_request_the_agent_withdraws_leaves_the_pending_table(api: Api) -> None:
+    # Issue 29: the agent cancels its own request ($/cancel_request) while it waits in the API;
+    # the question closes (SSE permission_closed with withdrawnByAgent), an answer is then 409.
+    run_id = await api.start("withdraw permission 1")
+    [request] = await pending(api, run_id)
+    view = await api.finish(run_id)
+    assert view["status"] == "COMPLETED"
+    assert api.service.asker.list() == []
+    events = await api.events(run_id)
+    [closed] = [e["data"] for e in events if e["event"] == "permission_closed"]
+    assert (closed["id"], closed["withdrawnByAgent"]) == (request["id"], True)
+    [permission] = [e["data"] for e in events if e["event"] == "permission"]
+    assert permission["reasonCode"] == "agent_cancelled"
+    late = await api.client.post(
+        f"/api/v1/permissions/{request['id']}/answer", json={"cancel": True}, headers=AUTH
+    )
+    assert late.status_code == 409

@@ -10,6 +10,7 @@ from typing import Any
 
 from baton.connection import Connection
 from baton.connection.client import AcpClient
+from baton.wire.version import ProtocolChoice
 
 #: Generous bound on one wait (never a timing assertion).
 WAIT = 30.0
@@ -37,7 +38,8 @@ async def test_initialize_and_resume_with_replay(sdk_agent: list[str], tmp_path:
     conn.on_any_notification(on_update)
     conn.start()
     try:
-        client = AcpClient(conn)
+        # The explicit opt-in: auto offers 1 (issue 29), which these v2-only agents refuse.
+        client = AcpClient(conn, protocol=ProtocolChoice(2))
         initialized = await client.initialize()
         assert initialized.protocol_version == 2 and client.codec.version == 2
         assert initialized.agent_info is not None and initialized.agent_info.version

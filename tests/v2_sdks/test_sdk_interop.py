@@ -1,6 +1,7 @@
 """Baton against the official SDKs' experimental ACP v2 agents (Python 1.0.0rc3, TypeScript
 2.4.0): a text turn, a tool call with a diff, a permission request, a cancel, and resume.
-Baton negotiates with ``auto`` (it offers 2; these agents accept only 2)."""
+Baton runs them with ``--protocol 2``: the explicit opt-in (issue 29: ``auto`` offers the stable
+1, which these v2-only agents refuse with -32602)."""
 
 from __future__ import annotations
 
@@ -14,6 +15,10 @@ import pytest
 from baton.runtime.run import Run
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
+from baton.wire.version import ProtocolChoice
+
+#: The explicit opt-in to the v2 draft these agents need.
+V2 = ProtocolChoice(2)
 
 
 @pytest.fixture
@@ -36,6 +41,7 @@ async def run(
         if interrupt_on_text and event.type == "text" and runs:
             runs[0].interrupt_nowait("user")
 
+    kwargs.setdefault("protocol", V2)
     request = RunRequest(prompt=prompt, agent_command=agent, cwd=str(cwd), **kwargs)
     runs.append(await rt.start(request, on_event=on_event))
     return await runs[0].result(), events

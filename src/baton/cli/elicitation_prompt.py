@@ -26,6 +26,7 @@ from typing import IO, Any, Final
 
 from baton.cli.terminal import Screen, visible
 from baton.cli.tty_input import read_available
+from baton.connection.core import cancelled_by_agent
 from baton.errors import ElicitationAnswerInvalid
 from baton.runtime.permissions.elicitations import ElicitationPrompt, ElicitationReply, Elicitor
 from baton.wire.capabilities import ElicitationOffer
@@ -42,6 +43,8 @@ READ_CHUNK_BYTES: Final = 4096
 
 #: What the terminal says when the turn stops while a question is open.
 WITHDRAWN_LINE: Final = "\n(the agent's question was withdrawn: the turn was interrupted)\n"
+#: What the prompt prints when the agent itself cancels the question (``$/cancel_request``).
+AGENT_WITHDREW_LINE: Final = "\n(the agent withdrew its question)\n"
 
 _YES: Final = frozenset({"y", "yes"})
 _NO: Final = frozenset({"n", "no"})
@@ -86,10 +89,10 @@ class TtyElicitor:
                 except _EndOfInput:
                     self._write("\n(end of input: declined)\n")
                     return ElicitationReply("decline")
-                except asyncio.CancelledError:
+                except asyncio.CancelledError as exc:
                     # Whatever was typed for this question belongs to no later one.
                     self._pending = b""
-                    self._write(WITHDRAWN_LINE)
+                    self._write(AGENT_WITHDREW_LINE if cancelled_by_agent(exc) else WITHDRAWN_LINE)
                     raise
 
     async def _ask(self, request: ElicitationRequest) -> ElicitationReply:

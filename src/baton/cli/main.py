@@ -45,6 +45,10 @@ VERBS: dict[str, tuple[str, str]] = {
     "workers": ("baton.cli.commands.workers", "list the fleet's workers"),
     "agent": ("baton.cli.commands.agent", "run a bundled ACP agent on stdin/stdout"),
     "logout": ("baton.cli.commands.logout", "sign out of an agent (ACP logout, where advertised)"),
+    "steer": (
+        "baton.cli.commands.steer",
+        "add text to a session's running turn (ACP steering), else queue it",
+    ),
     "completion": (
         "baton.cli.commands.completion",
         "print a shell completion script (bash, zsh, fish)",

@@ -25,6 +25,7 @@ from typing import IO, Any, Final
 
 from baton.cli.terminal import Screen, visible
 from baton.cli.tty_input import read_available
+from baton.connection.core import cancelled_by_agent
 from baton.runtime.permissions.ask import AskAnswer, Asker, AskPrompt, NoUserAsker
 from baton.runtime.permissions.policies import note_for
 from baton.wire.toolcalls import (
@@ -55,6 +56,9 @@ MAX_ANSWER_CHARS: Final = 16
 MAX_INVALID_ANSWERS: Final = 5
 #: Bytes read from the terminal at a time.
 READ_CHUNK_BYTES: Final = 1024
+
+#: What the prompt prints when the agent cancels its own request while it is on screen.
+AGENT_WITHDREW_LINE: Final = "\n(the agent withdrew this permission request)\n"
 
 CANCEL_WORDS: Final = frozenset({"c", "cancel", "q", "quit"})
 _CTRL_C: Final = "\x03"
@@ -184,8 +188,12 @@ class TtyAsker(Asker):
                 try:
                     with self._keystrokes():
                         return await self._read_answer(prompt)
-                except asyncio.CancelledError:
-                    self._write("\n(no answer in time: the request is answered cancelled)\n")
+                except asyncio.CancelledError as exc:
+                    self._write(
+                        AGENT_WITHDREW_LINE
+                        if cancelled_by_agent(exc)
+                        else "\n(no answer in time: the request is answered cancelled)\n"
+                    )
                     raise
 
     def _write(self, text: str) -> None:

@@ -102,6 +102,12 @@ class TextPrinter:
             self._notice(data)
         elif kind == "compaction":
             self._compaction(data)
+        elif kind == "steer":
+            reason = f" ({visible(str(data.get('reason')), 120)})" if data.get("reason") else ""
+            self._note(
+                f"↪ steered ({visible(str(data.get('outcome')), 32)}{reason}): "
+                f"{visible(str(data.get('text')), 200)}"
+            )
         elif kind == "warning":
             self._note(warning_line(self.screen, data))
 

@@ -9,9 +9,17 @@ for the agent's requests, budgets and timeouts.
 Cancellation safety. Cancelling :meth:`Connection.await_answer` (and :meth:`await_response`)
 is safe: the request stays pending, its answer is still read and handled when it comes, and a
 later wait for the same id returns it. The frame reader is resumable the same way: bytes it
-already consumed stay in its decoder and complete the same frame on the next read. Cancelling
-:meth:`Connection.call` or :meth:`request` abandons nothing: the request stays pending and a
-late answer resolves it for nobody (call :meth:`abandon` to drop it).
+already consumed stay in its decoder and complete the same frame on the next read. A bounded
+request (:meth:`Connection.call`, :meth:`request`) whose bound expires or whose caller is
+cancelled is given up (issue 29): its id is abandoned (a late answer is dropped and counted) and
+the agent is sent ``$/cancel_request`` for it, journaled like every frame.
+
+``$/cancel_request`` needs no advertisement: the pinned schemas define it as a protocol-level
+notification (``x-side: protocol``) either side may send for any outstanding request. When the
+agent cancels one of its own requests, the task serving it is cancelled with the message
+:data:`AGENT_CANCELLED_REQUEST` (:func:`cancelled_by_agent` reads it from the
+``CancelledError``, through every await below the handler), so a question on screen can say it
+was withdrawn; the agent is answered -32800.
 
 Ordering. Inbound notifications are handled in arrival order, inside the read loop: the
 official SDK gives each its own task and can reorder a session's updates; Baton does not.
@@ -71,7 +79,9 @@ from baton.wire.peer import (
 )
 
 __all__ = [
+    "AGENT_CANCELLED_REQUEST",
     "MAX_ABANDONED_IDS",
+    "MAX_CANCEL_NOTICES_IN_FLIGHT",
     "MAX_CONCURRENT_INBOUND_REQUESTS",
     "MAX_KEPT_VIOLATIONS",
     "Answer",
@@ -82,10 +92,28 @@ __all__ = [
     "RequestHandler",
     "RpcError",
     "ViolationHandler",
+    "cancelled_by_agent",
 ]
 
 #: Inbound agent requests handled at once (the peer's bound; kept under its old name).
 MAX_CONCURRENT_INBOUND_REQUESTS: Final = MAX_AGENT_REQUESTS_IN_FLIGHT
+
+#: ``$/cancel_request`` notifications for given-up requests waiting to be written at once.
+#: Each waits on the write lock (an agent that stops reading blocks them); beyond this many the
+#: request is still abandoned but no notification is queued (counted in
+#: ``cancel_requests_skipped``), so a stalled pipe cannot collect unbounded tasks.
+MAX_CANCEL_NOTICES_IN_FLIGHT: Final = 64
+
+#: The message a task serving an agent request is cancelled with when the agent cancels that
+#: request (``$/cancel_request``); see :func:`cancelled_by_agent`.
+AGENT_CANCELLED_REQUEST: Final = "baton: the agent cancelled its request ($/cancel_request)"
+
+
+def cancelled_by_agent(exc: BaseException) -> bool:
+    """True when ``exc`` is the cancellation of an agent request's handler because the agent
+    itself cancelled the request (the message propagates to every task the handler awaits)."""
+    return isinstance(exc, asyncio.CancelledError) and AGENT_CANCELLED_REQUEST in exc.args
+
 
 RefT = TypeVar("RefT")
 
@@ -211,11 +239,18 @@ class Connection(Generic[RefT]):
         self._write_lock = asyncio.Lock()
         self._read_task: asyncio.Task[None] | None = None
         self._owed_task: asyncio.Task[None] | None = None
+        self._cancel_notices: set[asyncio.Task[None]] = set()
         self._loop = asyncio.get_running_loop()
         self._closed: asyncio.Future[BatonError] = self._loop.create_future()
         #: Event-loop time of the last valid inbound frame (idle bounds reset on it).
         self.last_frame_at = self._loop.time()
         self.frames_out = 0
+        #: ``$/cancel_request`` notifications written for requests Baton gave up on.
+        self.cancel_requests_sent = 0
+        #: Given-up requests whose notification was not queued (the in-flight bound was full).
+        self.cancel_requests_skipped = 0
+        #: Agent requests the agent itself cancelled while Baton was serving them.
+        self.agent_cancelled_requests = 0
 
     # --- counters (the peer's) -------------------------------------------------------------
 
@@ -333,6 +368,8 @@ class Connection(Generic[RefT]):
             task.cancel()
         if self._owed_task is not None:
             self._owed_task.cancel()
+        for notice in self._cancel_notices:
+            notice.cancel()
         with contextlib.suppress(Exception):
             self._writer.close()
 
@@ -466,19 +503,40 @@ class Connection(Generic[RefT]):
         """Send a request and wait for its answer within ``budget`` and/or ``timeout``; with
         neither, within the connection's fixed request limit (30 s by default).
 
-        On expiry the request is abandoned (its late answer is dropped and counted). A request
-        that must have no deadline (session/prompt) uses :meth:`send_request` and
-        :meth:`await_answer` instead. Cancelling it leaves the request pending (see the module
-        docstring).
+        On expiry, and when it is cancelled while waiting, the request is given up
+        (:meth:`_give_up`): abandoned (its late answer is dropped and counted) and cancelled at
+        the agent with ``$/cancel_request``; the expiry or the cancellation then propagates
+        without waiting for that write. A request that must have no deadline (session/prompt)
+        uses :meth:`send_request` and :meth:`await_answer` instead.
         """
         if timeout is None and budget is None:
             timeout = self._request_limit
         request_id = await self.send_request(method, params)
         try:
             return await self.await_answer(request_id, timeout=timeout, budget=budget)
-        except BudgetExpired:
-            self.abandon(request_id)
+        except (BudgetExpired, asyncio.CancelledError):
+            self._give_up(request_id)
             raise
+
+    def _give_up(self, request_id: int) -> None:
+        """Abandon ``request_id`` and tell the agent (``$/cancel_request``) from a task of its
+        own, so neither an expired bound nor a cancelled caller waits on the pipe."""
+        self.abandon(request_id)
+        if self._closed.done():
+            return
+        if len(self._cancel_notices) >= MAX_CANCEL_NOTICES_IN_FLIGHT:
+            self.cancel_requests_skipped += 1
+            return
+        notice = self._loop.create_task(
+            self._send_cancel_notice(request_id), name="baton-cancel-request"
+        )
+        self._cancel_notices.add(notice)
+        notice.add_done_callback(self._cancel_notices.discard)
+
+    async def _send_cancel_notice(self, request_id: int) -> None:
+        with contextlib.suppress(BatonError):
+            await self.cancel_request(request_id)
+            self.cancel_requests_sent += 1
 
     async def request(
         self,
@@ -697,8 +755,9 @@ class Connection(Generic[RefT]):
     def _cancel_inbound(self, message: Message) -> None:
         target = self._peer.cancel_target(message)
         task = self._serving.get(target) if target is not None else None
-        if task is not None:
-            task.cancel()
+        if task is not None and not task.done():
+            self.agent_cancelled_requests += 1
+            task.cancel(AGENT_CANCELLED_REQUEST)
 
     def pending_inbound(self) -> list[RequestId]:
         """Ids of agent requests Baton has not answered yet."""

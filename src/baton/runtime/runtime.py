@@ -93,6 +93,7 @@ from baton.wire.budget import (
     resolve_idle_bound,
 )
 from baton.wire.capabilities import NO_ELICITATION, ElicitationOffer
+from baton.wire.extensions import steering
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
@@ -360,14 +361,31 @@ class Runtime:
         lane = await self._lane_for(spec, lambda _event: None)
         return await lane.ensure_started(None)
 
-    def kept_session(self, provider_session_id: str) -> LaneSession | None:
-        """The kept (attached) session of agent session ``provider_session_id`` whose lane
-        runs in this process, else None."""
+    def _kept_by_provider_id(self, provider_session_id: str) -> tuple[Lane, LaneSession] | None:
         for lane in self._lanes.values():
             kept = lane.sessions.get(provider_session_id)
             if kept is not None and lane.running:
-                return kept
+                return lane, kept
         return None
+
+    def kept_session(self, provider_session_id: str) -> LaneSession | None:
+        """The kept (attached) session of agent session ``provider_session_id`` whose lane
+        runs in this process, else None."""
+        found = self._kept_by_provider_id(provider_session_id)
+        return found[1] if found is not None else None
+
+    async def steer_kept_session(
+        self, provider_session_id: str, text: str
+    ) -> steering.SteerAnswer | None:
+        """Send ``text`` to the running turn of a kept session through the agent's steering
+        extension (issue 29): the agent's answer, or None when no lane of this process holds
+        the session or its agent does not advertise steering (nothing sent). Cancellation:
+        as any bounded request (cancelled at the agent)."""
+        found = self._kept_by_provider_id(provider_session_id)
+        if found is None or not found[0].steering_supported:
+            return None
+        lane, kept = found
+        return await lane.steer(kept, text)
 
     def release_kept_session(self, provider_session_id: str) -> None:
         """Forget a kept session (the agent keeps it; nothing is sent)."""

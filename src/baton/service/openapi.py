@@ -63,6 +63,7 @@ OPERATIONS: Final = (
     _op("post", "/api/v1/sessions/{name}/prompt", "promptSession", "The next turn: run id at once, or its place in the FIFO queue", 202, (400, 403, 404, 409, 429, 503), "SessionPrompt"),
     _op("get", "/api/v1/sessions/{name}/prompts/{prompt}", "promptStatus", "Where a queued prompt is", 200, (404,)),
     _op("post", "/api/v1/sessions/{name}/cancel", "cancelSession", "Interrupt the session's running turn", 202, (403, 404, 409)),
+    _op("post", "/api/v1/sessions/{name}/steer", "steerSession", "Add text to the running turn (_session/steering), else queue it as the next turn (202)", 200, (400, 403, 404, 409, 429, 503), "SessionSteer"),
     _op("post", "/api/v1/sessions/{name}/close", "closeSession", "Close the session", 200, (403, 404, 409)),
     _op("get", "/api/v1/sessions/{name}/controls", "getControls", "The session's safe controls and their revision", 200, (400, 404)),
     _op("post", "/api/v1/sessions/{name}/controls", "setControl", "Apply {controlId, value, revision}", 200, (400, 403, 404, 409, 422), "ControlChange"),
@@ -75,6 +76,15 @@ OPERATIONS: Final = (
 
 _STRING: Final = {"type": "string"}
 _SECONDS: Final = {"type": "number", "exclusiveMinimum": 0}
+#: The options of a session prompt (``POST .../prompt``, and ``.../steer`` when it queues).
+_PROMPT_OPTIONS: Final[dict[str, Any]] = {
+    "policy": {"enum": ["ask", "auto-edits", "full"]},
+    "allowUnattended": {"type": "boolean"},
+    "toolsFile": _STRING,
+    "idleTimeout": _SECONDS,
+    "timeout": _SECONDS,
+    "attachments": {"type": "array", "items": _STRING},
+}
 
 #: The query parameters of the operations that take some, by operationId.
 QUERY_PARAMETERS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
@@ -159,18 +169,16 @@ SCHEMAS: Final[dict[str, dict[str, Any]]] = {
             "envKeys": {"type": "array", "items": _STRING},
         },
     },
+    # A steering text queued as the next turn takes a prompt's options.
+    "SessionSteer": {
+        "type": "object",
+        "required": ["text"],
+        "properties": {"text": _STRING, **_PROMPT_OPTIONS},
+    },
     "SessionPrompt": {
         "type": "object",
         "required": ["prompt"],
-        "properties": {
-            "prompt": _STRING,
-            "policy": {"enum": ["ask", "auto-edits", "full"]},
-            "allowUnattended": {"type": "boolean"},
-            "toolsFile": _STRING,
-            "idleTimeout": _SECONDS,
-            "timeout": _SECONDS,
-            "attachments": {"type": "array", "items": _STRING},
-        },
+        "properties": {"prompt": _STRING, **_PROMPT_OPTIONS},
     },
     "ControlChange": {
         "type": "object",

@@ -166,6 +166,14 @@ RESPONSES: Final[dict[str, tuple[str, dict[str, Any]]]] = {
         _JSON,
         _shape({"session": _STRING, "cancelling": {"const": True}}, "the interrupt was sent"),
     ),
+    "steerSession": (
+        _JSON,
+        _shape(
+            {"session": _STRING, "outcome": _STRING, "reason": _STRING},
+            "the agent's steering outcome (200), or the text queued as the next turn (202, "
+            "outcome queued, with the prompt's ticket)",
+        ),
+    ),
     "closeSession": (_JSON, _SESSION),
     "getControls": (_JSON, _CONTROLS),
     "setControl": (_JSON, _CONTROLS),

@@ -15,10 +15,17 @@ from collections import deque
 from collections.abc import Callable
 from typing import Final, Generic, Protocol, TypeVar
 
+from baton.connection.core import cancelled_by_agent
+
 #: Ids of answered (or expired, or withdrawn) questions remembered, so a late answer is told
 #: "no longer pending" (409) rather than "never existed" (404). Bounds the memory a stream of
 #: questions can hold after they close.
 REMEMBERED_CLOSED_IDS: Final = 4096
+
+#: How a question's closing is announced: ``"closed"``, or ``"withdrawn"`` when the agent
+#: cancelled its own request (``$/cancel_request``) while the question was open.
+CLOSED: Final = "closed"
+WITHDRAWN: Final = "withdrawn"
 
 ReplyT = TypeVar("ReplyT")
 
@@ -59,20 +66,25 @@ class PendingQuestions(Generic[QuestionT, ReplyT]):
         """Keep ``question`` open until its answer, or ``wait_seconds`` (then
         ``on_timeout()``'s reply). Cancellation-safe: however it ends, the question leaves the
         table, its id is remembered as closed, a late answer can no longer be set, and the
-        close is announced."""
+        close is announced (:data:`WITHDRAWN` when the agent cancelled the request)."""
         self.open[question.id] = question
         self.announce(question, "opened")
+        closing = CLOSED
         try:
             reply: ReplyT = await asyncio.wait_for(asyncio.shield(question.answer), wait_seconds)
             return reply
         except TimeoutError:
             return on_timeout()
+        except asyncio.CancelledError as exc:
+            if cancelled_by_agent(exc):
+                closing = WITHDRAWN
+            raise
         finally:
             del self.open[question.id]
             self._closed.append(question.id)
             if not question.answer.done():
                 question.answer.cancel()
-            self.announce(question, "closed")
+            self.announce(question, closing)
 
     def list(self, run_id: str | None = None) -> list[QuestionT]:
         """The open questions (of one run), oldest first."""

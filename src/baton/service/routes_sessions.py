@@ -207,15 +207,36 @@ async def session_history(request: Request) -> Response:
 
 async def prompt_session(request: Request) -> Response:
     """``POST /api/v1/sessions/{name}/prompt``: the session's next turn (202)."""
-    service = service_of(request)
+    body = await json_object(request)
+    text = required_str(body, "prompt")
+    answer = await _queue_prompt(request, _prompt_options(request, body), text)
+    return JSONResponse(answer, status_code=202)
+
+
+async def steer_session(request: Request) -> Response:
+    """``POST /api/v1/sessions/{name}/steer``: add ``text`` to the session's running turn
+    (``_session/steering``, where the agent advertises it): 200 with the agent's outcome; else
+    the text is queued as the session's next turn (202, ``outcome: "queued"``, the reason and
+    the prompt's ticket). Never a cancel and a new prompt."""
     desk = desk_of(request)
     name = request.path_params["name"]
     body = await json_object(request)
-    text = required_str(body, "prompt")
+    text = required_str(body, "text")
+    options = _prompt_options(request, body)  # the whole body is checked before anything
+    steered = await desk.conversations.steer(name, text)
+    if not steered.queued:
+        return JSONResponse({"session": name, **steered.to_json()})
+    answer = await _queue_prompt(request, options, text)
+    return JSONResponse({"session": name, **steered.to_json(), "prompt": answer}, status_code=202)
+
+
+def _prompt_options(request: Request, body: dict[str, Any]) -> PromptOptions:
+    """The options of a session prompt, read from the body (API_REQUEST_INVALID if bad)."""
+    service = service_of(request)
     policy = optional_str(body, "policy") or service.settings.policy
     if policy not in get_args(PolicyName):
         raise ApiRequestInvalid(f"policy must be one of {', '.join(get_args(PolicyName))}")
-    options = PromptOptions(
+    return PromptOptions(
         policy=policy,  # type: ignore[arg-type]
         allow_unattended=optional_bool(body, "allowUnattended"),
         tools_file=optional_str(body, "toolsFile"),
@@ -226,6 +247,13 @@ async def prompt_session(request: Request) -> Response:
         wait=True,
         wait_timeout=None,
     )
+
+
+async def _queue_prompt(request: Request, options: PromptOptions, text: str) -> dict[str, Any]:
+    """Queue ``text`` as the session's next turn with ``options``; the ticket's view."""
+    service = service_of(request)
+    desk = desk_of(request)
+    name = request.path_params["name"]
     await desk.conversations.get(name)  # SESSION_NOT_FOUND before anything queues
     await desk.conversations.refuse_other_host(name)  # and SESSION_ON_OTHER_HOST
     ahead = len(desk.ahead(name))
@@ -243,7 +271,7 @@ async def prompt_session(request: Request) -> Response:
         await service.launcher.run_id_of(launch)  # refused before a run: its own code
     answer = ticket.to_json(ahead if not launch.created.done() else 0)
     answer["events"] = f"/api/v1/runs/{answer['runId']}/events" if answer["runId"] else None
-    return JSONResponse(answer, status_code=202)
+    return answer
 
 
 async def prompt_status(request: Request) -> Response:
@@ -314,6 +342,7 @@ ROUTES: Final = [
     Route("/api/v1/sessions/{name}/prompt", prompt_session, methods=["POST"]),
     Route("/api/v1/sessions/{name}/prompts/{prompt}", prompt_status, methods=["GET"]),
     Route("/api/v1/sessions/{name}/cancel", cancel_session, methods=["POST"]),
+    Route("/api/v1/sessions/{name}/steer", steer_session, methods=["POST"]),
     Route("/api/v1/sessions/{name}/close", close_session, methods=["POST"]),
     Route("/api/v1/sessions/{name}/controls", get_controls, methods=["GET"]),
     Route("/api/v1/sessions/{name}/controls", set_control, methods=["POST"]),

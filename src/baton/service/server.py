@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import uvicorn
 
@@ -44,6 +44,7 @@ from baton.service.guard import HostRule
 from baton.service.http_protocol import FramingStrictH11Protocol
 from baton.service.launcher import RunLauncher
 from baton.service.limits import DEFAULT_ELICITATION_WAIT_SECONDS, DEFAULT_PERMISSION_WAIT_SECONDS
+from baton.service.pending_questions import WITHDRAWN
 from baton.service.runtime_file import RUNTIME_FILENAME, RuntimeInfo, ServiceLock
 from baton.service.tokens import Credentials, token_from
 from baton.store import prepare_data_dir, resolve_data_dir
@@ -135,13 +136,16 @@ def build_service(
         kind: QuestionKind,
     ) -> Callable[[PendingPermission | PendingElicitation, str], None]:
         """Publish a question's opening (``KIND_request``, its view) and closing
-        (``KIND_closed``, its id) on its run's live feed."""
+        (``KIND_closed``, its id; ``withdrawnByAgent: true`` when the agent cancelled it) on
+        its run's live feed."""
 
         def announce(pending: PendingPermission | PendingElicitation, what: str) -> None:
             feed = feeds.live.get(pending.run_id or "")
             if feed is not None:
                 opened = what == "opened"
-                data = pending.to_json() if opened else {"id": pending.id}
+                data: dict[str, Any] = pending.to_json() if opened else {"id": pending.id}
+                if what == WITHDRAWN:
+                    data["withdrawnByAgent"] = True
                 opening, closing = QUESTION_EVENTS[kind]
                 feed.publish(RunEvent(opening if opened else closing, feed.run_id, data))
 

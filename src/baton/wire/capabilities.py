@@ -69,6 +69,7 @@ CAPABILITY_PATHS: Final[Mapping[str, str]] = {
     "sessionCapabilities.delete": "session_delete",
     "sessionCapabilities.additionalDirectories": "session_additional_directories",
     "auth.logout": "auth_logout",
+    "auth.status": "auth_status",
     "sessionCapabilities.systemPrompt": "session_system_prompt",
     "sessionCapabilities.systemPrompt.mode.override": "session_system_prompt_override",
 }
@@ -88,7 +89,7 @@ _CONTAINERS: Final[Mapping[str, tuple[str, ...]]] = {
         "additionalDirectories",
         _SYSTEM_PROMPT,
     ),
-    "auth": ("logout",),
+    "auth": ("logout", "status"),
 }
 _TOP_LEAVES: Final = ("loadSession",)
 _META: Final = "_meta"
@@ -121,6 +122,8 @@ class AgentCapabilities:
     session_delete: bool = False
     session_additional_directories: bool = False
     auth_logout: bool = False
+    #: ``auth.status`` (unstable): the agent answers ``auth/status`` (baton.wire.auth_status).
+    auth_status: bool = False
     #: ``sessionCapabilities.systemPrompt`` (unstable): ``systemPrompt`` in ``append`` mode.
     session_system_prompt: bool = False
     #: ``sessionCapabilities.systemPrompt.mode.override`` (unstable): the ``override`` mode.

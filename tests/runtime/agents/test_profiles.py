@@ -20,6 +20,7 @@ from baton.runtime.agents.profiles import (
     EXT_CLAUDE_SUBAGENT_PARENT,
     EXT_CURSOR_MODEL_PICKER,
     EXT_GROK_SESSION_MODELS,
+    EXT_SESSION_STEERING,
     GEMINI,
     GROK,
     OPENCODE,
@@ -97,9 +98,11 @@ def test_policies(profile: Profile, policies: tuple[str, ...], remembered: bool)
 def test_extension_flags_are_profile_gated() -> None:
     assert GROK.session_models_extension and not GROK.parameterized_model_picker
     assert CURSOR.parameterized_model_picker and not CURSOR.session_models_extension
-    others = [CODEX, GEMINI, OPENCODE]
+    others = [GEMINI, OPENCODE]
     assert not any(p.extensions for p in others)
-    assert CLAUDE.extensions == {EXT_CLAUDE_SUBAGENT_PARENT}
+    # Issue 29: steering is shipped by claude-agent-acp and codex-acp, read by their profiles.
+    assert CODEX.extensions == {EXT_SESSION_STEERING}
+    assert CLAUDE.extensions == {EXT_CLAUDE_SUBAGENT_PARENT, EXT_SESSION_STEERING}
     assert GROK.extensions == {EXT_GROK_SESSION_MODELS}
     assert CURSOR.extensions == {EXT_CURSOR_MODEL_PICKER}
 

@@ -131,6 +131,34 @@ CASES = [
     ),
     # live
     Case("ready", CLAUDE, "good", ReadinessState.READY, r.SESSION_CREATED, None, live=True),
+    # Issue 29: where the agent advertises auth/status, doctor reads it and says so.
+    Case(
+        "ready, no auth/status",
+        CLAUDE,
+        "good",
+        ReadinessState.READY,
+        r.AUTH_INFERRED,
+        None,
+        live=True,
+    ),
+    Case(
+        "auth/status authenticated",
+        CLAUDE,
+        "auth-status:authenticated",
+        ReadinessState.READY,
+        r.AUTH_STATUS_REPORTED,
+        None,
+        live=True,
+    ),
+    Case(
+        "auth/status unauthenticated",
+        BUILTIN_PROFILES["codex"],
+        "auth-status:unauthenticated",
+        ReadinessState.AUTHENTICATION_REQUIRED,
+        r.PROVIDER_AUTHENTICATION_REQUIRED,
+        NextAction.AUTHENTICATE,
+        live=True,
+    ),
     Case(
         "auth",
         BUILTIN_PROFILES["codex"],
@@ -550,3 +578,17 @@ def test_diagnostics_are_bounded() -> None:
 def test_live_budget_default() -> None:
     budget = lc.default_budget()
     assert budget.idle == lc.LIVE_IDLE_SECONDS and budget.absolute == lc.LIVE_ABSOLUTE_SECONDS
+
+
+async def test_auth_status_is_read_before_session_new(tmp_path: Path) -> None:
+    # Issue 29: signed out by the agent's own answer, Baton does not try session/new; the
+    # diagnostic names the method; unknown states read as unknown.
+    [case] = [c for c in CASES if c.name == "auth/status unauthenticated"]
+    result = await assess(case, tmp_path)
+    [diagnostic] = [d for d in result.diagnostics if d.code == r.PROVIDER_AUTHENTICATION_REQUIRED]
+    assert diagnostic.message.startswith("auth/status answered unauthenticated")
+    odd = replace(case, modes="auth-status:sleeping", state=ReadinessState.READY)
+    (tmp_path / "odd").mkdir()
+    answer = await assess(odd, tmp_path / "odd")
+    [read] = [d for d in answer.diagnostics if d.code == r.AUTH_STATUS_REPORTED]
+    assert read.message == "sign-in read from auth/status: unknown"

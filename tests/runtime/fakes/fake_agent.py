@@ -13,7 +13,7 @@ help and version: wrong-help, version-fail, version-empty, hang-help:PIDFILE, ha
 flood, secret, envdump:FILE, stderr-help, split-help
 live: auth, terminal-auth, hang-live, crash, bad-version, malformed-init, malformed-session,
 account, session-error, leak-env:VAR, init-error, noisy, violation, empty-models, models, ignore-term,
-live-envdump:FILE
+live-envdump:FILE, auth-status:STATE (advertise auth.status and answer auth/status with STATE)
 """
 
 from __future__ import annotations
@@ -172,9 +172,12 @@ def initialize_result(modes: dict[str, str]) -> object:
         ]
     if "terminal-auth" in modes:
         methods = [{"id": "fake-terminal", "name": "Run fake login", "type": "terminal"}]
+    capabilities: dict = {"loadSession": False}
+    if "auth-status" in modes:
+        capabilities["auth"] = {"status": {}}
     return {
         "protocolVersion": 99 if "bad-version" in modes else 1,
-        "agentCapabilities": {"loadSession": False},
+        "agentCapabilities": capabilities,
         "authMethods": methods,
         "agentInfo": {"name": "fake-agent", "title": "Fake", "version": "9.9.9"},
     }
@@ -222,6 +225,8 @@ def serve(modes: dict[str, str]) -> int:
             if "violation" in modes:
                 result(999, {})
             result(request_id, initialize_result(modes))
+        elif method == "auth/status" and "auth-status" in modes:
+            result(request_id, {"state": modes["auth-status"], "accounts": [{"label": "Fake"}]})
         elif method == "session/new":
             if "auth" in modes or "terminal-auth" in modes:
                 error(request_id, -32000, "Authentication required")

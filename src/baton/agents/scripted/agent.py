@@ -289,6 +289,20 @@ class ScriptedAgent:
         for turn in self._turns.get(session_id, ()):
             turn.cancel()
 
+    def steer_running_turn(self, session_id: str, text: str) -> bool:
+        """Report ``text`` in the session's running turn (``steered: TEXT``); False when no
+        turn of the session is running."""
+        turns = self._turns.get(session_id)
+        if not turns:
+            return False
+        turns[0].emit(
+            {
+                "sessionUpdate": "agent_message_chunk",
+                "content": {"type": "text", "text": f"steered: {text}\n"},
+            }
+        )
+        return True
+
     def is_busy(self, session_id: str) -> bool:
         """True while the session has a prompt running or queued."""
         return session_id in self._turns

@@ -197,6 +197,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="on session/cancel, send $/cancel_request for the turn's pending requests",
     )
     behaviour.add_argument(
+        "--steering",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="advertise the steering extension (initialize _meta.steering.supported) and answer "
+        "_session/steering: injected into a running turn, else promptRequired when asked",
+    )
+    behaviour.add_argument(
         "--prompt-usage",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -274,6 +281,7 @@ def options_from_namespace(args: argparse.Namespace) -> AgentOptions:
         "permission_tool_call": args.permission_tool_call,
         "reject_ends_turn": args.reject_ends_turn,
         "cancel_requests": args.cancel_requests,
+        "steering": args.steering,
         "prompt_usage": args.prompt_usage,
         "serve_unadvertised": args.serve_unadvertised,
         "verbose": args.verbose,

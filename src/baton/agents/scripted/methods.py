@@ -20,6 +20,7 @@ from baton.agents.scripted.script import parse_prompt
 from baton.agents.scripted.session import ConfigError, Session, StreamRecord
 from baton.agents.scripted.setup_params import SetupRefused, read_setup
 from baton.errors import ScriptError
+from baton.wire.extensions import steering
 from baton.wire.jsonrpc import (
     AUTH_REQUIRED,
     INVALID_PARAMS,
@@ -36,6 +37,8 @@ LIST_PAGE_SIZE: Final = 50
 
 #: Cursor's pre-session model list method (served by the ``cursor`` profile only).
 CURSOR_LIST_MODELS: Final = "cursor/list_available_models"
+#: The steering extension's request (``--steering``).
+STEERING_METHOD: Final = steering.METHOD
 
 #: The ``clientCapabilities._meta`` flag a client sets to use Cursor's model picker.
 CURSOR_PICKER_FLAG: Final = "parameterizedModelPicker"
@@ -129,6 +132,7 @@ class AcpMethods:
             "session/set_model": self._set_model,
             "session/prompt": self._prompt,
             CURSOR_LIST_MODELS: self._list_available_models,
+            STEERING_METHOD: self._steer,
         }
 
     def _require_auth(self, stage: str) -> None:
@@ -168,7 +172,29 @@ class AcpMethods:
         }
         if self.options.model_extension == "grok":
             result["_meta"] = {"modelState": self.shape.grok_model_state()}
+        if self.options.steering:
+            result.setdefault("_meta", {})["steering"] = {"supported": True}
         return result
+
+    async def _steer(self, _id: RequestId, params: Params) -> Any:
+        """``_session/steering`` (``--steering``): the text joins the running turn (it is
+        reported there as ``steered: TEXT``) and the answer is ``injected``; with no turn
+        running, ``promptRequired`` when the client opted in to own the text, else
+        ``failed`` (this agent never starts a turn on its own)."""
+        if not self.options.steering:
+            raise RpcFailure(METHOD_NOT_FOUND, f"Method not found: {STEERING_METHOD}")
+        session = self._session(params)
+        prompt = params.get("prompt")
+        if not isinstance(prompt, list) or not prompt:
+            raise RpcFailure(INVALID_PARAMS, "steering needs a non-empty prompt array")
+        text = "".join(str(block.get("text", "")) for block in prompt if isinstance(block, dict))
+        if self._agent.steer_running_turn(session.session_id, text):
+            return {"outcome": "injected"}
+        meta = params.get("_meta")
+        steering = meta.get("steering") if isinstance(meta, dict) else None
+        if isinstance(steering, dict) and steering.get("idleBehavior") == "promptRequired":
+            return {"outcome": "promptRequired", "reason": "noRunningTurn"}
+        return {"outcome": "failed", "reason": "noRunningTurn"}
 
     async def _authenticate(self, _id: RequestId, params: Params) -> Any:
         method_id = _str_param(params, "methodId")

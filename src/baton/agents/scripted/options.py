@@ -124,6 +124,8 @@ class AgentOptions:
     permission_tool_call: ToolCallForm = "id"
     reject_ends_turn: bool = False
     cancel_requests: bool = False
+    #: Advertise and answer the steering extension (``_session/steering``, issue 29).
+    steering: bool = False
     prompt_usage: bool = False
     serve_unadvertised: bool = False
     state_dir: Path | None = None

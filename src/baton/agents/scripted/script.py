@@ -253,6 +253,13 @@ COMMAND_SPECS: Final[tuple[CommandSpec, ...]] = (
         "report the session's additionalDirectories and systemPrompt (mode, size) as JSON",
     ),
     _spec(
+        "withdraw",
+        "ask (KIND permission or elicit), then cancel the request with $/cancel_request after "
+        "SECONDS without an answer; report the client's reply",
+        Param("KIND", ArgKind.CHOICE, choices=("permission", "elicit")),
+        Param("SECONDS", ArgKind.FLOAT, True, 0, MAX_SLOW_SECONDS),
+    ),
+    _spec(
         "client_request",
         "send an agent-to-client request and report its answer",
         Param("METHOD", ArgKind.WORD),

@@ -15,7 +15,16 @@ import contextlib
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final
 
-from baton.agents.scripted import control, extensions, faults, frames, live_commands, output, tools
+from baton.agents.scripted import (
+    control,
+    extensions,
+    faults,
+    frames,
+    live_commands,
+    output,
+    tools,
+    withdraw,
+)
 from baton.agents.scripted.context import ClientReply, CommandFailed, Flow, Handler
 from baton.agents.scripted.frames import StreamBlob
 from baton.agents.scripted.script import Script
@@ -42,6 +51,7 @@ HANDLERS: Final[Mapping[str, Handler]] = {
     **faults.HANDLERS,
     **live_commands.HANDLERS,
     **extensions.HANDLERS,
+    **withdraw.HANDLERS,
 }
 
 

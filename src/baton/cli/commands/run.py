@@ -105,6 +105,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="with --session: run the turn in this process even when a `baton serve` runs",
     )
     parser.add_argument(
+        "--steer",
+        action="store_true",
+        help="with --session: add the prompt to the session's running turn (`baton steer`), "
+        "else queue it as the next turn",
+    )
+    parser.add_argument(
         "--continue",
         action="store_true",
         dest="continue_latest",
@@ -305,9 +311,29 @@ def _system_prompt_text(value: str | None, flag: str) -> str | None:
         raise BadFlag(f"{flag} @{path}: cannot read the file ({reason})") from None
 
 
+def _steer(args: argparse.Namespace) -> int:
+    """``run --session NAME --steer PROMPT``: the same as ``baton steer NAME PROMPT``."""
+    if args.session is None:
+        raise BadFlag("--steer needs --session NAME (the session whose running turn to steer)")
+    from baton.cli.commands import steer
+
+    text = _read_prompt(args.prompt)
+    return steer.run(
+        argparse.Namespace(
+            session=args.session,
+            text=text,
+            data_dir=args.data_dir,
+            no_server=args.no_server,
+            json=args.format == "json",
+        )
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     """Handle `baton run`."""
     fmt = args.format or "text"
+    if args.steer:
+        return _steer(args)
     try:
         if args.config_file and "=" in args.config_file and not os.path.exists(args.config_file):
             raise BadFlag(

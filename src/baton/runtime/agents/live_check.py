@@ -43,6 +43,8 @@ from baton.runtime.agents.environment import child_environment, sensitive_values
 from baton.runtime.agents.profiles import Profile
 from baton.runtime.agents.readiness import (
     ACP_PROTOCOL_VIOLATION,
+    AUTH_INFERRED,
+    AUTH_STATUS_REPORTED,
     INITIALIZE_FAILED,
     INITIALIZE_MALFORMED,
     LIVE_BUDGET_EXPIRED,
@@ -71,6 +73,8 @@ from baton.runtime.agents.readiness import (
     bounded,
 )
 from baton.runtime.processes.process import AgentProcess, ShutdownResult
+from baton.wire import auth_status
+from baton.wire.auth_status import AuthStatus
 from baton.wire.budget import BudgetClock, TurnBudget
 from baton.wire.capabilities import InitializeResult
 from baton.wire.codec import initialize_params, negotiate
@@ -112,6 +116,9 @@ class _Observed:
     """What the live exchange established so far."""
 
     initialize: InitializeResult | None = None
+    #: The agent's ``auth/status`` answer, where it advertised the method (else None: the
+    #: sign-in state is inferred from ``session/new``).
+    auth_status: AuthStatus | None = None
     session: NewSessionResult | None = None
     violations: int = 0
     first_violation: str | None = None
@@ -202,6 +209,15 @@ async def _exchange(
         params = initialize_params(profile.protocol, __version__)
         raw = await conn.request("initialize", params, budget=clock)
         _codec, observed.initialize = negotiate(raw, profile.protocol)
+        if observed.initialize.capabilities.auth_status:
+            step = auth_status.METHOD
+            observed.auth_status = auth_status.parse_auth_status(
+                await conn.request(auth_status.METHOD, {}, budget=clock)
+            )
+            if observed.auth_status.state == auth_status.UNAUTHENTICATED:
+                return _auth_required(
+                    base, observed, step, "unauthenticated (the user needs to sign in)"
+                )
         step = "session/new"
         raw = await conn.request("session/new", {"cwd": workdir, "mcpServers": []}, budget=clock)
         observed.session = parse_new_session_result(raw)
@@ -311,6 +327,22 @@ def _incompatible(base: Readiness, observed: _Observed, code: str, message: str)
         NextAction.INSTALL,
         checks,
         observed,
+    )
+
+
+def _sign_in_source(observed: _Observed) -> Diagnostic:
+    """Which way the sign-in state was found: the agent's ``auth/status`` answer where it
+    advertised the method, else the inference from ``session/new`` succeeding."""
+    if observed.auth_status is not None:
+        return Diagnostic(
+            AUTH_STATUS_REPORTED,
+            "info",
+            f"sign-in read from auth/status: {observed.auth_status.state}",
+        )
+    return Diagnostic(
+        AUTH_INFERRED,
+        "info",
+        "sign-in inferred from session/new (the agent does not advertise auth/status)",
     )
 
 
@@ -425,7 +457,8 @@ def _session_outcome(
             "info",
             "initialize and session/new succeeded; the provider may still ask for sign-in at "
             "the first prompt",
-        )
+        ),
+        _sign_in_source(observed),
     ]
     state = ReadinessState.READY
     if conn.skipped_frames:

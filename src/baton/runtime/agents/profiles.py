@@ -32,6 +32,7 @@ from baton.runtime.agents.environment import (
 from baton.runtime.agents.native_modes import UNDECLARED, NativeModes
 from baton.wire.budget import BoundSetting, parse_bound_setting
 from baton.wire.extensions import claude as claude_extension
+from baton.wire.extensions import steering as steering_extension
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, validate_frame_cap
 from baton.wire.version import AUTO_CHOICE, PROTOCOL_V1, ProtocolChoice
 
@@ -65,8 +66,17 @@ EXT_CURSOR_MODEL_PICKER: Final = "cursor-agent-acp/parameterized-model-picker@v1
 EXT_CLAUDE_SUBAGENT_PARENT: Final = claude_extension.EXTENSION
 
 #: Every extension a profile may enable. No other profile may claim one of these.
+#: Profile-gated extension: steering a running turn (``_session/steering``, advertised in
+#: initialize ``_meta.steering``), shipped by claude-agent-acp and codex-acp.
+EXT_SESSION_STEERING: Final = steering_extension.EXTENSION
+
 KNOWN_EXTENSIONS: Final = frozenset(
-    {EXT_GROK_SESSION_MODELS, EXT_CURSOR_MODEL_PICKER, EXT_CLAUDE_SUBAGENT_PARENT}
+    {
+        EXT_GROK_SESSION_MODELS,
+        EXT_CURSOR_MODEL_PICKER,
+        EXT_CLAUDE_SUBAGENT_PARENT,
+        EXT_SESSION_STEERING,
+    }
 )
 
 
@@ -248,7 +258,7 @@ CLAUDE: Final = Profile(
         asking=("default",),
         self_acting=frozenset({"auto", "acceptEdits", "bypassPermissions", "dontAsk"}),
     ),
-    extensions=frozenset({EXT_CLAUDE_SUBAGENT_PARENT}),
+    extensions=frozenset({EXT_CLAUDE_SUBAGENT_PARENT, EXT_SESSION_STEERING}),
     # Pinned to ACP 1 (``--protocol auto|2`` still overrides it per run): claude-agent-acp
     # 0.101.0 negotiates the v2 draft under ``auto`` and reports a subagent there as a child
     # session (``subagent_update``), which Baton does not model yet, so a turn that starts a
@@ -284,6 +294,7 @@ CODEX: Final = Profile(
         asking=("read-only",),
         self_acting=frozenset({"auto", "full-access"}),
     ),
+    extensions=frozenset({EXT_SESSION_STEERING}),
 )
 
 #: Cursor Agent: ``cursor-agent acp``; ``help acp`` proves the ACP subcommand. The generic

@@ -25,6 +25,8 @@ _EXPORTS: dict[str, str] = {
     "PromptOptions": "baton.runtime.conversations.service",
     "Session": "baton.runtime.conversations.service",
     "SessionSetupFailed": "baton.errors",
+    "QUEUED": "baton.runtime.conversations.service",
+    "SteerResult": "baton.runtime.conversations.service",
     "DEFAULT_WAIT_SECONDS": "baton.runtime.conversations.turn_queue",
     "MAX_WAITING_PROMPTS": "baton.runtime.conversations.turn_queue",
     "TurnQueue": "baton.runtime.conversations.turn_queue",
@@ -41,11 +43,13 @@ if TYPE_CHECKING:
     )
     from baton.runtime.conversations.remote import RemoteListing, RemoteSession
     from baton.runtime.conversations.service import (
+        QUEUED,
         Conversations,
         ConversationView,
         NewConversation,
         PromptOptions,
         Session,
+        SteerResult,
     )
     from baton.runtime.conversations.turn_queue import (
         DEFAULT_WAIT_SECONDS,
@@ -59,6 +63,7 @@ __all__ = [
     "DEFAULT_WAIT_SECONDS",
     "MAX_SESSION_NAME_CHARS",
     "MAX_WAITING_PROMPTS",
+    "QUEUED",
     "AttachPlan",
     "ConversationView",
     "Conversations",
@@ -70,6 +75,7 @@ __all__ = [
     "RemoteSession",
     "Session",
     "SessionSetupFailed",
+    "SteerResult",
     "ToolCallSummary",
     "TurnQueue",
     "check_session_name",

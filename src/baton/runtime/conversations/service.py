@@ -75,6 +75,7 @@ from baton.store import FINAL_RUN_STATUSES, Conversation, ConversationStatus, Ru
 from baton.store.owner import current_host, owner_alive, owner_host
 from baton.wire.budget import TurnBudget
 from baton.wire.capabilities import AgentCapabilities
+from baton.wire.extensions import steering
 
 #: Seconds between two looks at the store while another process holds the turn.
 CLAIM_POLL_SECONDS: Final = 0.2
@@ -128,6 +129,29 @@ class ConversationView:
     runs: list[Run]
     native_state: Any
     attached_here: bool
+
+
+#: A steering text that was not steered: the caller runs it as the session's next turn.
+QUEUED: Final = "queued"
+
+
+@dataclass(frozen=True, slots=True)
+class SteerResult:
+    """What became of a steering text: ``outcome`` is the agent's answer (``injected``,
+    ``startedNewTurn``, ``failed``, or another kept verbatim) or :data:`QUEUED`; ``reason``
+    says why when there is one."""
+
+    outcome: str
+    reason: str = ""
+
+    @property
+    def queued(self) -> bool:
+        """True when the text was not steered and belongs to the session's next turn."""
+        return self.outcome == QUEUED
+
+    def to_json(self) -> dict[str, Any]:
+        """``{outcome, reason}``."""
+        return {"outcome": self.outcome, "reason": self.reason}
 
 
 class Conversations:
@@ -436,6 +460,30 @@ class Conversations:
                 return self.runtime.runs.get(run_id)
         return None
 
+    async def steer(self, name: str, text: str) -> SteerResult:
+        """Add ``text`` to the running turn of ``name`` (issue 29), never by cancelling it.
+
+        Where this process runs the session's turn and its agent supports steering (the
+        profile's steering extension and the agent's advertisement), ``_session/steering`` is
+        sent and the agent's outcome returned (``injected``, ``failed``...; the running turn
+        shows it as a ``steer`` event, the frames are journaled). Otherwise the outcome is
+        :data:`QUEUED` with the reason: the text was not steered and is the caller's to run as
+        the session's next turn (the CLI and the API do). Raises SESSION_NOT_FOUND,
+        SESSION_ON_OTHER_HOST, INVALID_ARGUMENT (empty or oversized text). Cancellation-safe
+        like any bounded request: a cancelled steer is cancelled at the agent."""
+        steering.steer_params("check", text)  # the text's bounds, before anything else
+        record = await self.get(name)
+        await self.refuse_other_host(name)
+        kept = self._attached(record)
+        if kept is None or kept.active is None:
+            return SteerResult(QUEUED, "no turn of this session is running in this process")
+        answer = await self.runtime.steer_kept_session(kept.provider_id, text)
+        if answer is None:
+            return SteerResult(QUEUED, "the agent does not advertise steering")
+        if answer.outcome == steering.PROMPT_REQUIRED:
+            return SteerResult(QUEUED, "the turn ended before the text reached it")
+        return SteerResult(answer.outcome, answer.reason or "")
+
     # --- closing -------------------------------------------------------------------------
 
     async def close(self, name: str) -> Conversation:
@@ -627,6 +675,10 @@ class Session:
     def cancel(self) -> bool:
         """Interrupt the running turn in this process (see :meth:`Conversations.cancel`)."""
         return self.conversations.cancel(self.name)
+
+    async def steer(self, text: str) -> SteerResult:
+        """Add ``text`` to the running turn (see :meth:`Conversations.steer`)."""
+        return await self.conversations.steer(self.name, text)
 
     def controls(self) -> ControlSet:
         """The attached provider session's safe controls."""

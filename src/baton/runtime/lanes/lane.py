@@ -26,6 +26,7 @@ from baton.connection import Connection, InboundRequest
 from baton.connection.client import AcpClient
 from baton.errors import (
     BatonError,
+    CapabilityNotAdvertised,
     ExtensionPayloadInvalid,
     LaneFenced,
     LaneLost,
@@ -60,6 +61,7 @@ from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import NO_ELICITATION, ElicitationOffer, InitializeResult
 from baton.wire.codec import SessionUpdateDecoder, is_idle
 from baton.wire.elicitation import CREATE_METHOD as ELICITATION_CREATE
+from baton.wire.extensions import steering
 from baton.wire.jsonrpc import Message, Skipped
 
 #: Notifications that arrive beside the initialize answer (before a session exists) are kept,
@@ -100,6 +102,11 @@ class TurnHandler(Protocol):
         ...
 
     def on_lost(self, reason: BatonError) -> None: ...
+
+    def on_steered(self, view: dict[str, Any]) -> None:
+        """A steering request reached the agent during this run (``{text, outcome,
+        reason?}``, redacted): shown as a ``steer`` event."""
+        ...
 
 
 @dataclass
@@ -229,6 +236,42 @@ class Lane:
     def redact(self, text: str) -> str:
         """Redact ``text`` with this lane's secrets and the credential patterns."""
         return redact_text(text, self.secrets)
+
+    # --- steering (a profile-gated extension) ------------------------------------------------
+
+    @property
+    def steering_supported(self) -> bool:
+        """True when the profile reads the steering contract (its ``extensions``) and the
+        running generation's agent advertised it (``initialize`` ``_meta.steering``)."""
+        client = self.client
+        return (
+            self.running
+            and client is not None
+            and steering.EXTENSION in self.spec.extensions
+            and steering.advertised(client.initialize_result)
+        )
+
+    async def steer(self, session: LaneSession, text: str) -> steering.SteerAnswer:
+        """Send ``_session/steering`` for ``session`` and hand the outcome to its active run
+        (a ``steer`` event). Bounded by the request limit; cancelling it gives the request up
+        at the agent (``$/cancel_request``). Raises CapabilityNotAdvertised where steering is
+        not supported (nothing is sent), INVALID_ARGUMENT for empty or oversized text,
+        AGENT_EXTENSION_INVALID for an answer without an outcome."""
+        params = steering.steer_params(session.provider_id, text)
+        client = self.client
+        if client is None or not self.steering_supported:
+            raise CapabilityNotAdvertised(
+                "_meta.steering.supported (read by profiles with the "
+                f"{steering.EXTENSION} extension)",
+                "steering a running turn",
+            )
+        answer = steering.parse_steer_result(
+            await client.connection.request(steering.METHOD, params)
+        )
+        active = session.active
+        if active is not None:
+            active.on_steered({"text": self.redact(text), **answer.to_json()})
+        return answer
 
     # --- start -----------------------------------------------------------------------------
 

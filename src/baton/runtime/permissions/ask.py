@@ -114,8 +114,10 @@ def _validated(prompt: AskPrompt, answer: AskAnswer) -> AskAnswer:
     )
 
 
-async def _stop(task: asyncio.Task[AskAnswer]) -> None:
-    task.cancel()
+async def _stop(task: asyncio.Task[AskAnswer], why: object = None) -> None:
+    """Cancel the asker's wait, with ``why`` as the cancellation's message (the asker reads it:
+    the agent withdrew its request, see ``baton.connection.core.cancelled_by_agent``)."""
+    task.cancel(why)
     await asyncio.wait({task}, timeout=ASKER_STOP_TIMEOUT_SECONDS)
 
 
@@ -126,6 +128,7 @@ async def _ask_until(
     expired: Callable[[], str],
 ) -> AskAnswer:
     task = asyncio.ensure_future(asker.ask(prompt))
+    why: object = None
     try:
         while True:
             left = remaining()
@@ -135,9 +138,12 @@ async def _ask_until(
             done, _ = await asyncio.wait({task}, timeout=left)
             if task in done:
                 break
+    except asyncio.CancelledError as exc:
+        why = exc.args[0] if exc.args else None  # why the caller stopped asking
+        raise
     finally:
         if not task.done():
-            await _stop(task)
+            await _stop(task, why)
     try:
         answer = task.result()
     except (OSError, EOFError) as exc:

@@ -46,6 +46,8 @@ MODE_NOT_OFFERED: Final = "mode_not_offered"
 FIELDS_UNSUPPORTED: Final = "fields_unsupported"
 NO_ACTIVE_PROMPT: Final = "no_active_prompt"
 TURN_CANCELLED: Final = "turn_cancelled"
+#: The agent withdrew its own question (``$/cancel_request``) before it was answered.
+AGENT_CANCELLED: Final = "agent_cancelled"
 ANSWER_INVALID: Final = "answer_invalid"
 NO_ANSWERER: Final = "no_answerer"
 #: The reason code of an answer a person (or an API caller) gave.
@@ -122,13 +124,23 @@ def _outcome(
     return ElicitationOutcome(answer, record)
 
 
-def withdraw_elicitation(params: object) -> ElicitationOutcome:
+def withdraw_elicitation(params: object, *, by_agent: bool = False) -> ElicitationOutcome:
     """``cancel`` for a question still open when its turn was interrupted (a cancel, an
-    interrupt, the turn budget, a lost lane): nobody answered, the turn stopped asking."""
+    interrupt, the turn budget, a lost lane): nobody answered, the turn stopped asking. With
+    ``by_agent`` the agent itself withdrew it (``$/cancel_request``, answered -32800): the
+    record says so (``agent_cancelled``, chosen by the agent)."""
     try:
         request: ElicitationRequest | None = parse_elicitation_request(params)
     except InvalidElicitationRequest:
         request = None
+    if by_agent:
+        return _outcome(
+            cancel_answer(),
+            request,
+            AGENT_CANCELLED,
+            "the agent cancelled its question while it was open",
+            "agent",
+        )
     return _outcome(
         cancel_answer(),
         request,

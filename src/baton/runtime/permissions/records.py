@@ -46,6 +46,8 @@ STALE_GENERATION: Final = "stale_generation"
 CREDENTIAL_IDENTIFIER: Final = "credential_identifier"
 INVALID_REQUEST: Final = "invalid_request"
 TURN_CANCELLED: Final = "turn_cancelled"
+#: The agent cancelled its own request (``$/cancel_request``) while it was pending.
+AGENT_CANCELLED: Final = "agent_cancelled"
 #: The reason code of an automatic selection.
 POLICY_SELECTED: Final = "policy_selected"
 

@@ -25,6 +25,7 @@ RunEventType = Literal[
     "tool_call",
     "plan",
     "usage",
+    "steer",
     "notice",
     "compaction",
     "elicitation",
@@ -201,6 +202,14 @@ class ItemPayload(TypedDict):
     coalescedEvents: int
 
 
+class SteerPayload(TypedDict):
+    """``steer``: a steering text reached the agent during this run (docs/protocol.md)."""
+
+    text: str
+    outcome: str
+    reason: NotRequired[str]
+
+
 class WarningPayload(TypedDict):
     """``warning``: something the caller should know that did not end the run."""
 
@@ -241,6 +250,7 @@ PAYLOAD_TYPES: Final[Mapping[str, type[Any]]] = {
     "tool_call": ToolCallPayload,
     "plan": PlanPayload,
     "usage": UsagePayload,
+    "steer": SteerPayload,
     "notice": NoticePayload,
     "compaction": CompactionPayload,
     "elicitation": ElicitationPayload,

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 from baton.connection import InboundRequest
 from baton.connection.client import AcpClient
+from baton.connection.core import cancelled_by_agent
 from baton.errors import (
     AgentRequestError,
     AuthenticationRequired,
@@ -36,7 +37,7 @@ from baton.runtime.permissions.elicitations import (
     withdraw_elicitation,
 )
 from baton.runtime.permissions.engine import PermissionSettings, Resolution, refuse, settle
-from baton.runtime.permissions.records import TURN_CANCELLED
+from baton.runtime.permissions.records import AGENT_CANCELLED, TURN_CANCELLED
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.item_writes import ItemWrites
 from baton.runtime.turns.live_updates import LiveUpdates
@@ -58,6 +59,7 @@ from baton.runtime.turns.streaming import (
     RunBuffer,
     StreamMemory,
 )
+from baton.wire.bounded import bounded
 from baton.wire.budget import BudgetClock
 from baton.wire.codec import PromptAck, SessionActivity, parse_state_update
 from baton.wire.extensions import claude as claude_extension
@@ -274,7 +276,12 @@ class Turn:
     # --- permissions -----------------------------------------------------------------------
 
     async def on_permission(self, request: InboundRequest) -> Resolution:
-        """Decide one permission request, record it durably, then hand the answer back."""
+        """Decide one permission request, record it durably, then hand the answer back.
+
+        When the agent cancels the request itself (``$/cancel_request``) while it is pending,
+        the question is withdrawn wherever it is shown (the asker's wait is cancelled), the
+        request is recorded as ``agent_cancelled``, and the cancellation propagates (the agent
+        is answered -32800)."""
         if self.phases.current in REFUSING_PHASES:
             resolution = refuse(
                 request.id,
@@ -298,7 +305,19 @@ class Turn:
             self._pending.add(task)
             try:
                 resolution = await task
-            except asyncio.CancelledError:
+            except asyncio.CancelledError as exc:
+                if cancelled_by_agent(exc):
+                    await self._settled_permission(
+                        request,
+                        refuse(
+                            request.id,
+                            request.params,
+                            reason_code=AGENT_CANCELLED,
+                            reason="the agent cancelled its request while it was pending",
+                            policy=self.permissions.policy,
+                        ),
+                    )
+                    raise
                 if not task.cancelled():
                     raise
                 resolution = refuse(
@@ -310,7 +329,14 @@ class Turn:
                 )
             finally:
                 self._pending.discard(task)
-        view = permission_view(resolution.record.to_json(self.lane.secrets), self.lane.redact)
+        return await self._settled_permission(request, resolution)
+
+    async def _settled_permission(
+        self, request: InboundRequest, resolution: Resolution
+    ) -> Resolution:
+        """Record a permission request's resolution durably and show it (the event)."""
+        record = resolution.record.to_json(self.lane.secrets)
+        view = permission_view(record, self.lane.redact)
         # Written (its request's journal record flushed first) before the answer is sent.
         await self.recorder.interaction(
             self.session.session_id, self.run_id, resolution, request.ref, self.lane.secrets
@@ -339,7 +365,16 @@ class Turn:
         outcome: ElicitationOutcome
         try:
             outcome = await task
-        except asyncio.CancelledError:
+        except asyncio.CancelledError as exc:
+            if cancelled_by_agent(exc):
+                # The agent withdrew its question ($/cancel_request): recorded, then -32800.
+                self.live.elicitation(
+                    redact_json(
+                        withdraw_elicitation(request.params, by_agent=True).record,
+                        self.lane.secrets,
+                    )
+                )
+                raise
             current = asyncio.current_task()
             if not task.cancelled() or (current is not None and current.cancelling()):
                 raise  # this handler itself was cancelled, not the question
@@ -348,6 +383,12 @@ class Turn:
             self._pending.discard(task)
         self.live.elicitation(redact_json(outcome.record, self.lane.secrets))
         return outcome.answer
+
+    def on_steered(self, view: dict[str, Any]) -> None:
+        """A steering request reached the agent during this turn: what streamed before it is
+        published first, then the ``steer`` event (``{text, outcome, reason?}``)."""
+        self.buffer.flush_output()
+        self.emit(RunEvent("steer", self.run_id, bounded(view)))
 
     # --- loss and interruption -------------------------------------------------------------
 

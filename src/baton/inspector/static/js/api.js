@@ -19,6 +19,7 @@ export const ROUTES = {
   session: (id) => `${BASE}/sessions/${enc(id)}`,
   prompt: (id) => `${BASE}/sessions/${enc(id)}/prompt`,
   cancelSession: (id) => `${BASE}/sessions/${enc(id)}/cancel`,
+  steerSession: (id) => `${BASE}/sessions/${enc(id)}/steer`,
   closeSession: (id) => `${BASE}/sessions/${enc(id)}/close`,
   controls: (id) => `${BASE}/sessions/${enc(id)}/controls`,
   runs: () => `${BASE}/runs`,

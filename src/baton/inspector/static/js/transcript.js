@@ -30,10 +30,11 @@ const NOTICES = {
   notice: (e) => `${e.code ? `${e.code}: ` : ""}${e.message ?? ""}`,
   dropped: (e) => `the live stream fell behind and was dropped by the service; resuming after the last event seen (${e.reason ?? ""})`,
   permission_request: (e) => `permission requested for ${e.toolCall?.title ?? e.toolCallId ?? "a tool call"}: waiting for an answer`,
-  permission_closed: (e) => `permission request ${e.id ?? ""} closed`,
+  permission_closed: (e) => `permission request ${e.id ?? ""} ${e.withdrawnByAgent ? "withdrawn by the agent" : "closed"}`,
   elicitation_request: (e) => `the agent asks (${e.mode ?? "?"}): ${e.message ?? ""}: waiting for an answer`,
-  elicitation_closed: (e) => `question ${e.id ?? ""} closed`,
+  elicitation_closed: (e) => `question ${e.id ?? ""} ${e.withdrawnByAgent ? "withdrawn by the agent" : "closed"}`,
   elicitation: (e) => `question ${e.request?.mode ?? ""} answered ${e.action ?? "?"} by ${e.chosenBy ?? "?"} (${e.reasonCode ?? ""})`,
+  steer: (e) => `steered: ${e.text ?? ""} (${e.outcome ?? "?"}${e.reason ? `: ${e.reason}` : ""})`,
 };
 
 // Run statuses whose turn is over: a stream of such a run ends after its record.

@@ -20,7 +20,7 @@ const POLICIES = ["", "ask", "auto-edits", "full"];
 const EVENT_TYPES = ["run_started", "session", "controls", "text", "thought", "user_text", "tool_call",
   "plan", "usage", "mode", "config", "session_info", "commands", "state", "permission", "item", "warning",
   "result", "dropped", "notice", "replay", "permission_request", "permission_closed",
-  "compaction", "elicitation", "elicitation_request", "elicitation_closed"];
+  "compaction", "elicitation", "elicitation_request", "elicitation_closed", "steer"];
 
 /** A run's status badge; RECOVERY_REQUIRED links to the recovery view. A CANCELLED run never
  * started (cancelled while queued): shown plain, not in the colour of a refused permission. */

@@ -149,6 +149,8 @@ function liveSessionPage(view, sessionId) {
   const promptStatus = h("div", { "aria-live": "polite", "data-testid": "prompt-status" });
   const text = h("textarea", { name: "prompt", rows: "4", "aria-label": "prompt" });
   const cancelStatus = h("div", { "aria-live": "polite" });
+  const steerText = h("input", { name: "steer", type: "text", "aria-label": "steer" });
+  const steerStatus = h("div", { "aria-live": "polite", "data-testid": "steer-status" });
   const refresh = async () => {
     let session;
     try {
@@ -211,6 +213,22 @@ function liveSessionPage(view, sessionId) {
       replaceChildren(closeStatus, errorBox(error));
     }
   } }, "Close the session");
+  // Steering (issue 29): the text joins the running turn where the agent supports it; else
+  // the service queues it as the next turn and says why. Never a cancel and a new prompt.
+  const steer = async (e) => {
+    e.preventDefault();
+    if (!steerText.value.trim()) return;
+    try {
+      const answer = await post(ROUTES.steerSession(sessionId), { text: steerText.value });
+      steerStatus.textContent = answer.outcome === "queued"
+        ? `Not steered (${answer.reason}): queued as the next turn.`
+        : `Steering: ${answer.outcome}${answer.reason ? ` (${answer.reason})` : ""}.`;
+      steerText.value = "";
+      refresh();
+    } catch (error) {
+      replaceChildren(steerStatus, errorBox(error));
+    }
+  };
   const cancel = async () => {
     try {
       await post(ROUTES.cancelSession(sessionId));
@@ -225,6 +243,10 @@ function liveSessionPage(view, sessionId) {
     h("form", { "aria-label": "prompt", onsubmit: submit }, field("Prompt", text), h("p", {}, h("button", { type: "submit" }, "Send prompt"), " ",
       h("button", { type: "button", onclick: cancel }, "Cancel the active turn"), " ", closeButton)),
     promptStatus, cancelStatus, closeStatus,
+    h("h2", {}, "Steer the running turn"),
+    h("form", { "aria-label": "steer", onsubmit: steer }, field("Add to the running turn", steerText),
+      h("p", {}, h("button", { type: "submit" }, "Steer"))),
+    steerStatus,
     h("h2", {}, "Queue"), queueBox,
     h("h2", {}, "Controls"), controls,
     h("h2", {}, "Runs"), runs);
