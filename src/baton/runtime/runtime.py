@@ -70,8 +70,11 @@ from baton.runtime.turns.turn import (
     Turn,
 )
 from baton.runtime.turns.workspace_roots import resolve_additional_directories
+from baton.runtime.workspaces.tracking import ActiveWorkspace, WorkspaceTracker
+from baton.runtime.workspaces.worktrees import DEFAULT_WORKTREE_DIRNAME, WorktreePlan
 from baton.store import Store, prepare_data_dir, resolve_data_dir
 from baton.store.location import resolve_store
+from baton.store.models import WorkspaceRecord
 from baton.wire.budget import (
     DEFAULT_REQUEST_LIMIT_SECONDS,
     BoundSetting,
@@ -123,6 +126,15 @@ class RunResult:
     outcome: RunOutcome | None = None
     #: What the agent reported of usage: ``{used, size, cost?, turn?}``, or None.
     usage: dict[str, Any] | None = None
+    #: The turn's workspace comparison (counts, files without diffs, unreported paths; the
+    #: diffs are in the run's ``workspace_changes`` item), or None without a workspace.
+    workspace_changes: dict[str, Any] | None = None
+
+    @property
+    def unreported_changes(self) -> int:
+        """How many of the turn's workspace changes no tool call or permission reported."""
+        counts = (self.workspace_changes or {}).get("counts") or {}
+        return int(counts.get("unreported", 0))
 
     def to_event(self) -> RunEvent:
         """The final ``result`` event."""
@@ -145,6 +157,7 @@ class RunResult:
                 "skippedFrames": self.skipped_frames,
                 "violations": self.violations,
                 "usage": self.usage,
+                "workspaceChanges": self.workspace_changes,
             },
         )
 
@@ -171,6 +184,7 @@ class Runtime:
         idle_timeout: BoundSetting = None,
         elicitor: Elicitor | None = None,
         elicitation_policies: frozenset[PolicyName] | None = None,
+        workspace_root: str | os.PathLike[str] | None = None,
     ) -> None:
         self.environ = dict(os.environ if environ is None else environ)
         self.data_dir = resolve_data_dir(
@@ -195,6 +209,11 @@ class Runtime:
         #: Every turn's idle bound unless its run or profile sets one (the config file's
         #: ``[turns] idle_timeout``); None: the default.
         self.idle_timeout: BoundSetting = idle_timeout
+        #: Workspaces (``RunRequest.workspace``): worktrees go under ``workspace_root`` (the
+        #: config file's ``[workspaces] root``), else ``<data dir>/worktrees``.
+        self.workspaces = WorkspaceTracker(
+            str(workspace_root or Path(self.data_dir) / DEFAULT_WORKTREE_DIRNAME), self.environ
+        )
         self.memory = StreamMemory()
         self.lanes: dict[tuple[str, str, str], Lane] = {}
         self.discovery = DiscoveryCache()
@@ -437,8 +456,16 @@ class Runtime:
         )
         check_policy(policy, policies, profile=spec.profile_id, ad_hoc=ad_hoc)
         cwd = os.path.realpath(request.cwd or os.getcwd())
+        asked = request.workspace if request.workspace not in (None, "none") else None
+        if asked is not None and asked != "worktree":
+            cwd = os.path.realpath(asked)  # --workspace DIR: this directory, as today
         if not os.path.isdir(cwd):
             raise ConfigurationError(f"the working directory {cwd} is not a directory")
+        # Checked before anything starts (not a repository, no such base, a dirty base).
+        plan = await self.workspaces.plan(asked, cwd, request.base, request.require_clean)
+        recorded = self.store.workspace_at(cwd) if plan is None else None
+        if recorded is not None:
+            self.workspaces.check_use(self.store, recorded, request.session)
         # Checked before anything starts; the resolved roots replace the asked ones.
         request = dataclasses.replace(
             request,
@@ -469,6 +496,16 @@ class Runtime:
                 unattended=request.allow_unattended and ad_hoc,
                 profile=spec.profile_id,
             )
+        active: ActiveWorkspace | None = None
+        try:
+            active = await self._open_workspace(run_id, asked, cwd, plan, recorded)
+        except BatonError as exc:
+            await self.recorder.run_status(
+                run_id, "FAILED", error_code=exc.code, diagnostic=exc.message
+            )
+            raise
+        if active is not None:
+            cwd = active.cwd
         loop = asyncio.get_running_loop()
         idle = resolve_idle_bound(
             ("run", request.idle_timeout),
@@ -493,6 +530,7 @@ class Runtime:
                     "command": spec.launch_form,
                     "idleTimeout": idle.seconds,
                     "idleTimeoutSource": idle.source,
+                    **({"workspace": _workspace_view(active)} if active is not None else {}),
                 },
             )
         )
@@ -510,6 +548,8 @@ class Runtime:
             emit=emit,
             on_turn=on_turn,
             elicitor=elicitor,
+            workspace=active,
+            workspaces=self.workspaces,
         )
         window = SetupWindow(lane)
         try:
@@ -520,6 +560,25 @@ class Runtime:
         result.duration_ms = int((time.monotonic() - started) * 1000)
         emit(result.to_event())
         return result
+
+    async def _open_workspace(
+        self,
+        run_id: str,
+        asked: str | None,
+        cwd: str,
+        plan: WorktreePlan | None,
+        recorded: WorkspaceRecord | None,
+    ) -> ActiveWorkspace | None:
+        """The run's workspace: a worktree created for it (named after the run), the
+        recorded one holding its directory, a directory asked for (recorded now), or None."""
+        assert self.store is not None
+        if plan is not None:
+            recorded = await self.workspaces.create(self.store, plan, run_id, created_by=run_id)
+        elif recorded is None and asked is not None:
+            recorded = await self.workspaces.record_directory(
+                self.store, cwd, run_id, created_by=run_id
+            )
+        return None if recorded is None else await self.workspaces.activate(recorded)
 
     def elicitor_for(self, policy: PolicyName) -> Elicitor | None:
         """Who answers the elicitations of a run under ``policy`` (None: nobody; a lane the run
@@ -654,6 +713,18 @@ class Runtime:
                 yield event
 
 
+def _workspace_view(active: ActiveWorkspace) -> dict[str, Any]:
+    record = active.record
+    return {
+        "name": record.name,
+        "kind": record.kind,
+        "path": record.path,
+        "branch": record.branch,
+        "baseCommit": record.base_commit,
+        "compared": active.layout is not None,
+    }
+
+
 def _result(run_id: str, outcome: TurnOutcome, session: LaneSession | None) -> RunResult:
     """The run's result: the outcome, with its exit code from the one table."""
     return RunResult(
@@ -674,6 +745,7 @@ def _result(run_id: str, outcome: TurnOutcome, session: LaneSession | None) -> R
         violations=outcome.violations,
         outcome=outcome.run_outcome,
         usage=outcome.usage,
+        workspace_changes=outcome.workspace_changes,
     )
 
 

@@ -36,6 +36,8 @@ from baton.cli.service_link import ServiceClient, service_for
 from baton.cli.store_access import add_store_option
 from baton.cli.terminal import Screen, error_line, visible
 from baton.cli.usage_view import usage_text
+from baton.cli.workspace_options import add_workspace_options
+from baton.cli.workspace_view import counts_line, unreported_lines
 from baton.errors import (
     AgentLaunchFailed,
     BatonError,
@@ -51,6 +53,7 @@ from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
+from baton.runtime.workspaces.tracking import split_workspace_flag
 from baton.store.location import resolve_store
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
 from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
@@ -146,6 +149,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"exit {exit_codes.PERMISSION_NOT_GRANTED} when the turn completed but a permission "
         "was denied or cancelled (nobody allowed it)",
     )
+    add_workspace_options(parser)
+    parser.add_argument(
+        "--fail-on-unreported",
+        action="store_true",
+        help=f"exit {exit_codes.UNREPORTED_CHANGES} when the turn completed but changed a "
+        "workspace file no tool call or permission reported",
+    )
     parser.add_argument(
         "--lane",
         choices=("default", "review"),
@@ -238,7 +248,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="also show the agent's stderr (redacted) as it arrives",
     )
-    parser.add_argument("--workspace", default="danger-full-access", help=argparse.SUPPRESS)
     parser.add_argument("--network", default="enabled", help=argparse.SUPPRESS)
     parser.add_argument("--reviewer", default="user", help=argparse.SUPPRESS)
     parser.set_defaults(handler=run, format=None)
@@ -451,6 +460,10 @@ class TextPrinter:
         if usage:
             parts.append(usage)
         parts += [f"{result.duration_ms / 1000:.1f}s", f"run {result.run_id}"]
+        if result.workspace_changes is not None:
+            self._note(counts_line(result.workspace_changes))
+            for line in unreported_lines(result.workspace_changes):
+                self._note(self.screen.style(line, "yellow"))
         self._note("— " + " · ".join(parts))
         unanswered = counts["denied"] + counts["cancelled"]
         if result.status == "COMPLETED" and unanswered and not fail_on_denied:
@@ -542,6 +555,7 @@ def run(args: argparse.Namespace) -> int:
         _check_agent_flags(args)
         prompt = _read_prompt(args.prompt)
         config = load_config(args.config_file)
+        workspace, execution_workspace = split_workspace_flag(args.workspace)
         request = RunRequest(
             prompt=prompt,
             agent=args.agent,
@@ -558,7 +572,10 @@ def run(args: argparse.Namespace) -> int:
             idle_timeout=args.idle_timeout,
             timeout=args.timeout,
             attachments=tuple(args.attach),
-            execution=ExecutionSettings(args.workspace, args.network, args.reviewer),
+            execution=ExecutionSettings(execution_workspace, args.network, args.reviewer),
+            workspace=workspace,
+            base=args.base,
+            require_clean=args.require_clean,
             lane=args.lane,
             additional_directories=tuple(args.add_dirs),
             system_prompt=_system_prompt_text(args.system_prompt, "--system-prompt"),
@@ -589,6 +606,7 @@ def run(args: argparse.Namespace) -> int:
         profiles=config.all_profiles(),
         config_overrides=dict(config.executables),
         idle_timeout=config.idle_timeout,
+        workspace_root=config.workspace_root,
     )
     session = _RunSession(runtime, request, screen, args, config.all_profiles())
     return asyncio.run(session.go())
@@ -603,6 +621,8 @@ SESSION_DECIDES: Final = (
     ("effort", "--effort"),
     ("option_values", "--set-option"),
     ("lane", "--lane"),
+    ("workspace", "--workspace"),
+    ("base", "--base"),
 )
 
 
@@ -900,6 +920,12 @@ class _RunSession:
             and counts["denied"] + counts["cancelled"]
         ):
             exit_code = exit_codes.PERMISSION_NOT_GRANTED
+        if (
+            self.args.fail_on_unreported
+            and exit_code == exit_codes.OK
+            and result.unreported_changes
+        ):
+            exit_code = exit_codes.UNREPORTED_CHANGES
         if self.reader_left:
             return exit_codes.PIPE_CLOSED
         try:

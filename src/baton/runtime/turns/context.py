@@ -19,6 +19,7 @@ from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.turn import Turn
+from baton.runtime.workspaces.tracking import ActiveWorkspace, WorkspaceTracker
 from baton.wire.budget import BudgetClock
 from baton.wire.mcp import ToolDeclarations
 
@@ -48,6 +49,10 @@ class RunContext:
     on_turn: Callable[[Turn], None] | None = None
     #: Who answers this run's elicitations (None: nobody; the lane it starts offers none).
     elicitor: Elicitor | None = None
+    #: The run's workspace (None: none recorded; the turn is not compared) and the tracker
+    #: that compares it.
+    workspace: ActiveWorkspace | None = None
+    workspaces: WorkspaceTracker | None = None
 
     def redact(self, text: str) -> str:
         """``text`` redacted with the lane's secrets and the credential rules."""
