@@ -22,6 +22,14 @@ KIND_MARKS: Final = {
 }
 
 
+def _field(data: Mapping[str, Any], camel: str) -> Any:
+    """``data[camel]``, or its snake_case spelling (``baton show`` reads the JSON contract
+    back with snake_case keys)."""
+    if camel in data:
+        return data[camel]
+    return data.get("".join(f"_{c.lower()}" if c.isupper() else c for c in camel))
+
+
 def counts_line(changes: Mapping[str, Any]) -> str:
     """``workspace NAME: N files changed (+a -r), U unreported`` (and the bounds reached)."""
     counts = changes.get("counts") or {}
@@ -29,7 +37,7 @@ def counts_line(changes: Mapping[str, Any]) -> str:
     line = (
         f"workspace {visible(str(changes.get('workspace')), 80)}: "
         f"{files} file{'s' if files != 1 else ''} changed "
-        f"(+{counts.get('linesAdded', 0)} -{counts.get('linesRemoved', 0)})"
+        f"(+{_field(counts, 'linesAdded') or 0} -{_field(counts, 'linesRemoved') or 0})"
     )
     unreported = int(counts.get("unreported", 0))
     line += f", {unreported} unreported" if unreported else ", all reported"
@@ -58,15 +66,16 @@ def file_lines(files: list[Mapping[str, Any]]) -> list[str]:
     out = []
     for f in files:
         path = visible(str(f.get("path")), 200)
-        if f.get("oldPath"):
-            path = f"{visible(str(f['oldPath']), 200)} -> {path}"
+        old_path = _field(f, "oldPath")
+        if old_path:
+            path = f"{visible(str(old_path), 200)} -> {path}"
         flags = [
             flag
             for flag, on in (
                 ("binary", f.get("binary")),
                 ("unreported", f.get("unreported")),
-                ("diff cut", f.get("diffTruncated")),
-                ("not hashed", f.get("notHashed")),
+                ("diff cut", _field(f, "diffTruncated")),
+                ("not hashed", _field(f, "notHashed")),
             )
             if on
         ]

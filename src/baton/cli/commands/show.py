@@ -21,6 +21,8 @@ from baton.cli.store_access import (
 )
 from baton.cli.terminal import visible
 from baton.cli.usage_view import usage_text
+from baton.cli.workspace_view import counts_line, file_lines, unreported_lines
+from baton.runtime.workspaces.tracking import ITEM_KIND, summary_of
 from baton.store import Store
 
 #: Characters of the prompt `show` prints (the JSON has all of it).
@@ -91,7 +93,19 @@ def run_view(store: Store, run_id: str) -> dict[str, Any]:
         store.find_server_instance(record.server_instance_id) if record.server_instance_id else None
     )
     view["server_instance"] = plain(server) if server is not None else None
+    view["workspace_changes"] = latest_workspace_changes(view["items"])
     return view
+
+
+def latest_workspace_changes(items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The summary of the run's last ``workspace_changes`` item (the one ``recover`` may
+    have added after the turn's), or None."""
+    for item in reversed(items):
+        if item["kind"] == ITEM_KIND and isinstance(item["content"], dict):
+            if "error" in item["content"]:
+                return {"error": item["content"]["error"]}
+            return summary_of(item["content"])
+    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -179,11 +193,20 @@ def print_view(view: dict[str, Any]) -> None:
             )
         elif item["kind"] == "usage" and isinstance(content, dict):
             summary = usage_text(content) or ""
+        elif item["kind"] == ITEM_KIND and isinstance(content, dict):
+            summary = content.get("error") or counts_line(summary_of(content))
         count = item["coalesced_events"]
         print(
             f"item {item['seq']:<4} {item['kind']:<10} ({count} {'event' if count == 1 else 'events'}) "
             f"{visible(str(summary).replace(chr(10), ' '), ITEM_SUMMARY_CHARS)}"
         )
+    changes = view.get("workspace_changes")
+    if changes and "error" not in changes:
+        print(counts_line(changes))
+        for line in file_lines(changes.get("files") or []):
+            print(line)
+        for line in unreported_lines(changes):
+            print(line)
     for interaction in view["interactions"]:
         print(
             f"permission {interaction['state']:<9} choice={visible(str(interaction['choice']), 80)} "
