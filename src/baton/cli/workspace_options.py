@@ -4,13 +4,34 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import Final
+
+from baton.errors import UnsupportedExecutionSetting
+from baton.runtime.workspaces.tracking import split_workspace_flag
 
 #: The sentence every surface says about what a worktree is not.
 NOT_A_SANDBOX: Final = (
     "a worktree isolates the files of concurrent runs from each other and from your "
     "checkout; it does not confine the agent process (it is not a sandbox)"
 )
+
+
+def workspace_ask(value: str | None) -> str | None:
+    """``--workspace VALUE`` as a request carries it: ``worktree``, a directory made
+    absolute here (a service or worker elsewhere resolves nothing relative), or None; a
+    sandbox setting is refused (EXECUTION_SETTING_UNSUPPORTED)."""
+    workspace, execution = split_workspace_flag(value)
+    if execution != "danger-full-access":
+        raise UnsupportedExecutionSetting(
+            "workspace",
+            execution,
+            f"--workspace {execution} asks for a restricted or read-only workspace, which Baton "
+            f"cannot provide: ACP attests no sandbox for the agent process ({NOT_A_SANDBOX})",
+        )
+    if workspace is None or workspace == "worktree":
+        return workspace
+    return os.path.realpath(workspace)
 
 
 def add_workspace_options(parser: argparse.ArgumentParser) -> None:

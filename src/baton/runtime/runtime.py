@@ -462,8 +462,19 @@ class Runtime:
         if not os.path.isdir(cwd):
             raise ConfigurationError(f"the working directory {cwd} is not a directory")
         # Checked before anything starts (not a repository, no such base, a dirty base).
-        plan = await self.workspaces.plan(asked, cwd, request.base, request.require_clean)
-        recorded = self.store.workspace_at(cwd) if plan is None else None
+        # A session's worktree (a fleet session's, made by its first turn) is reused.
+        recorded = (
+            self.store.session_workspace(request.session)
+            if asked == "worktree" and request.session is not None
+            else None
+        )
+        plan = (
+            None
+            if recorded is not None
+            else await self.workspaces.plan(asked, cwd, request.base, request.require_clean)
+        )
+        if recorded is None and plan is None:
+            recorded = self.store.workspace_at(cwd)
         if recorded is not None:
             self.workspaces.check_use(self.store, recorded, request.session)
         # Checked before anything starts; the resolved roots replace the asked ones.
@@ -498,7 +509,7 @@ class Runtime:
             )
         active: ActiveWorkspace | None = None
         try:
-            active = await self._open_workspace(run_id, asked, cwd, plan, recorded)
+            active = await self._open_workspace(run_id, asked, cwd, plan, recorded, request.session)
         except BatonError as exc:
             await self.recorder.run_status(
                 run_id, "FAILED", error_code=exc.code, diagnostic=exc.message
@@ -568,12 +579,20 @@ class Runtime:
         cwd: str,
         plan: WorktreePlan | None,
         recorded: WorkspaceRecord | None,
+        session: str | None,
     ) -> ActiveWorkspace | None:
-        """The run's workspace: a worktree created for it (named after the run), the
-        recorded one holding its directory, a directory asked for (recorded now), or None."""
+        """The run's workspace: a worktree created for it (named after the run, or
+        ``session-<name>`` for a session's first turn), the recorded one holding its
+        directory, a directory asked for (recorded now), or None."""
         assert self.store is not None
         if plan is not None:
-            recorded = await self.workspaces.create(self.store, plan, run_id, created_by=run_id)
+            recorded = await self.workspaces.create(
+                self.store,
+                plan,
+                run_id if session is None else f"session-{session}",
+                created_by=run_id,
+                session_name=session,
+            )
         elif recorded is None and asked is not None:
             recorded = await self.workspaces.record_directory(
                 self.store, cwd, run_id, created_by=run_id

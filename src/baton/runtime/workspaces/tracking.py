@@ -41,6 +41,7 @@ from baton.runtime.workspaces.worktrees import (
 )
 from baton.store import Store
 from baton.store.models import WorkspaceRecord
+from baton.store.owner import current_host
 
 #: The ``--workspace`` values that ask for a sandbox Baton cannot provide: handed to the
 #: execution settings, which refuse them (EXECUTION_SETTING_UNSUPPORTED), never a directory.
@@ -151,7 +152,12 @@ class WorkspaceTracker:
 
     def check_use(self, store: Store, record: WorkspaceRecord, session: str | None) -> None:
         """Refuse a run that would share ``record`` with another run: one of another session
-        (or of none, when the workspace is a session's), or a run's workspace still held."""
+        (or of none, when the workspace is a session's), or a run's workspace still held;
+        a workspace of another host is not here to use."""
+        if record.host != current_host():
+            raise WorkspaceInUse(
+                f"workspace {record.name} lives on host {record.host}", workspace=record.name
+            )
         if record.session_name is not None:
             if record.session_name != session:
                 raise WorkspaceInUse(
