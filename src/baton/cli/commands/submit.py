@@ -75,7 +75,7 @@ def shared_store_url(flag: str | None, config: str | None) -> str:
 def _worker_workspace(value: str | None) -> str | None:
     """``--workspace`` for a worker: a directory is made absolute, not resolved (it names a
     path on the worker's host); a sandbox setting is refused here."""
-    if value in (None, "none", "worktree"):
+    if value in (None, "none", "worktree", "danger-full-access"):
         return workspace_ask(value)
     workspace_ask(value)  # EXECUTION_SETTING_UNSUPPORTED for a sandbox setting
     return os.path.abspath(str(value))
