@@ -43,7 +43,9 @@ def make_repo(path: Path, files: dict[str, str] | None = None) -> Path:
     """A repository at ``path`` with ``files`` committed (default: three small text files)."""
     path.mkdir(parents=True, exist_ok=True)
     git(path, "init", "-q", "-b", "main")
-    for name, text in (files or {"a.txt": "alpha\n", "b.txt": "beta\n", "c.txt": "gamma\n"}).items():
+    for name, text in (
+        files or {"a.txt": "alpha\n", "b.txt": "beta\n", "c.txt": "gamma\n"}
+    ).items():
         target = path / name
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text)

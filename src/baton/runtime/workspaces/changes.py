@@ -204,6 +204,18 @@ def _patches(
     return [raw[start:end] for start, end in zip(starts, [*starts[1:], len(raw)], strict=True)]
 
 
+def _grouped(changes: list[FileChange], patches: list[bytes]) -> list[bytes]:
+    """One patch per change: a type change (a file made a symlink, or back) is two file
+    patches in git's format (the old removed, the new added), joined here."""
+    grouped: list[bytes] = []
+    position = 0
+    for change in changes:
+        take = 2 if change.kind == "symlink" else 1
+        grouped.append(b"".join(patches[position : position + take]))
+        position += take
+    return grouped if position == len(patches) else []
+
+
 def _cut(text: str, limit: int) -> str:
     encoded = text.encode("utf-8", "surrogateescape")
     if len(encoded) <= limit:
@@ -227,7 +239,7 @@ def compare_trees(
     """The changes from tree ``old`` to tree ``new``, diffs redacted with ``redact``."""
     changes = _raw_changes(layout, old, new, environ)
     stats = _numstat(layout, old, new, environ)
-    patches = _patches(layout, old, new, environ) if changes else []
+    patches = _grouped(changes, _patches(layout, old, new, environ)) if changes else []
     comparison = Comparison()
     if len(stats) != len(changes) or len(patches) != len(changes):
         # Never a guess: counts and diffs that do not line up with the file list are left
