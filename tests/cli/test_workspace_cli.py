@@ -9,10 +9,9 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from baton.store import Store
 from cli.helpers import AGENT, baton, json_lines
 from workspace_repos import git, make_repo
-
-from baton.store import Store
 
 SCRIPT = "\n".join(
     [

@@ -7,7 +7,6 @@ import os
 from pathlib import Path
 
 import pytest
-from workspace_repos import make_repo
 
 from baton.runtime.workspaces.changes import DIFF_CUT_MARKER, compare_trees, unhashed_changes
 from baton.runtime.workspaces.reported import match_reports, reported_paths
@@ -17,6 +16,7 @@ from baton.runtime.workspaces.snapshot import (
     repository_layout,
     take_snapshot,
 )
+from workspace_repos import make_repo
 
 ENV = dict(os.environ)
 

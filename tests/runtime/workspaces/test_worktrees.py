@@ -6,7 +6,6 @@ import os
 from pathlib import Path
 
 import pytest
-from workspace_repos import git, make_repo
 
 from baton.errors import (
     WorkspaceBaseDirty,
@@ -20,6 +19,7 @@ from baton.runtime.workspaces.worktrees import (
     plan_worktree,
     remove_worktree,
 )
+from workspace_repos import git, make_repo
 
 ENV = dict(os.environ)
 
