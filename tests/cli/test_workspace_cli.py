@@ -234,3 +234,24 @@ def test_gc_removes_what_nothing_needs(tmp_path: Path) -> None:
     assert "would remove" in dry.stdout and path.exists()
     gc = baton(tmp_path, "workspace", "gc")
     assert gc.returncode == 0 and "removed" in gc.stdout and not path.exists()
+
+
+def test_recover_compares_again_after_a_recovery_required_run(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    done = _run(tmp_path, repo, "--workspace", "worktree", "--json", prompt="write w.txt x\ncrash")
+    assert done.returncode == 6, done.stderr
+    result = _result(done.stdout)
+    assert result["workspaceChanges"]["provisional"] is True
+    worktree = Path(result["workspaceChanges"]["path"])
+    (worktree / "after.txt").write_text("written after Baton lost the turn\n")
+    # In use while RECOVERY_REQUIRED: not removed.
+    refused = baton(tmp_path, "workspace", "rm", result["runId"])
+    assert "WORKSPACE_IN_USE" in refused.stderr
+    for _ in range(2):  # a second look at the same state adds nothing
+        seen = baton(tmp_path, "recover", result["runId"], "--json")
+        assert seen.returncode == 0, seen.stderr
+    shown = json_lines(baton(tmp_path, "show", result["runId"], "--json", "--no-server").stdout)[0]
+    items = [i for i in shown["items"] if i["kind"] == "workspace_changes"]
+    assert len(items) == 2 and items[-1]["content"]["atRecover"] is True
+    assert shown["workspaceChanges"]["unreported"] == ["after.txt"]
+    assert {f["path"] for f in shown["workspaceChanges"]["files"]} == {"w.txt", "after.txt"}

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from typing import Any, Final
 
@@ -31,8 +32,10 @@ from baton.cli.json_output import document, write_json
 from baton.cli.store_access import open_store, plain
 from baton.cli.terminal import visible
 from baton.errors import BatonError, UsageError
+from baton.redaction import redact_text
 from baton.runtime.agents.launch import CUSTOM_PROFILE_ID
 from baton.runtime.runtime import RunRequest, Runtime
+from baton.runtime.workspaces.tracking import WorkspaceTracker
 from baton.store import Store
 
 #: Journal entries shown from the end of the run's agent process journal.
@@ -128,6 +131,19 @@ def recovery_view(store: Store, journal: Any, run_id: str) -> dict[str, Any]:
     return view
 
 
+def _compare_workspace(store: Store, run_id: str) -> dict[str, Any] | None:
+    """The run's workspace compared again now that its outcome is being recovered (the
+    agent may have changed files after Baton lost the turn): a new ``workspace_changes``
+    item when its state differs from the one recorded (docs/workspaces.md)."""
+    # The worktree root is not needed to compare an existing workspace.
+    tracker = WorkspaceTracker("", os.environ)
+    try:
+        return asyncio.run(tracker.compare_at_recover(store, run_id, redact_text))
+    except (BatonError, OSError) as exc:
+        print(f"baton: the workspace was not compared: {exc}", file=sys.stderr)
+        return None
+
+
 def _recorded_launch(known: dict[str, Any]) -> dict[str, Any] | None:
     for observation in known["observations"]:
         payload = observation.get("payload")
@@ -145,6 +161,10 @@ def run(args: argparse.Namespace) -> int:
     with open_store(args.data_dir) as (store, journal):
         known = recovery_view(store, journal, args.run_id)
         run_id = known["id"]
+        if known["recoverable"]:
+            compared = _compare_workspace(store, run_id)
+            if compared is not None:
+                known = recovery_view(store, journal, run_id)
         if acting and not known["recoverable"]:
             raise RunNotRecoverable(
                 f"run {run_id} is {known['status']}, not RECOVERY_REQUIRED: nothing to recover"

@@ -40,7 +40,7 @@ from baton.runtime.workspaces.worktrees import (
     repository_top,
 )
 from baton.store import Store
-from baton.store.models import WorkspaceRecord
+from baton.store.models import NewItem, WorkspaceRecord
 from baton.store.owner import current_host
 
 #: The ``--workspace`` values that ask for a sandbox Baton cannot provide: handed to the
@@ -219,6 +219,44 @@ class WorkspaceTracker:
         content["provisional"] = provisional
         content["atRecover"] = at_recover
         store.record_workspace_after(run_id, after.to_json())
+        return content
+
+    async def compare_at_recover(
+        self, store: Store, run_id: str, redact: Callable[[str], str]
+    ) -> dict[str, Any] | None:
+        """For a RECOVERY_REQUIRED run: compare its workspace now with the snapshot its turn
+        started from and record the item (``atRecover``), matched with the tool calls the
+        store holds. None when the run has no snapshot on this host, or nothing changed since
+        the last recorded comparison (no item is added twice for one state)."""
+        used = store.workspace_run(run_id)
+        if used is None:
+            return None
+        record = store.find_workspace(used.workspace)
+        if record is None or record.host != current_host() or record.state != "ACTIVE":
+            return None
+        active = await self.activate(record)
+        if active.layout is None:
+            return None
+        tool_calls: dict[str, dict[str, Any]] = {}
+        for item in store.list_items(run_id):
+            content = item.content if isinstance(item.content, dict) else {}
+            if item.kind == "tool_call" and isinstance(content.get("toolCallId"), str):
+                paths = [p for p in content.get("paths") or () if isinstance(p, str)]
+                tool_calls[content["toolCallId"]] = {"locations": [{"path": p} for p in paths]}
+        before = Snapshot.from_json(used.before)
+        content = await self.after_turn(
+            store,
+            active,
+            run_id,
+            before,
+            tool_calls=tool_calls,
+            permissions=[],
+            redact=redact,
+            at_recover=True,
+        )
+        if used.after is not None and used.after.get("tree") == content["treeAfter"]:
+            return None
+        store.append_items(run_id, [NewItem(ITEM_KIND, content)])
         return content
 
     def _compare(
