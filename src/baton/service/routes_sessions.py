@@ -48,7 +48,7 @@ from baton.service.bodies import (
 )
 from baton.service.context import Service, service_of
 from baton.service.launcher import Launch, RunNotActive
-from baton.service.routes_runs import run_row, store_of
+from baton.service.routes_runs import run_row, store_of, workspace_fields
 from baton.store import Conversation
 from baton.store.owner import current_host
 
@@ -175,6 +175,7 @@ async def create_session(request: Request) -> Response:
             config=string_map(body, "config"),
             allow_unattended=optional_bool(body, "allowUnattended"),
             tools_file=optional_str(body, "toolsFile"),
+            **workspace_fields(body),
         )
     )
     return JSONResponse(_record(record, 0, current_host()), status_code=201)
