@@ -8,6 +8,7 @@ import { ENDED_STATUSES, TranscriptModel, TranscriptView } from "../transcript.j
 import { errorBox, field, listOf, table } from "./common.js";
 import { pendingInto } from "./permissions.js";
 import { questionsInto } from "./elicitations.js";
+import { changesInto } from "./changes.js";
 
 // Run statuses the filter offers (docs/journal.md, run-status table).
 const STATUSES = ["", "QUEUED", "STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING", "COMPLETED",
@@ -193,6 +194,7 @@ export function runPage(view, [runId]) {
   const questions = h("div", { class: "elicitations", "aria-label": "pending questions of the agent" });
   const connection = h("p", { class: "connection", "aria-live": "polite", "data-testid": "connection" }, "connecting…");
   const transcriptBox = h("section", { "aria-label": "transcript" });
+  const changesBox = h("section", { "aria-label": "workspace changes", "data-testid": "workspace-changes" });
   const cancelStatus = h("div", { "aria-live": "polite" });
   const cancel = h("button", { type: "button", onclick: async () => {
     try {
@@ -203,7 +205,7 @@ export function runPage(view, [runId]) {
     }
   } }, "Cancel this run");
   replaceChildren(view, h("h1", {}, "Run ", h("code", {}, runId)), summary, h("p", {}, cancel), cancelStatus,
-    h("h2", {}, "Waiting for you"), permissions, questions,
+    h("h2", {}, "Waiting for you"), permissions, questions, changesBox,
     h("h2", {}, "Transcript"), connection, transcriptBox);
   const transcript = new TranscriptView(transcriptBox, new TranscriptModel());
   const showSummary = async () => {
@@ -229,6 +231,7 @@ export function runPage(view, [runId]) {
     }
   };
   showSummary();
+  changesInto(changesBox, runId);
   const stopPermissions = pendingInto(permissions, runId);
   const stopQuestions = questionsInto(questions, runId);
   const close = followRun(runId, transcript, (state) => {
@@ -237,7 +240,7 @@ export function runPage(view, [runId]) {
       closed: "the stream closed", finished: "finished",
     }[state] ?? state;
     connection.dataset.state = state;
-    if (state === "finished") { showSummary(); stopPermissions(); stopQuestions(); cancel.disabled = true; }
+    if (state === "finished") { showSummary(); changesInto(changesBox, runId); stopPermissions(); stopQuestions(); cancel.disabled = true; }
   }, (event) => {
     // A request opened or closed: show its card (or its end) now, not at the next poll.
     if (event.type === "permission_request" || event.type === "permission_closed") stopPermissions.now();
