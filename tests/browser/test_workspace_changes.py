@@ -3,22 +3,18 @@ file's recorded diff rendered line by line as text."""
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 from playwright.sync_api import Page, expect
 
-from .conftest import PageWatch, Served
+from workspace_repos import make_repo
 
-sys.path.insert(0, str(Path(__file__).parents[1]))
-from workspace_repos import make_repo  # noqa: E402
+from .conftest import PageWatch, Served
 
 
 def test_the_file_list_and_a_diff(page: tuple[Page, PageWatch], served: Served) -> None:
     pg, seen = page
     repo = make_repo(served.cwd / "changes-repo")
     run_id = served.start(
-        "write a.txt <b>bold</b>\\nsilent_write quiet.txt shh",
+        "write a.txt <b>bold</b>; silent_write quiet.txt shh",
         cwd=str(repo),
         workspace="worktree",
         policy="auto-edits",
