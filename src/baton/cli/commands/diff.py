@@ -11,8 +11,7 @@ import argparse
 import sys
 
 from baton.cli.store_access import add_store_option, open_store, resolve_run
-from baton.errors import RecordNotFound
-from baton.runtime.workspaces.recorded import Side, changes_for, recorded_patch
+from baton.runtime.workspaces.recorded import Side, changes_for, is_session, recorded_patch
 
 EXAMPLES = """examples:
   baton diff run-3f2a9c01 > turn.patch && git apply turn.patch
@@ -61,14 +60,10 @@ def run(args: argparse.Namespace) -> int:
     """Handle `baton diff`."""
     with open_store(args.data_dir, read_only=True, store_flag=args.store) as (store, _journal):
         target = args.target
-        is_session = store.find_conversation(target) is not None
-        if not is_session:
-            try:
-                target = resolve_run(store, target).id
-            except RecordNotFound:
-                if store.find_conversation(target) is None:
-                    raise
+        session = is_session(store, target)
+        if not session:
+            target = resolve_run(store, target).id
         changes = changes_for(store, target)
-        side: Side = args.side or ("base" if is_session else "turn")
+        side: Side = args.side or ("base" if session else "turn")
         sys.stdout.write(recorded_patch(changes, side, partial=args.partial))
     return 0

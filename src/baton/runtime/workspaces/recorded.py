@@ -39,12 +39,26 @@ def run_changes(store: Store, run_id: str) -> RecordedChanges | None:
 
 
 def session_changes(store: Store, name: str) -> RecordedChanges | None:
-    """The last comparison of the session's runs, newest run first, or None."""
-    for run in reversed(store.conversation_runs(name)):
-        found = run_changes(store, run.id)
+    """The last comparison of the session's runs, newest run first, or None: a Baton
+    session's runs, or (a fleet session) the runs of the workspace its first turn made."""
+    run_ids = (
+        [run.id for run in store.conversation_runs(name)]
+        if store.find_conversation(name) is not None
+        else []
+    )
+    workspace = store.session_workspace(name)
+    if workspace is not None:
+        run_ids += [run.run_id for run in store.workspace_runs(workspace.name)]
+    for run_id in sorted(set(run_ids), key=run_ids.index, reverse=True):
+        found = run_changes(store, run_id)
         if found is not None:
             return found
     return None
+
+
+def is_session(store: Store, name: str) -> bool:
+    """Whether ``name`` is a Baton session or a fleet session holding a workspace."""
+    return store.find_conversation(name) is not None or store.session_workspace(name) is not None
 
 
 def recorded_patch(changes: RecordedChanges, side: Side, *, partial: bool = False) -> str:
@@ -67,7 +81,7 @@ def changes_for(store: Store, target: str) -> RecordedChanges:
     when neither has any."""
     if store.find_run(target) is not None:
         found = run_changes(store, target)
-    elif store.find_conversation(target) is not None:
+    elif is_session(store, target):
         found = session_changes(store, target)
     else:
         raise RecordNotFound(f"no run or session named {target!r}")
