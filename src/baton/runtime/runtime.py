@@ -129,6 +129,9 @@ class RunResult:
     #: The turn's workspace comparison (counts, files without diffs, unreported paths; the
     #: diffs are in the run's ``workspace_changes`` item), or None without a workspace.
     workspace_changes: dict[str, Any] | None = None
+    #: The run's workspace (``name``, ``kind``, ``path``, ``branch``, ``baseCommit``,
+    #: ``compared``), or None when it had none (docs/workspaces.md).
+    workspace: dict[str, Any] | None = None
 
     @property
     def unreported_changes(self) -> int:
@@ -157,6 +160,7 @@ class RunResult:
                 "skippedFrames": self.skipped_frames,
                 "violations": self.violations,
                 "usage": self.usage,
+                "workspace": self.workspace,
                 "workspaceChanges": self.workspace_changes,
             },
         )
@@ -568,6 +572,7 @@ class Runtime:
         finally:
             window.close()
         result = _result(run_id, outcome, session)
+        result.workspace = _workspace_view(active) if active is not None else None
         result.duration_ms = int((time.monotonic() - started) * 1000)
         emit(result.to_event())
         return result
