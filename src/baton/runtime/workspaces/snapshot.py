@@ -19,9 +19,11 @@ Blocking (subprocess and file I/O): :func:`take_snapshot` runs in a thread of it
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import tempfile
 import time
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -46,10 +48,24 @@ SYMLINK_MODE = "120000"
 
 @dataclass
 class FingerprintCache:
-    """Each file's last stat and blob id, so an unchanged file is not read again. One per
-    workspace, owned by whoever takes its snapshots (no global state)."""
+    """Each file's last stat and blob id, so an unchanged file is not read again, and a
+    private index file holding the last snapshot's entries, so the next tree is built by
+    updating only what changed. One per workspace, owned by whoever takes its snapshots (no
+    global state); its index directory is removed when the cache is collected."""
 
     entries: dict[str, tuple[StatKey, str]] = field(default_factory=dict)
+    #: The private index's directory (None until the first snapshot) and what it holds.
+    index_dir: str | None = None
+    indexed: dict[str, tuple[str, str]] = field(default_factory=dict)
+    tree: str | None = None
+
+    def index_file(self) -> str:
+        """The private index file (its directory created on first use)."""
+        if self.index_dir is None or not os.path.isdir(self.index_dir):
+            self.index_dir = tempfile.mkdtemp(prefix="baton-snapshot-")
+            self.indexed, self.tree = {}, None
+            weakref.finalize(self, shutil.rmtree, self.index_dir, ignore_errors=True)
+        return os.path.join(self.index_dir, "index")
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,7 +249,7 @@ def take_snapshot(
         del cache.entries[gone]
     for object_id in missing_objects(top, contents, environ):
         write_blob(layout.objects_dir, object_id, contents[object_id])
-    tree = _write_tree(layout, entries, environ)
+    tree = _update_tree(layout, cache, entries, environ)
     return Snapshot(
         head=head,
         tree=tree,
@@ -243,6 +259,42 @@ def take_snapshot(
         truncated=tuple(truncated),
         files_seen=files_seen,
     )
+
+
+def _update_tree(
+    layout: RepositoryLayout,
+    cache: FingerprintCache,
+    entries: list[tuple[str, str, str]],
+    environ: Mapping[str, str],
+) -> str:
+    """The tree of ``entries``, built by updating the cache's private index with what
+    changed since its last snapshot (mode 0 removes an entry); the workspace's own index is
+    never touched."""
+    index = {"GIT_INDEX_FILE": cache.index_file()}
+    wanted = {path: (mode, object_id) for mode, object_id, path in entries}
+    zero = "0" * (64 if layout.object_format == "sha256" else 40)
+    lines = [
+        f"{mode} {object_id}\t".encode() + os.fsencode(path) + b"\0"
+        for path, (mode, object_id) in wanted.items()
+        if cache.indexed.get(path) != (mode, object_id)
+    ]
+    lines += [
+        f"0 {zero}\t".encode() + os.fsencode(path) + b"\0"
+        for path in cache.indexed
+        if path not in wanted
+    ]
+    if lines or cache.tree is None:
+        cache.tree = None  # an interrupted update leaves the index unknown
+        run_git(
+            layout.top,
+            ["update-index", "-z", "--add", "--remove", "--index-info"],
+            environ=environ,
+            extra_env=index,
+            stdin=b"".join(lines),
+        )
+        cache.indexed = wanted
+        cache.tree = run_git(layout.top, ["write-tree"], environ=environ, extra_env=index).text
+    return cache.tree
 
 
 def _write_tree(
