@@ -5,9 +5,7 @@ changes and the patch are in the shared store, so another host's `baton diff` pr
 
 from __future__ import annotations
 
-import asyncio
 import os
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,22 +15,9 @@ from baton.fleet import TurnSubmission, submit
 from baton.store import Store
 from workspace_repos import git, make_repo
 
+from .test_fleet import _baton
+
 pytestmark = pytest.mark.slow
-
-
-async def _baton(env: dict[str, str], *args: str) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "baton",
-        *args,
-        env=env,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await process.communicate()
-    assert process.returncode is not None
-    return process.returncode, out.decode(), err.decode()
 
 
 async def test_a_fleet_sessions_worktree_stays_on_its_worker(fleet: Any, tmp_path: Path) -> None:

@@ -133,16 +133,28 @@ def _kind(status: str, old_mode: str, new_mode: str) -> str:
     return "modified"
 
 
-def _raw_changes(
-    layout: RepositoryLayout, old: str, new: str, environ: Mapping[str, str]
-) -> list[FileChange]:
-    raw = run_git(
+def _diff_tree(
+    layout: RepositoryLayout, old: str, new: str, environ: Mapping[str, str], *form: str
+) -> bytes:
+    """``git diff-tree`` of two trees in ``form`` (hardened, no textconv or external diff)."""
+    return run_git(
         layout.top,
-        ["diff-tree", *_DIFF_OPTIONS, "-z", "--raw", old, new],
+        ["diff-tree", *_DIFF_OPTIONS, *form, old, new],
         environ=environ,
         filters=layout.filters,
     ).stdout
-    fields = raw.split(b"\0")
+
+
+def tree_patch(layout: RepositoryLayout, old: str, new: str, environ: Mapping[str, str]) -> bytes:
+    """The whole patch from tree ``old`` to tree ``new`` in git's format (binary patches,
+    full ids: ``git apply`` takes it), unbounded but for the git output bound."""
+    return _diff_tree(layout, old, new, environ, "-p", "--binary", "--full-index")
+
+
+def _raw_changes(
+    layout: RepositoryLayout, old: str, new: str, environ: Mapping[str, str]
+) -> list[FileChange]:
+    fields = _diff_tree(layout, old, new, environ, "-z", "--raw").split(b"\0")
     changes: list[FileChange] = []
     index = 0
     while index < len(fields) and fields[index].startswith(b":"):
@@ -171,13 +183,7 @@ def _raw_changes(
 def _numstat(
     layout: RepositoryLayout, old: str, new: str, environ: Mapping[str, str]
 ) -> list[tuple[int, int, bool]]:
-    raw = run_git(
-        layout.top,
-        ["diff-tree", *_DIFF_OPTIONS, "-z", "--numstat", old, new],
-        environ=environ,
-        filters=layout.filters,
-    ).stdout
-    fields = raw.split(b"\0")
+    fields = _diff_tree(layout, old, new, environ, "-z", "--numstat").split(b"\0")
     stats: list[tuple[int, int, bool]] = []
     index = 0
     while index < len(fields) and fields[index]:
@@ -192,12 +198,7 @@ def _numstat(
 def _patches(
     layout: RepositoryLayout, old: str, new: str, environ: Mapping[str, str]
 ) -> list[bytes]:
-    raw = run_git(
-        layout.top,
-        ["diff-tree", *_DIFF_OPTIONS, "-p", "--binary", "--full-index", old, new],
-        environ=environ,
-        filters=layout.filters,
-    ).stdout
+    raw = tree_patch(layout, old, new, environ)
     starts = [match.start() for match in _FILE_HEADER.finditer(raw)]
     # A header starts a line; a content line starts with " ", "+" or "-", a binary patch's
     # lines hold no space: only headers match.

@@ -23,11 +23,11 @@ from baton.errors import (
     WorkspaceNotFound,
     WorkspaceUnrecordedChanges,
 )
+from baton.runtime.workspaces.changes import tree_patch
 from baton.runtime.workspaces.git import run_git
 from baton.runtime.workspaces.snapshot import (
     FingerprintCache,
-    commit_tree,
-    empty_tree,
+    base_tree,
     repository_layout,
     take_snapshot,
 )
@@ -111,11 +111,7 @@ def _differs_from_recorded(
     if recorded is None:
         if record.kind == "dir":
             return False  # the user's own directory: nothing Baton recorded to lose
-        recorded = (
-            commit_tree(layout, record.base_commit, environ)
-            if record.base_commit
-            else empty_tree(layout, environ)
-        )
+        recorded = base_tree(layout, record.base_commit, environ)
     return now.tree != recorded or bool(now.not_hashed)
 
 
@@ -214,28 +210,8 @@ def export_patch(store: Store, name: str, environ: Mapping[str, str]) -> str:
     (computed from its files, not from a recorded item, so no diff bound cuts it)."""
     record = get_workspace(store, name)
     layout, tree = _current_tree(record, environ)
-    base = (
-        commit_tree(layout, record.base_commit, environ)
-        if record.base_commit
-        else empty_tree(layout, environ)
-    )
-    return run_git(
-        layout.top,
-        [
-            "diff-tree",
-            "-r",
-            "-M",
-            "-p",
-            "--binary",
-            "--full-index",
-            "--no-textconv",
-            "--no-ext-diff",
-            "--no-color",
-            base,
-            tree,
-        ],
-        environ=environ,
-    ).stdout.decode("utf-8", "surrogateescape")
+    base = base_tree(layout, record.base_commit, environ)
+    return tree_patch(layout, base, tree, environ).decode("utf-8", "surrogateescape")
 
 
 def export_branch(

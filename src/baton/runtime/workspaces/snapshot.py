@@ -323,6 +323,14 @@ def empty_tree(layout: RepositoryLayout, environ: Mapping[str, str]) -> str:
     return _write_tree(layout, [], environ)
 
 
+def base_tree(layout: RepositoryLayout, base_commit: str | None, environ: Mapping[str, str]) -> str:
+    """The tree a workspace's changes since its base are against: its base commit's, or the
+    empty tree when it has none."""
+    if base_commit:
+        return commit_tree(layout, base_commit, environ)
+    return empty_tree(layout, environ)
+
+
 def commit_tree(layout: RepositoryLayout, commit: str, environ: Mapping[str, str]) -> str:
     """The tree of ``commit``."""
     return run_git(

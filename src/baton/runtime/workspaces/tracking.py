@@ -28,8 +28,7 @@ from baton.runtime.workspaces.snapshot import (
     FingerprintCache,
     RepositoryLayout,
     Snapshot,
-    commit_tree,
-    empty_tree,
+    base_tree,
     repository_layout,
     take_snapshot,
 )
@@ -274,12 +273,13 @@ class WorkspaceTracker:
         turn = compare_trees(layout, before.tree, after.tree, self.environ, redact)
         turn.changes.extend(unhashed_changes(before, after))
         match_reports(turn, reported_paths(tool_calls, permissions, cwd=active.cwd, top=layout.top))
-        base_tree = (
-            commit_tree(layout, record.base_commit, self.environ)
-            if record.base_commit
-            else empty_tree(layout, self.environ)
+        base = compare_trees(
+            layout,
+            base_tree(layout, record.base_commit, self.environ),
+            after.tree,
+            self.environ,
+            redact,
         )
-        base = compare_trees(layout, base_tree, after.tree, self.environ, redact)
         base.changes.extend(unhashed_changes(None, after))
         truncated = sorted({*before.truncated, *after.truncated, *turn.truncated})
         return {
