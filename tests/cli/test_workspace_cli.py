@@ -255,3 +255,25 @@ def test_recover_compares_again_after_a_recovery_required_run(tmp_path: Path) ->
     assert len(items) == 2 and items[-1]["content"]["atRecover"] is True
     assert shown["workspaceChanges"]["unreported"] == ["after.txt"]
     assert {f["path"] for f in shown["workspaceChanges"]["files"]} == {"w.txt", "after.txt"}
+
+
+def test_a_directory_workspace_is_compared_and_never_deleted(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    done = _run(
+        tmp_path,
+        tmp_path,
+        "--workspace",
+        str(repo),
+        "--json",
+        prompt="write a.txt mine; silent_write new.txt quiet",
+    )
+    assert done.returncode == 0, done.stderr
+    result = _result(done.stdout)
+    assert result["workspace"]["kind"] == "dir" and result["workspace"]["path"] == str(repo)
+    assert result["workspaceChanges"]["unreported"] == ["new.txt"]
+    # A plain run there later is today's run: not compared, never refused.
+    plain = _run(tmp_path, repo, "--json", prompt="echo hi")
+    assert _result(plain.stdout)["workspaceChanges"] is None
+    forgot = baton(tmp_path, "workspace", "rm", result["runId"])
+    assert forgot.returncode == 0 and "forgot" in forgot.stdout
+    assert (repo / "new.txt").exists() and (repo / ".git").is_dir()

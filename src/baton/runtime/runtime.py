@@ -465,22 +465,7 @@ class Runtime:
             cwd = os.path.realpath(asked)  # --workspace DIR: this directory, as today
         if not os.path.isdir(cwd):
             raise ConfigurationError(f"the working directory {cwd} is not a directory")
-        # Checked before anything starts (not a repository, no such base, a dirty base).
-        # A session's worktree (a fleet session's, made by its first turn) is reused.
-        recorded = (
-            self.store.session_workspace(request.session)
-            if asked == "worktree" and request.session is not None
-            else None
-        )
-        plan = (
-            None
-            if recorded is not None
-            else await self.workspaces.plan(asked, cwd, request.base, request.require_clean)
-        )
-        if recorded is None and plan is None:
-            recorded = self.store.workspace_at(cwd)
-        if recorded is not None:
-            self.workspaces.check_use(self.store, recorded, request.session)
+        plan, recorded = await self._workspace_ask(request, asked, cwd)
         # Checked before anything starts; the resolved roots replace the asked ones.
         request = dataclasses.replace(
             request,
@@ -576,6 +561,27 @@ class Runtime:
         result.duration_ms = int((time.monotonic() - started) * 1000)
         emit(result.to_event())
         return result
+
+    async def _workspace_ask(
+        self, request: RunRequest, asked: str | None, cwd: str
+    ) -> tuple[WorktreePlan | None, WorkspaceRecord | None]:
+        """What the run's workspace will be, checked before anything starts: the worktree to
+        create (its ask checked: not a repository, no such base, a dirty base), or the
+        recorded workspace to use (the session's own, else a Baton worktree holding the
+        directory; refused when another session's or held by another run), or neither."""
+        assert self.store is not None
+        # A session's workspace (a fleet session's worktree, made by its first turn) is kept.
+        recorded = (
+            self.store.session_workspace(request.session) if request.session is not None else None
+        )
+        plan = None
+        if recorded is None:
+            plan = await self.workspaces.plan(asked, cwd, request.base, request.require_clean)
+        if recorded is None and plan is None:
+            recorded = self.store.workspace_at(cwd)
+        if recorded is not None:
+            self.workspaces.check_use(self.store, recorded, request.session)
+        return plan, recorded
 
     async def _open_workspace(
         self,

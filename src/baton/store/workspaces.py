@@ -98,12 +98,13 @@ class WorkspaceRecords(StoreDatabase):
         ]
 
     def workspace_at(self, path: str) -> WorkspaceRecord | None:
-        """The ACTIVE workspace of this host whose directory is ``path`` or holds it (the
-        innermost), or None."""
+        """The ACTIVE worktree Baton made on this host whose directory is ``path`` or holds
+        it (the innermost), or None. A ``dir`` workspace (a user's own directory) is never
+        found by path: a later run there is today's plain run."""
         best: WorkspaceRecord | None = None
         host = current_host()
         for record in self.list_workspaces():
-            if record.host != host:
+            if record.host != host or record.kind != "worktree":
                 continue
             root = record.path.rstrip("/")
             if (path == root or path.startswith(root + "/")) and (

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -52,6 +53,11 @@ SANDBOX_WORKSPACE_SETTINGS: Final = frozenset(
 #: settings' spelling.
 FULL_ACCESS: Final = "danger-full-access"
 
+#: Workspaces whose fingerprint cache a runtime keeps (the most recently used). Protects a
+#: long-lived service from a cache per run it ever ran (each holds a stat and blob id per
+#: file and a private index file); an evicted workspace's next snapshot reads every file.
+MAX_CACHED_WORKSPACES: Final = 32
+
 #: The kind of the run's item that carries a comparison.
 ITEM_KIND: Final = "workspace_changes"
 
@@ -85,7 +91,8 @@ class WorkspaceTracker:
         #: Where worktrees are created (``[workspaces] root``, else ``<data dir>/worktrees``).
         self.root = root
         self.environ = dict(environ)
-        self._caches: dict[str, FingerprintCache] = {}
+        # The fingerprint caches of the workspaces used last, oldest first (bounded).
+        self._caches: OrderedDict[str, FingerprintCache] = OrderedDict()
 
     # --- before the run exists -------------------------------------------------------------
 
@@ -179,7 +186,10 @@ class WorkspaceTracker:
         if record.repository is not None and os.path.isdir(record.path):
             layout = await asyncio.to_thread(repository_layout, record.path, self.environ)
         cwd = os.path.join(record.path, record.subdirectory) if record.subdirectory else record.path
-        cache = self._caches.setdefault(record.name, FingerprintCache())
+        cache = self._caches.pop(record.name, None) or FingerprintCache()
+        self._caches[record.name] = cache
+        while len(self._caches) > MAX_CACHED_WORKSPACES:
+            self._caches.popitem(last=False)  # its next snapshot reads every file again
         return ActiveWorkspace(record, layout, cwd, cache)
 
     # --- comparing -------------------------------------------------------------------------
