@@ -138,7 +138,7 @@ async def floor(sessions: int, updates: int) -> float:
 
 def start_service(data_dir: Path) -> tuple[subprocess.Popen[bytes], str, str]:
     sys.path.insert(0, str(HERE.parent / "src"))
-    from baton.cli.service_link import find_service
+    from baton.service.runtime_file import find_service
 
     process = subprocess.Popen(
         [

@@ -77,6 +77,22 @@ def drop_database(admin_url: str, name: str) -> None:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _private_cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """A cache directory of the suite's own (XDG_CACHE_HOME) for everything the tests start
+    with their environment: the bundled scripted agent keeps its sessions there by default,
+    never in the user's cache."""
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("cache"))
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop("XDG_CACHE_HOME", None)
+        else:
+            os.environ["XDG_CACHE_HOME"] = saved
+
+
 @pytest.fixture
 def postgres_database() -> Iterator[str]:
     """The URL of a fresh PostgreSQL database, dropped afterwards (skips without a server)."""

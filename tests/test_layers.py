@@ -53,16 +53,24 @@ RANKS: Final[dict[str, float]] = {
     "baton.runtime.conversations": 4.95,
     # Many hosts: the queue (submit, workers, settling lost workers) over the Runtime.
     "baton.fleet": 4.95,
-    # Layer 5: surfaces.
+    # The JSON documents both surfaces show (runs, sessions, recovery, readiness, workers, the
+    # schema version), below them so the CLI and the service stay siblings.
+    "baton.views": 4.97,
+    # The inspector's page files and the headers they are served with: package data the
+    # service serves (the page itself speaks to the API over HTTP only).
+    "baton.inspector": 4.97,
+    # The service's runtime file (serve.json, serve.lock): the service owns its format and
+    # writes it; the CLI reads it to find a running service. Below both, Starlette-free.
+    "baton.service.runtime_file": 4.97,
+    # Layer 5: surfaces, siblings that never import each other (websockets' asyncio/ and sync/
+    # layers): what they share lives below them.
     "baton.cli": 5,
     "baton.agents": 5,
     "baton": 5,  # the package root re-exports the library surface
-    # The inspector's page files and the headers they are served with; the service serves them.
-    "baton.inspector": 5,
-    # The service: one Runtime under an authenticated local HTTP API. It sits just above the
-    # CLI so that the API and `baton show/runs --json` speak one JSON contract (the CLI's
-    # views, run-id prefixes, camelCase); the CLI reaches a running service over HTTP only.
-    "baton.service": 5.5,
+    # The service: one Runtime under an authenticated local HTTP API, a sibling of the CLI.
+    # The API and `baton show/runs --json` speak one JSON contract through baton.views; the
+    # CLI reaches a running service over HTTP only.
+    "baton.service": 5,
     "baton.cli.commands.serve": 5.6,  # the `baton serve` verb: above the service it starts
     "baton.cli.commands.inspect": 5.7,  # `baton inspect`: finds a service or starts one (serve)
     # Above the surfaces: `python -m baton`, the console script's entry point.
@@ -185,6 +193,29 @@ def test_sideways_allowances_are_still_used() -> None:
     assert not stale, f"stale sideways allowances: {stale}"
 
 
+#: The two surfaces a user drives: siblings, neither imports the other (the verbs that start or
+#: find a service, `baton serve` and `baton inspect`, are units of their own above both).
+SIBLING_SURFACES: Final = ("baton.cli", "baton.service")
+
+
+def test_the_cli_and_the_service_are_siblings_over_the_views() -> None:
+    """Same rank, no allowance between them, the shared views below both, and no import of one
+    from the other anywhere (a function-local import counts)."""
+    cli, service = SIBLING_SURFACES
+    assert RANKS[cli] == RANKS[service]
+    assert (cli, service) not in ALLOWED_SIDEWAYS and (service, cli) not in ALLOWED_SIDEWAYS
+    assert RANKS["baton.views"] < RANKS[cli]
+    assert RANKS["baton.service.runtime_file"] < RANKS[cli]
+    crossing = [
+        f"{module_name(path)}:{line} imports {target}"
+        for path in sources()
+        if unit_of(module_name(path)) in SIBLING_SURFACES
+        for line, target in imports_of(path)
+        if unit_of(target) in SIBLING_SURFACES and unit_of(target) != unit_of(module_name(path))
+    ]
+    assert not crossing, "\n".join(crossing)
+
+
 @pytest.mark.parametrize(
     ("source", "expected"),
     [
@@ -208,3 +239,23 @@ def test_the_checker_catches_what_it_claims(
         assert problems == []
     else:
         assert len(problems) == 1 and expected in problems[0]
+
+
+@pytest.mark.parametrize(
+    ("unit", "source"),
+    [
+        ("service", "from baton.cli.store_access import open_store\n"),
+        ("cli", "from baton.service.routes_runs import store_of\n"),
+    ],
+)
+def test_the_checker_refuses_a_surface_importing_its_sibling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, unit: str, source: str
+) -> None:
+    """A service module importing the CLI (or the reverse) is a sideways import."""
+    fake_src = tmp_path / "src"
+    module = fake_src / "baton" / unit / "probe.py"
+    module.parent.mkdir(parents=True)
+    module.write_text(source)
+    monkeypatch.setattr(sys.modules[__name__], "SRC", fake_src)
+    [problem] = violations_of(module)
+    assert "sideways" in problem

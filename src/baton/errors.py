@@ -111,15 +111,40 @@ class IncompatibleProtocolVersion(AgentError):
 
     code = "INCOMPATIBLE_PROTOCOL_VERSION"
 
-    def __init__(self, offered: int, answered: object, implemented: tuple[int, ...]) -> None:
+    def __init__(
+        self,
+        offered: int,
+        answered: object,
+        implemented: tuple[int, ...],
+        *,
+        hint: str | None = None,
+    ) -> None:
         shown = repr(answered)[:MAX_AGENT_MESSAGE_CHARS]
         versions = ", ".join(str(v) for v in implemented)
         super().__init__(
             f"Baton offered protocol version {offered} and the agent answered {shown}; "
-            f"Baton implements {versions}"
+            f"Baton accepts {versions}" + (f" ({hint})" if hint else "")
         )
         self.offered = offered
         self.answered = answered
+
+
+class ProtocolVersionMislabelled(IncompatibleProtocolVersion):
+    """The agent answered ``initialize`` with protocol version 2 in the v1 layout (neither
+    v2's ``info`` nor its ``capabilities``): it echoes the offered number without
+    speaking the v2 draft. The message names the fix (``--protocol 1``)."""
+
+    code = "AGENT_PROTOCOL_MISLABELLED"
+
+    def __init__(self, offered: int, fix: str) -> None:
+        BatonError.__init__(
+            self,
+            f"Baton offered protocol version {offered} and the agent answered 2 in the v1 "
+            f"layout (no info, no capabilities): it labels a v1 answer 2 (it "
+            f"echoes the offered number) and does not speak the v2 draft; {fix}",
+        )
+        self.offered = offered
+        self.answered = 2
 
 
 class MalformedResult(ProtocolError):
@@ -238,6 +263,14 @@ class PolicyNotAvailable(UsageError):
     ad-hoc ``--agent-command`` agent, needs ``--allow-unattended``)."""
 
     code = "POLICY_NOT_AVAILABLE"
+
+
+class ModeActsWithoutAsking(UsageError):
+    """The session starts in a native mode its profile declares acts on its own, the policy
+    asks, no mode was chosen explicitly and the agent offers no mode that asks: the run is
+    refused before any prompt (choose a mode with ``--mode``, or another policy)."""
+
+    code = "MODE_ACTS_WITHOUT_ASKING"
 
 
 class InvalidArgument(UsageError):
@@ -403,6 +436,43 @@ class RecordNotFound(UsageError):
     code = "RECORD_NOT_FOUND"
 
 
+class RunNotFound(RecordNotFound):
+    """No run has this id or starts with this prefix."""
+
+    code = "RUN_NOT_FOUND"
+
+
+class AmbiguousRunId(UsageError):
+    """A run id prefix matches more than one run; the message lists the candidates."""
+
+    code = "RUN_ID_AMBIGUOUS"
+
+
+class JournalOnOtherHost(RecordNotFound):
+    """The run ran on another host of a shared store (docs/fleet.md): its journal is on that
+    host's disk, which the message names."""
+
+    code = "JOURNAL_ON_OTHER_HOST"
+
+
+class RunNotRecoverable(UsageError):
+    """A recovery choice was asked for on a run that is not RECOVERY_REQUIRED."""
+
+    code = "RUN_NOT_RECOVERABLE"
+
+
+class NoProviderSession(UsageError):
+    """The run never had a provider session to attach."""
+
+    code = "NO_PROVIDER_SESSION"
+
+
+class AgentRequired(UsageError):
+    """The run's agent cannot be started again from what was recorded."""
+
+    code = "AGENT_REQUIRED"
+
+
 class SessionNotFound(RecordNotFound):
     """No conversation (named session) of this data directory has this name."""
 
@@ -454,8 +524,10 @@ class SessionOnOtherHost(UsageError):
 
 class SessionNotResumable(UsageError):
     """The conversation's provider session is not attached in this process and the agent
-    advertises neither ``sessionCapabilities.resume`` nor ``loadSession``: Baton refuses to
-    guess (it never starts a fresh provider session in its place)."""
+    advertises neither ``sessionCapabilities.resume`` nor ``loadSession``, or it answered
+    resume/load that it does not know the session (-32002 or "not found"): Baton refuses to
+    guess (it never starts a fresh provider session in its place); the message names the next
+    step."""
 
     code = "SESSION_NOT_RESUMABLE"
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
@@ -322,6 +323,8 @@ async def spawn(tmp_path: Path) -> AsyncIterator[Spawn]:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             cwd=tmp_path,
+            # The agent's default state directory: this test's own.
+            env={**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")},
         )
         assert process.stdout is not None and process.stdin is not None
         tap = SchemaTap(schema_version)

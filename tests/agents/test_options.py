@@ -7,7 +7,12 @@ from pathlib import Path
 import pytest
 
 from baton.agents.scripted.app import build_parser, main
-from baton.agents.scripted.options import apply_capability, is_advertised, options_from_namespace
+from baton.agents.scripted.options import (
+    apply_capability,
+    default_state_dir,
+    is_advertised,
+    options_from_namespace,
+)
 from baton.agents.scripted.profiles import PROFILE_NAMES, profile_options
 from baton.errors import ConfigurationError
 
@@ -70,6 +75,28 @@ def test_bad_flags(tmp_path: Path) -> None:
     with pytest.raises(ConfigurationError):
         options("--state-dir", str(file))
     assert main(["--cap", "broken"]) == 2
+
+
+def test_the_default_state_dir_is_the_users_cache(tmp_path: Path) -> None:
+    xdg = tmp_path / "xdg"
+    assert default_state_dir({"XDG_CACHE_HOME": str(xdg)}) == xdg / "baton" / "scripted-agent"
+    assert (xdg / "baton" / "scripted-agent").stat().st_mode & 0o777 == 0o700
+    home = tmp_path / "home"
+    fallback = default_state_dir({"XDG_CACHE_HOME": "relative", "HOME": str(home)})
+    assert fallback == home / ".cache" / "baton" / "scripted-agent"
+    assert default_state_dir({}) is None and default_state_dir({"HOME": "rel"}) is None
+    blocked = tmp_path / "blocked"
+    blocked.write_text("")  # a file where the cache directory should be: memory only
+    assert default_state_dir({"XDG_CACHE_HOME": str(blocked)}) is None
+
+
+def test_state_dir_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    assert options().state_dir == tmp_path / "cache" / "baton" / "scripted-agent"
+    assert options("--no-state-dir").state_dir is None
+    assert options("--state-dir", str(tmp_path / "s")).state_dir == tmp_path / "s"
+    with pytest.raises(ConfigurationError, match="exclude each other"):
+        options("--state-dir", str(tmp_path / "s"), "--no-state-dir")
 
 
 def test_profiles_are_fresh_objects() -> None:

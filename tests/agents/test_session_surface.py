@@ -237,7 +237,7 @@ async def test_resume_does_not_replay(spawn: Any) -> None:
 
 
 async def test_list_close_delete_fork(spawn: Any) -> None:
-    agent = await spawn("--cap", "sessionCapabilities.fork={}")
+    agent = await spawn("--cap", "sessionCapabilities.fork={}", "--no-state-dir")
     await agent.initialize()
     ids = [(await agent.new_session())["sessionId"] for _ in range(52)]
     assert ids[:2] == ["session-1", "session-2"]
@@ -274,6 +274,25 @@ async def test_close_cancels_the_running_turn(spawn: Any) -> None:
     await agent.until(lambda: len(agent.updates(session)) >= 1)
     assert await call(agent, "session/close", {"sessionId": session}) == {}
     assert await agent.conn.await_response(request_id, timeout=WAIT) == {"stopReason": "cancelled"}
+
+
+async def test_sessions_outlive_the_process_by_default(spawn: Any, tmp_path: Any) -> None:
+    # spawn's agents use the test's own cache directory (tmp_path/cache).
+    first = await spawn()
+    session = await first.start()
+    await first.prompt(session, "echo remembered")
+    await first.shutdown()
+    assert (tmp_path / "cache" / "baton" / "scripted-agent" / f"{session}.json").is_file()
+    second = await spawn()
+    await second.initialize()
+    await call(second, "session/resume", {"sessionId": session, "cwd": str(second.cwd)})
+    assert await second.prompt(session, "echo again") == {"stopReason": "end_turn"}
+    memory = await spawn("--no-state-dir")
+    await memory.initialize()
+    assert (await memory.new_session())["sessionId"] == "session-1"
+    with pytest.raises(AgentRequestError) as caught:
+        await call(memory, "session/resume", {"sessionId": session, "cwd": str(memory.cwd)})
+    assert caught.value.rpc_code == -32002
 
 
 async def test_state_dir_carries_sessions_across_processes(spawn: Any, tmp_path: Any) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from baton.cli import exit_codes
-from baton.cli.json_output import SCHEMA_VERSION, camel_key
+from baton.views.contract import SCHEMA_VERSION, camel_key
 
 from .helpers import AGENT, baton, json_lines
 

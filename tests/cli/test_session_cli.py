@@ -286,3 +286,27 @@ def test_remote_listing_exits_like_a_run_for_sign_in_and_launch_failures(tmp_pat
     gone = baton(tmp_path, "sessions", "--remote", "--agent-command", missing)
     assert gone.returncode == 5, gone.stderr
     assert "Traceback" not in gone.stderr
+
+
+def test_the_bundled_agent_keeps_a_session_across_processes_by_default(tmp_path: Path) -> None:
+    made = baton(tmp_path, "session", "new", "demo1", "--agent-command", AGENT)
+    assert made.returncode == 0, made.stderr
+    for word in ("one", "two", "three"):
+        done = baton(tmp_path, "run", "--session", "demo1", f"echo {word}")
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == word
+
+
+def test_an_agent_that_lost_the_session_is_not_resumable_with_the_next_step(
+    tmp_path: Path,
+) -> None:
+    forgetful = f"{AGENT} --no-state-dir"  # sessions in memory: gone with each process
+    assert baton(tmp_path, "session", "new", "lost", "--agent-command", forgetful).returncode == 0
+    assert baton(tmp_path, "run", "--session", "lost", "echo one").returncode == 0
+    done = baton(tmp_path, "run", "--session", "lost", "echo two")
+    assert done.returncode == 2, done.stderr
+    assert "SESSION_NOT_RESUMABLE: the agent no longer has provider session" in done.stderr
+    assert "Next: start a new session (`baton session new NAME ...`)" in done.stderr
+    as_json = baton(tmp_path, "run", "--session", "lost", "--json", "echo two")
+    result = json_lines(as_json.stdout)[-1]
+    assert (result["errorCode"], result["exitCode"]) == ("SESSION_NOT_RESUMABLE", 2)

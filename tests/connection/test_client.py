@@ -223,11 +223,11 @@ async def make() -> AsyncIterator[Callable[..., Any]]:
 
 
 async def test_initialize_sends_exactly_what_baton_implements(make: Any) -> None:
-    # Issue 21: the offer is 2 (the highest implemented), carrying both versions' fields so a
-    # v1 agent (this one answers 1) reads it as v1.
+    # Issue 29: the offer is the stable 1 (v2 is opt-in), carrying both versions' fields so a
+    # v2-only agent reads it too (this one answers 1).
     h = await make(CLAUDE)
     assert h.agent.last("initialize") == {
-        "protocolVersion": 2,
+        "protocolVersion": 1,
         "clientCapabilities": {
             "fs": {"readTextFile": False, "writeTextFile": False},
             "terminal": False,
@@ -250,12 +250,16 @@ async def test_an_incompatible_version_fails_naming_both(make: Any) -> None:
     h = await make(handlers={"initialize": lambda p: {"protocolVersion": 3}}, initialize=False)
     with pytest.raises(IncompatibleProtocolVersion) as caught:
         await h.client.initialize()
-    assert (caught.value.offered, caught.value.answered) == (2, 3)
+    assert (caught.value.offered, caught.value.answered) == (1, 3)
     assert h.client.initialized is None
 
 
 async def test_an_answer_of_2_without_info_is_malformed(make: Any) -> None:
-    h = await make(handlers={"initialize": lambda p: {"protocolVersion": 2}}, initialize=False)
+    # With v2's capabilities (it tried v2); without them it is mislabelled (issue 29).
+    h = await make(
+        handlers={"initialize": lambda p: {"protocolVersion": 2, "capabilities": {}}},
+        initialize=False,
+    )
     with pytest.raises(MalformedResult):
         await h.client.initialize()
     assert h.client.initialized is None

@@ -28,7 +28,7 @@ import pytest
 from acp_schemas import CURRENT, V2, V2_UNSTABLE, validate_in
 from baton.connection import Connection, InboundRequest, memory_pipe
 from baton.connection.streams import MemoryReader, MemoryWriter
-from baton.errors import MalformedResult
+from baton.errors import ProtocolVersionMislabelled
 from baton.wire.codec import negotiate, parse_state_update
 from baton.wire.framing import FrameDecoder
 from baton.wire.v2.updates import SessionUpdateDecoder
@@ -39,6 +39,7 @@ from qualification.record_features import (
     Capture,
     RecordingTap,
     drive,
+    recorded_choice,
     replace_root,
 )
 
@@ -228,22 +229,26 @@ def test_frames_validate_against_the_pinned_schemas(adapter: str, choice: str) -
 
 
 def test_fast_agent_answers_2_in_the_v1_layout() -> None:
-    # Why Baton refused it under auto: the v2 schema requires `info`, which it lacks.
+    # Offered 2, it echoes 2 in the v1 layout: the v2 schema requires `info`, which it lacks.
+    # Issue 29: Baton refuses it naming the fix, whether auto offered 2 (a profile declaring
+    # v2) or the run pinned 2; auto for a profile that declared nothing offers 1.
     import jsonschema
 
     result = initialize_result(load(FAST, "auto"))
     assert result["protocolVersion"] == 2
     with pytest.raises(jsonschema.ValidationError):
         validate_in(V2, "InitializeResponse", result)
-    with pytest.raises(MalformedResult, match="info"):
-        negotiate(result, parse_protocol_choice("auto"))
+    with pytest.raises(ProtocolVersionMislabelled, match=r"--protocol 1 \(or set protocol"):
+        negotiate(result, recorded_choice("auto"))
+    with pytest.raises(ProtocolVersionMislabelled, match="--protocol auto"):
+        negotiate(result, parse_protocol_choice("2"))
 
 
 @pytest.mark.parametrize(("adapter", "choice"), sorted(EXPECTED))
 def test_capabilities_and_gates_as_baton_reads_them(adapter: str, choice: str) -> None:
     expected = EXPECTED[(adapter, choice)]
     doc = load(adapter, choice)
-    codec, parsed = negotiate(initialize_result(doc), parse_protocol_choice(choice))
+    codec, parsed = negotiate(initialize_result(doc), recorded_choice(choice))
     assert codec.version == parsed.protocol_version == expected["version"] == doc["negotiated"]
     assert parsed.agent_info is not None and parsed.agent_info.version == doc["version"]
     capabilities = parsed.capabilities

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import pexpect
-from qualify_installs import CLAUDE, CODEX, FAST_AGENT, Pin, executable, install_dir
+from qualify_installs import CLAUDE, CODEX, FAST_AGENT, PY_SDK, Pin, executable, install_dir
 
 #: Generous bound on one ``baton`` command (seconds): never a timing assertion, only a hang guard.
 COMMAND_TIMEOUT_SECONDS: Final = 180.0
@@ -272,7 +272,8 @@ def fast_agent_profile(
     the given internal model and an explicit ``--home`` (``--no-home`` breaks session/new). Its
     override variable is the default, :func:`override_env_for` the id. It pins ACP version 1:
     fast-agent 0.10.48 echoes whatever ``protocolVersion`` it is offered, so under ``auto`` it
-    answers 2 in the v1 layout (no ``info``), which is AGENT_MALFORMED_RESULT."""
+    answered 2 in the v1 layout while Baton offered 2 (until issue 29 made 1 the default
+    offer), so the profile declares no pin: the suite runs it with Baton's defaults."""
     argv = ["fast-agent", "--no-update-check", "acp", "--model", model, "--home", str(home)]
     return (
         f"[profiles.{profile_id}]\n"
@@ -285,8 +286,6 @@ def fast_agent_profile(
         'probe_argv = ["--no-update-check", "acp", "--help"]\n'
         "probe_patterns = ['Usage:\\s+fast-agent\\s+acp\\b', 'ACP\\s+stdio\\s+server']\n"
         'policies = ["ask"]\n'
-        "# fast-agent echoes the offered protocolVersion (2 under auto) but speaks v1.\n"
-        'protocol = "1"\n'
     )
 
 
@@ -320,10 +319,43 @@ class FastAgentSpec(AdapterSpec):
         rig.env[override_env_for(FAST_AGENT_SLOW_PROFILE)] = str(executable(self.pin))
 
 
+#: The echo agent on the official Python SDK (run by the SDK venv's interpreter).
+PY_SDK_AGENT: Final = Path(__file__).resolve().parent / "agents" / "py_sdk_echo_agent.py"
+
+
+def py_sdk_profile() -> str:
+    """A config-file profile for the SDK echo agent, with Baton's defaults (no protocol pin):
+    the interpreter (``python``, pointed at the SDK venv's by the override variable) runs the
+    script; its ``--version`` and ``--help`` are the version command and the probe."""
+    script = str(PY_SDK_AGENT)
+    return (
+        f"[profiles.{PY_SDK.profile}]\n"
+        'display_name = "echo agent on the official Python ACP SDK"\n'
+        f"argv = {json.dumps(['python', script])}\n"
+        f"version_argv = {json.dumps([script, '--version'])}\n"
+        f"probe_argv = {json.dumps([script, '--help'])}\n"
+        "probe_patterns = ['an ACP echo agent on the official Python SDK']\n"
+        f'override_env = "{PY_SDK.override_env}"\n'
+        'policies = ["ask"]\n'
+    )
+
+
+class PySdkSpec(AdapterSpec):
+    """The official Python SDK's echo agent: a config-file profile, no model server."""
+
+    pin = PY_SDK
+    api = None
+
+    def prepare(self, rig: Rig) -> None:
+        """The config file with the SDK agent's profile."""
+        rig.config.write_text(py_sdk_profile())
+
+
 SPECS: Final[dict[str, AdapterSpec]] = {
     "claude": ClaudeSpec(),
     "codex": CodexSpec(),
     "fast-agent": FastAgentSpec(),
+    PY_SDK.profile: PySdkSpec(),
 }
 
 

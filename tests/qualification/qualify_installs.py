@@ -116,8 +116,22 @@ CODEX_NEWEST: Final = Pin(
 #: What record_features.py captures: the newest version of each adapter.
 FEATURE_PINS: Final = (CLAUDE_NEWEST, CODEX_NEWEST, FAST_AGENT)
 
-#: Every pin ``make qualify`` installs: the suite's and the feature captures', each once.
-ALL_PINS: Final = tuple(dict.fromkeys((*PINS, *FEATURE_PINS)))
+#: The official Python SDK's current stable release (PyPI's newest non-pre-release on
+#: 2026-12-03), for an echo agent built on it (tests/qualification/agents/py_sdk_echo_agent.py;
+#: issue 29). Its "executable" is the venv's interpreter, which runs the agent script.
+PY_SDK: Final = Pin(
+    "acp-python-sdk",
+    "0.12.1",
+    "venv",
+    "agent-client-protocol",
+    "bin/python",
+    "py-sdk-echo",
+    "BATON_PY_SDK_ECHO_ACP_BIN",
+)
+
+#: Every pin ``make qualify`` installs: the suite's, the feature captures' and the SDK's, each
+#: once.
+ALL_PINS: Final = tuple(dict.fromkeys((*PINS, *FEATURE_PINS, PY_SDK)))
 
 
 def cache_dir() -> Path:

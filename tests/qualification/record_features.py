@@ -3,8 +3,9 @@
     .venv/bin/python tests/qualification/record_features.py [--adapter NAME]... [--out DIR] [--check]
 
 For each adapter of ``FEATURE_PINS`` (claude-agent-acp, codex-acp, fast-agent; the newest
-versions the registries gave) and each protocol choice Baton offers (``1`` and ``auto``, which
-offers 2), this installs the adapter if needed (the qualification cache), starts it with a
+versions the registries gave) and each protocol choice Baton offers (``1`` and ``auto``, recorded as
+it stood before issue 29 made 1 the default offer: the offer of 2 with both layouts, which is
+``auto`` for a profile that declares v2 support), this installs the adapter if needed (the qualification cache), starts it with a
 credential-free environment (a throw-away ``HOME`` and config directories, no API key, no model
 server) and drives it with Baton's own :class:`~baton.connection.Connection` and
 :class:`~baton.connection.client.AcpClient`, whose tap records every frame in the order Baton
@@ -71,12 +72,20 @@ from baton.redaction.structural import redact_json  # noqa: E402
 from baton.wire.capabilities import ElicitationOffer  # noqa: E402
 from baton.wire.jsonrpc import Message  # noqa: E402
 from baton.wire.system_prompt import SystemPrompt  # noqa: E402
-from baton.wire.version import parse_protocol_choice  # noqa: E402
+from baton.wire.version import ProtocolChoice, parse_protocol_choice  # noqa: E402
 
 FIXTURES: Final = HERE.parent / "fixtures" / "adapters"
 
 #: The protocol choices recorded, as ``--protocol`` spells them.
 CHOICES: Final = ("1", "auto")
+
+
+def recorded_choice(label: str) -> ProtocolChoice:
+    """The choice a capture's label stands for: ``auto`` is recorded offering 2 (as for a
+    profile that declares v2 support), so the captures keep showing what each adapter does
+    with the draft."""
+    return parse_protocol_choice(label).declaring_v2(label == "auto")
+
 
 #: What replaces the capture's temporary directory in every string of the capture.
 ROOT_PLACEHOLDER: Final = "/capture"
@@ -247,7 +256,7 @@ async def drive(
     client = AcpClient(
         connection,
         elicitation=ElicitationOffer(form=True, url=True),
-        protocol=parse_protocol_choice(capture.choice),
+        protocol=recorded_choice(capture.choice),
     )
     try:
         initialized = await client.initialize()

@@ -32,10 +32,15 @@ def test_doctor_live_ready(make_rig: Any) -> None:
     assert not rig.data.exists() or not secret_files(rig.data, rig.key)
 
 
-@pytest.mark.qualify(PROFILE, "text turn (end_turn, echoed; the key in the prompt kept off disk)")
+@pytest.mark.qualify(
+    PROFILE,
+    "text turn with default flags (offered 1, echoed 1; the key in the prompt kept off disk)",
+)
 def test_text_turn(make_rig: Any) -> None:
+    # Issue 29: the profile declares no protocol pin; Baton's default offer is 1, which
+    # fast-agent echoes. The passthrough model echoes the prompt: a key in it comes back as
+    # agent output.
     rig, baton, _mock = make_rig(PROFILE)
-    # The passthrough model echoes the prompt: a key in it comes back as agent output.
     outcome = baton.run(f"Hello from the qualification run. {rig.key}")
     completed(outcome)
     assert "Hello from the qualification run." in outcome.text(), outcome.describe()
@@ -46,16 +51,17 @@ def test_text_turn(make_rig: Any) -> None:
 
 @pytest.mark.qualify(
     PROFILE,
-    "--protocol auto: echoes 2 in the v1 layout (AGENT_MALFORMED_RESULT; the profile pins 1)",
+    "--protocol 2: echoes 2 in the v1 layout (AGENT_PROTOCOL_MISLABELLED naming --protocol auto)",
 )
-def test_protocol_auto_is_malformed(make_rig: Any) -> None:
-    # Why the profile pins protocol "1": offered 2, fast-agent answers protocolVersion 2 without
-    # v2's required info object. The run overrides the pin and must fail with the stable code.
+def test_protocol_2_is_mislabelled(make_rig: Any) -> None:
+    # Offered 2, fast-agent answers protocolVersion 2 without v2's info: refused with the way
+    # out rather than as malformed.
     _rig, baton, _mock = make_rig(PROFILE)
-    outcome = baton.run("Hello under auto.", "--protocol", "auto")
+    outcome = baton.run("Hello under 2.", "--protocol", "2")
     result = outcome.result()
-    assert result["errorCode"] == "AGENT_MALFORMED_RESULT", outcome.describe()
-    assert outcome.returncode != 0
+    assert result["errorCode"] == "AGENT_PROTOCOL_MISLABELLED", outcome.describe()
+    assert "--protocol auto" in result["message"], outcome.describe()
+    assert outcome.returncode == 5, outcome.describe()
     aftermath(baton, FAST_AGENT)
 
 

@@ -20,7 +20,8 @@ from baton.wire.version import ProtocolChoice
 AGENT = [sys.executable, "-m", "baton.agents.scripted"]
 
 #: The scripted agent's flags per ACP version: every turn test runs against both (issue 21).
-#: Baton offers 2 (auto); the v1 agent answers 1, the v2 agent speaks the v2 draft.
+#: Baton offers 1 (auto, issue 29) with both layouts; the v1 agent answers 1, the v2 agent
+#: (which speaks only the draft) answers 2, which auto accepts.
 PROTOCOL_FLAGS = {"v1": (), "v2": ("--protocol", "2")}
 
 #: The flags of the version the current test runs with (set by the ``protocol`` fixture).
@@ -104,21 +105,25 @@ async def test_the_turn_speaks_the_parametrized_version(
 
 
 @pytest.mark.v1_only("the agent under test echoes the offered version in the v1 layout")
-async def test_an_agent_echoing_2_in_the_v1_layout_is_malformed_unless_pinned_to_1(
+async def test_an_agent_echoing_the_offer_in_the_v1_layout_works_by_default(
     runtime: Runtime, tmp_path: Path
 ) -> None:
-    # fast-agent's behaviour (why its qualification profile pins protocol "1").
+    # Issue 29 (a regression): the official Python SDK's echo agent and fast-agent echo the
+    # offered number in the v1 layout; auto offers the stable 1, so the default run completes.
     result, _ = await run(runtime, "echo hi", tmp_path, flags=("--protocol-version", "echo"))
-    assert (result.status, result.error_code) == ("FAILED", "AGENT_MALFORMED_RESULT")
-    assert result.message is not None and "info" in result.message
+    assert (result.status, result.error_code) == ("COMPLETED", None)
+    lane = next(iter(runtime.lanes.values()))
+    assert lane.client is not None and lane.client.codec.version == 1
+    # Pinned to 2, the same agent answers 2 in the v1 layout: refused naming the way out.
     pinned, _ = await run(
         runtime,
         "echo hi",
         tmp_path,
         flags=("--protocol-version", "echo"),
-        protocol=ProtocolChoice(1),
+        protocol=ProtocolChoice(2),
     )
-    assert pinned.status == "COMPLETED"
+    assert (pinned.status, pinned.error_code) == ("FAILED", "AGENT_PROTOCOL_MISLABELLED")
+    assert pinned.message is not None and "--protocol auto" in pinned.message
 
 
 async def test_a_failed_turn_is_an_agent_error_in_both_versions(

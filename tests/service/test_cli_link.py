@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from baton.cli.service_link import RuntimeInfo, find_service, lock_is_held
+from baton.service.runtime_file import RuntimeInfo, find_service, lock_is_held
 
 
 def _data_dir(tmp_path: Path) -> Path:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from baton.cli.commands.show import run_view
-from baton.cli.json_output import document
 from baton.runtime.runtime import RunRequest
 from baton.service.context import ServiceSettings
+from baton.views.contract import document
+from baton.views.runs import run_view
 
 from .conftest import AGENT, AUTH, Api, make_api
 

@@ -18,7 +18,7 @@ import httpx
 import orjson
 import pytest
 
-from baton.cli.service_link import find_service
+from baton.service.runtime_file import find_service
 
 AGENT = f"{sys.executable} -m baton.agents.scripted"
 #: Seconds the fixture waits for the service's runtime file (a loaded machine starts Python
@@ -78,13 +78,20 @@ def sse_events(text: str) -> list[dict[str, Any]]:
     return found
 
 
-def launch(tmp_path: Path, *extra: str) -> Served:
+def launch(tmp_path: Path, *extra: str, allow_agent_command: bool = True) -> Served:
     data_dir = tmp_path / "data"
     cwd = tmp_path / "work"
     cwd.mkdir(exist_ok=True)
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(data_dir)}
     process = subprocess.Popen(
-        [sys.executable, "-m", "baton.cli.main", "serve", "--allow-agent-command", *extra],
+        [
+            sys.executable,
+            "-m",
+            "baton.cli.main",
+            "serve",
+            *(["--allow-agent-command"] if allow_agent_command else []),
+            *extra,
+        ],
         cwd=str(cwd),
         env=env,
         stdout=subprocess.PIPE,
@@ -395,6 +402,52 @@ def test_run_session_through_the_service_prints_the_in_process_events(
     with served.client() as client:
         history = client.get("/api/v1/sessions/remote/history").json()["turns"]
     assert [t["runId"] for t in history] == [remote[-1]["runId"]]  # the service ran it
+
+
+def test_the_cli_creates_and_runs_a_command_session_where_http_clients_are_refused(
+    tmp_path: Path,
+) -> None:
+    served = launch(tmp_path, allow_agent_command=False)
+    try:
+        # The bundled agent with its default state directory (under this test's HOME).
+        agent = f"{AGENT}"
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+
+        def baton(*args: str) -> subprocess.CompletedProcess[str]:
+            return subprocess.run(
+                [sys.executable, "-m", "baton.cli.main", *args],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                cwd=str(served.cwd),
+            )
+
+        made = baton("session", "new", "demo1", "--agent-command", agent)
+        assert made.returncode == 0, made.stderr
+        for word in ("one", "two"):
+            done = baton("run", "--session", "demo1", f"echo {word}")
+            assert done.returncode == 0, done.stderr
+            assert done.stdout.strip() == word
+        with served.client() as client:
+            history = client.get("/api/v1/sessions/demo1/history").json()["turns"]
+            assert len(history) == 2  # both turns ran in the service
+            body = {"name": "web", "agentCommand": agent, "cwd": str(served.cwd)}
+            refused = client.post("/api/v1/sessions", json=body)
+            assert refused.status_code == 400, refused.text
+            assert "agentCommand is refused" in refused.text
+            wrong = client.post(
+                "/api/v1/sessions", json=body, headers={"X-Baton-Launch-Key": "x" * 43}
+            )
+            assert wrong.status_code == 400
+            run = client.post("/api/v1/runs", json={"prompt": "echo hi", **body})
+            assert run.status_code == 400
+        key = orjson.loads((served.data_dir / "serve.json").read_bytes())["launchKey"]
+        assert key and key != served.token
+    finally:
+        stop(served)
+    printed = served.process.stdout.read() + served.process.stderr.read()  # type: ignore[union-attr]
+    assert key not in printed  # never printed, unlike the token
 
 
 def test_a_stale_control_revision_is_refused(served: Served) -> None:

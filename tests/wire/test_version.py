@@ -1,4 +1,5 @@
-"""Version negotiation: offer the highest implemented, accept any implemented, else fail."""
+"""Version negotiation: offer the stable 1 (2 only where a profile declared v2), accept any
+implemented, else fail."""
 
 from __future__ import annotations
 
@@ -14,10 +15,15 @@ from baton.wire.version import (
 )
 
 
-def test_the_offer_is_the_highest_implemented_version() -> None:
-    # Issue 21: the v2 codec exists, so Baton offers 2 and still accepts 1.
+def test_the_offer_is_stable_v1_unless_v2_was_declared() -> None:
+    # Issue 29: the v2 draft is opt-in; auto offers 1 and still accepts 2.
     assert {1, 2} == set(IMPLEMENTED_PROTOCOL_VERSIONS)
-    assert offered_version() == 2
+    assert offered_version() == 1
+    assert offered_version(v2_declared=True) == 2
+    assert ProtocolChoice(v2_declared=True).offered == 2
+    assert ProtocolChoice(1, v2_declared=True).offered == 1
+    assert ProtocolChoice().declaring_v2(True) == ProtocolChoice(v2_declared=True)
+    assert ProtocolChoice(2).declaring_v2(True).pinned == 2
 
 
 @pytest.mark.parametrize("answered", [1, 2])
@@ -32,8 +38,8 @@ def test_an_unimplemented_number_names_both_versions(answered: int) -> None:
     error = caught.value
     assert isinstance(error, AgentError) and error.fault == "agent"
     assert error.code == "INCOMPATIBLE_PROTOCOL_VERSION"
-    assert (error.offered, error.answered) == (2, answered)
-    assert "offered protocol version 2" in error.message
+    assert (error.offered, error.answered) == (1, answered)
+    assert "offered protocol version 1" in error.message
     assert f"answered {answered}" in error.message
 
 
@@ -46,7 +52,7 @@ def test_a_non_integer_answer_is_incompatible(answered: object) -> None:
 
 @pytest.mark.parametrize(
     ("text", "offered", "accepted"),
-    [("auto", 2, {1, 2}), ("1", 1, {1}), ("2", 2, {2}), (1, 1, {1}), (2, 2, {2})],
+    [("auto", 1, {1, 2}), ("1", 1, {1}), ("2", 2, {2}), (1, 1, {1}), (2, 2, {2})],
 )
 def test_a_protocol_choice_offers_and_accepts(
     text: object, offered: int, accepted: set[int]
@@ -61,9 +67,18 @@ def test_a_pinned_choice_refuses_the_other_version_naming_both() -> None:
     with pytest.raises(IncompatibleProtocolVersion) as caught:
         ProtocolChoice(1).accept(2)
     assert (caught.value.offered, caught.value.answered) == (1, 2)
+    assert "--protocol auto" in caught.value.message
     with pytest.raises(IncompatibleProtocolVersion) as caught:
         ProtocolChoice(2).accept(1)
     assert (caught.value.offered, caught.value.answered) == (2, 1)
+    # Issue 29: --protocol 2 against a v1 agent says what to run instead.
+    assert "the agent speaks version 1: run it with --protocol auto" in caught.value.message
+
+
+def test_an_unimplemented_answer_to_a_pin_has_no_hint() -> None:
+    with pytest.raises(IncompatibleProtocolVersion) as caught:
+        ProtocolChoice(2).accept(3)
+    assert "--protocol" not in caught.value.message
 
 
 @pytest.mark.parametrize("text", ["3", "", "Auto", None, True, 0, "v2"])

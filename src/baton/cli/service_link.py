@@ -1,10 +1,11 @@
 """Finding and talking to the running `baton serve` of a data directory.
 
 A running service holds an exclusive ``flock`` on ``serve.lock`` in its data directory and
-has written ``serve.json`` (owner-only, 0600) there with its URL, pid and token. A CLI verb
-finds it with :func:`find_service`: the file must be a private regular file of this user and
-the lock must be held (a SIGKILLed service leaves the file behind but releases the lock).
-Nothing is created while looking.
+has written ``serve.json`` (owner-only, 0600) there with its URL, pid and token: the
+service owns that format (:mod:`baton.service.runtime_file`); a CLI verb finds the service
+with its :func:`~baton.service.runtime_file.find_service`: the file must be a private regular
+file of this user and the lock must be held (a SIGKILLed service leaves the file behind but
+releases the lock). Nothing is created while looking.
 
 :class:`ServiceClient` speaks the API with the standard library (``http.client``), so the
 CLI's start stays fast: JSON requests and the Server-Sent Events stream of a run.
@@ -12,98 +13,23 @@ CLI's start stays fast: JSON requests and the Server-Sent Events stream of a run
 
 from __future__ import annotations
 
-import fcntl
 import http.client
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Final
 from urllib.parse import quote, urlsplit
 
 import orjson
 
-from baton.durable.files import open_dir, open_file
-from baton.errors import BatonError, Fault, ServiceUnreachable, UnsafePath
+from baton.errors import BatonError, Fault, ServiceUnreachable
+from baton.service.runtime_file import RuntimeInfo, find_service
 
-#: The service's lock file in the data directory (held with flock while it runs).
-LOCK_FILENAME: Final = "serve.lock"
-#: The service's runtime file in the data directory: URL, pid, token (0600).
-RUNTIME_FILENAME: Final = "serve.json"
-#: Largest runtime file read (it holds three short fields).
-MAX_RUNTIME_FILE_BYTES: Final = 64 * 1024
 #: Seconds a CLI request to the service waits for an answer (SSE streams have no bound: a
 #: turn takes as long as it takes; the service bounds it).
 CLIENT_REQUEST_TIMEOUT_SECONDS: Final = 30.0
 #: Largest SSE line the client accepts (an event's data line): the feed's events are far
 #: smaller; a longer line means this is not Baton's service.
 MAX_SSE_LINE_BYTES: Final = 32 * 1024 * 1024
-
-
-@dataclass(frozen=True)
-class RuntimeInfo:
-    """What ``serve.json`` says: the service's base URL, its pid and its token."""
-
-    url: str
-    pid: int
-    token: str
-
-    def to_json(self) -> bytes:
-        """The file's contents."""
-        return orjson.dumps({"url": self.url, "pid": self.pid, "token": self.token})
-
-
-def _read_private(data_dir: Path, name: str) -> bytes | None:
-    try:
-        dir_fd = open_dir(data_dir)
-    except UnsafePath:
-        return None
-    try:
-        try:
-            fd = open_file(dir_fd, name, os.O_RDONLY, display=data_dir / name)
-        except (FileNotFoundError, UnsafePath):
-            # Absent, or not a private file of this user (a symlink, open to others): never
-            # trusted; the verb works in-process instead.
-            return None
-        try:
-            return os.read(fd, MAX_RUNTIME_FILE_BYTES)
-        finally:
-            os.close(fd)
-    finally:
-        os.close(dir_fd)
-
-
-def lock_is_held(data_dir: Path) -> bool:
-    """Whether some process holds the service lock of ``data_dir`` (creates nothing)."""
-    try:
-        fd = os.open(data_dir / LOCK_FILENAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-    except BlockingIOError:
-        return True
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    return False
-
-
-def find_service(data_dir: Path) -> RuntimeInfo | None:
-    """The running service of ``data_dir``, or None when there is none (no runtime file, an
-    unsafe one, or a lock nobody holds: the service died)."""
-    raw = _read_private(data_dir, RUNTIME_FILENAME)
-    if raw is None or not lock_is_held(data_dir):
-        return None
-    try:
-        fields = orjson.loads(raw)
-        info = RuntimeInfo(str(fields["url"]), int(fields["pid"]), str(fields["token"]))
-    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
-        return None
-    if urlsplit(info.url).scheme != "http":
-        return None
-    return info
 
 
 def service_for(flag: str | None, *, no_server: bool) -> ServiceClient | None:
@@ -145,16 +71,21 @@ class ServiceClient:
         self.port = parts.port or 80
         self.netloc = parts.netloc
         self.token = info.token
+        self.launch_key = info.launch_key
 
     def _connection(self, timeout: float | None) -> http.client.HTTPConnection:
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def _headers(self) -> dict[str, str]:
-        return {
+        headers = {
             "Host": self.netloc,
             "Authorization": f"Bearer {self.token}",
             "Accept": "application/json",
         }
+        if self.launch_key:
+            # The user's own CLI: its ad-hoc agent commands are trusted as in-process.
+            headers["X-Baton-Launch-Key"] = self.launch_key
+        return headers
 
     def request(self, method: str, path: str, body: Any = None) -> Any:
         """Send one request; the decoded JSON answer, or :class:`ServiceRefused`."""

@@ -1,6 +1,6 @@
 """Opening Baton's store from a CLI verb: the data directory, the journal, and the passive
-startup reconciliation every process performs before it reports anything; run ids by unique
-prefix; a run's record as the JSON contract shows it."""
+startup reconciliation every process performs before it reports anything (the views of what
+it holds are :mod:`baton.views`)."""
 
 from __future__ import annotations
 
@@ -9,12 +9,9 @@ import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, is_dataclass
-from datetime import datetime
 from typing import Any, Final
 
-from baton.errors import RecordNotFound, UsageError
-from baton.journal import Journal, JournalRef
+from baton.journal import Journal
 from baton.journal.directory import JOURNALS_DIRNAME
 from baton.runtime.lanes.reconcile import reconcile
 from baton.store import (
@@ -25,16 +22,6 @@ from baton.store import (
     resolve_data_dir,
 )
 from baton.store.location import STORE_ENV, resolve_store
-from baton.store.models import Run
-from baton.store.owner import owner_host
-
-#: Candidates named when a run id prefix is ambiguous.
-MAX_PREFIX_CANDIDATES: Final = 10
-#: Runs searched for a prefix (the store lists at most this many, newest first).
-PREFIX_SEARCH_ROWS: Final = 100_000
-#: The prefix every run id starts with; a prefix may leave it out (``3f2a`` = ``run-3f2a``).
-RUN_ID_PREFIX: Final = "run-"
-
 
 STORE_HELP: Final = (
     "the run store: a postgresql:// URL shared by hosts (or BATON_STORE, or the config "
@@ -111,80 +98,3 @@ def _open_shared(flag: str | None, url: str, *, read_only: bool) -> Iterator[tup
     with Store(url, flush=journal.flush_refs) as store:
         asyncio.run(reconcile(store))
         yield store, journal
-
-
-class RunNotFound(RecordNotFound):
-    """No run has this id or starts with this prefix."""
-
-    code = "RUN_NOT_FOUND"
-
-
-class AmbiguousRunId(UsageError):
-    """A run id prefix matches more than one run; the message lists the candidates."""
-
-    code = "RUN_ID_AMBIGUOUS"
-
-
-def resolve_run(store: Store, text: str) -> Run:
-    """The run ``text`` names: its full id, or a prefix of exactly one run's id (with or
-    without ``run-``). :class:`RecordNotFound` when none matches, :class:`AmbiguousRunId`
-    listing the candidates when several do."""
-    exact = store.find_run(text)
-    if exact is not None:
-        return exact
-    prefixes = {text} if text.startswith(RUN_ID_PREFIX) else {text, RUN_ID_PREFIX + text}
-    matches = [
-        run
-        for run in store.list_runs(limit=PREFIX_SEARCH_ROWS)
-        if any(run.id.startswith(p) for p in prefixes)
-    ]
-    if not matches:
-        raise RunNotFound(f"no run {text!r}; `baton runs` lists them")
-    if len(matches) > 1:
-        shown = ", ".join(run.id for run in matches[:MAX_PREFIX_CANDIDATES])
-        more = len(matches) - MAX_PREFIX_CANDIDATES
-        raise AmbiguousRunId(
-            f"{text!r} is the start of {len(matches)} run ids: {shown}"
-            + (f" and {more} more" if more > 0 else "")
-            + "; give more of the id"
-        )
-    return matches[0]
-
-
-def plain(value: Any) -> Any:
-    """A record as JSON types (journal references as dicts)."""
-    if isinstance(value, JournalRef):
-        return value.to_dict()
-    if is_dataclass(value) and not isinstance(value, type):
-        return {key: plain(item) for key, item in asdict(value).items()}
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain(item) for item in value]
-    return value
-
-
-def duration_seconds(run: Run) -> float | None:
-    """Seconds from the run's creation to its end (None while it has not ended)."""
-    if run.ended_at is None:
-        return None
-    try:
-        start = datetime.fromisoformat(run.created_at.replace("Z", "+00:00"))
-        end = datetime.fromisoformat(run.ended_at.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return max(0.0, (end - start).total_seconds())
-
-
-def run_context(store: Store, run: Run) -> dict[str, Any]:
-    """What the run's own row does not say: its agent profile, its cwd, its duration, and
-    the host of the Baton process that owns it (the host whose disk holds its journal;
-    None for a run recorded before hosts were: docs/fleet.md)."""
-    server = store.find_server_instance(run.server_instance_id) if run.server_instance_id else None
-    session = store.find_session(run.session_id) if run.session_id else None
-    return {
-        "agent": server.profile if server is not None else (session.profile if session else None),
-        "cwd": session.cwd if session is not None else None,
-        "duration_seconds": duration_seconds(run),
-        "host": owner_host(run.owner),
-    }

@@ -139,6 +139,10 @@ class RunResult:
         counts = (self.workspace_changes or {}).get("counts") or {}
         return int(counts.get("unreported", 0))
 
+    #: The run's warnings (``{code, message}``), as its ``warning`` events said them: a native
+    #: mode chosen explicitly that acts on its own, a starting mode that may bypass approvals.
+    warnings: list[dict[str, str]] = field(default_factory=list)
+
     def to_event(self) -> RunEvent:
         """The final ``result`` event."""
         return RunEvent(
@@ -162,6 +166,7 @@ class RunResult:
                 "usage": self.usage,
                 "workspace": self.workspace,
                 "workspaceChanges": self.workspace_changes,
+                "warnings": [dict(w) for w in self.warnings],
             },
         )
 
@@ -308,7 +313,7 @@ class Runtime:
                 allow_unattended=request.allow_unattended,
             )
             if request.protocol is not None:
-                spec = replace(spec, protocol=request.protocol)
+                spec = replace(spec, protocol=request.protocol.declaring_v2(False))
             return spec
         assert request.agent is not None
         profile = self.profiles.get(request.agent)
@@ -327,7 +332,8 @@ class Runtime:
             )
         spec = from_profile(profile, result.selected, self.environ, lane=request.lane)
         if request.protocol is not None:
-            spec = replace(spec, protocol=request.protocol)
+            # The run's pin, with the profile's v2 declaration (``auto`` offers 2 only there).
+            spec = replace(spec, protocol=request.protocol.declaring_v2(spec.protocol.v2_declared))
         self._fingerprints[spec.identity] = result.fingerprint
         return spec
 
@@ -558,6 +564,7 @@ class Runtime:
             window.close()
         result = _result(run_id, outcome, session)
         result.workspace = _workspace_view(active) if active is not None else None
+        result.warnings = list(ctx.warnings)
         result.duration_ms = int((time.monotonic() - started) * 1000)
         emit(result.to_event())
         return result

@@ -7,11 +7,13 @@ from pathlib import Path
 
 from starlette.requests import Request
 
+from baton.errors import ApiRequestInvalid
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import Runtime
 from baton.service.asking import ApiAsker
 from baton.service.eliciting import ApiElicitor
 from baton.service.feeds import FeedBoard
+from baton.service.guard import LAUNCH_SCOPE_KEY
 from baton.service.launcher import RunLauncher
 
 
@@ -52,3 +54,18 @@ def service_of(request: Request) -> Service:
     """The service serving ``request``."""
     service: Service = request.app.state.service
     return service
+
+
+def check_agent_command(request: Request, command: str | None) -> None:
+    """Refuse an ad-hoc ``agentCommand`` unless the service allows them
+    (``--allow-agent-command``) or the request presented the launch key of the owner-only
+    runtime file (the user's own CLI: its launch configuration is trusted as it is in-process).
+    A browser or another token holder gets :class:`~baton.errors.ApiRequestInvalid`."""
+    if command is None or service_of(request).settings.allow_agent_command:
+        return
+    if request.scope.get(LAUNCH_SCOPE_KEY) is True:
+        return
+    raise ApiRequestInvalid(
+        "agentCommand is refused: start `baton serve --allow-agent-command` to run "
+        "ad-hoc agent commands through the API"
+    )

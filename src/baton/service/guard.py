@@ -59,6 +59,10 @@ SAFE_METHODS: Final = frozenset({"GET", "HEAD"})
 API_PREFIX: Final = "/api/"
 #: The key of the ASGI scope where the guard notes how the request authenticated.
 AUTH_SCOPE_KEY: Final = "baton.auth"
+#: The header (lower case) carrying the launch key of the runtime file (the user's own CLI).
+LAUNCH_KEY_HEADER: Final = "x-baton-launch-key"
+#: The key of the ASGI scope where the guard notes that the request presented the launch key.
+LAUNCH_SCOPE_KEY: Final = "baton.launch"
 
 
 class HostRule:
@@ -210,6 +214,12 @@ class Guard:
             )
             return
         scope[AUTH_SCOPE_KEY] = how
+        presented = headers.get(LAUNCH_KEY_HEADER)
+        scope[LAUNCH_SCOPE_KEY] = (
+            how == "bearer"
+            and presented is not None
+            and self.credentials.launch_key_matches(presented)
+        )
         await self.app(scope, receive, _with_security_headers(send))
 
     def _authenticated(self, headers: dict[str, str]) -> str | None:

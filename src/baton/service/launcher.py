@@ -24,12 +24,12 @@ from typing import Final
 
 import orjson
 
-from baton.cli.commands.recover import LAUNCH_KEY
 from baton.errors import BatonError, InternalError, ServiceError, ServiceStopping
 from baton.runtime.runtime import RunRequest, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import Turn
 from baton.service.feeds import FeedBoard, RunFeed
+from baton.views.recovery import LAUNCH_KEY
 
 #: Seconds added to the runtime's interrupt deadline when waiting for interrupted turns to
 #: settle during a stop (their answer is recorded and the session released after it).

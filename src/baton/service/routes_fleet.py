@@ -10,9 +10,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.cli.commands.workers import worker_rows
 from baton.service.context import service_of
 from baton.service.routes_runs import store_of
+from baton.views.workers import worker_rows
 
 
 async def list_workers(request: Request) -> Response:

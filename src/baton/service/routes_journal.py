@@ -9,15 +9,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.cli.commands.journal import JournalOnOtherHost
-from baton.cli.json_output import SCHEMA_VERSION
-from baton.cli.store_access import resolve_run
-from baton.errors import RecordNotFound
+from baton.errors import JournalOnOtherHost, RecordNotFound
 from baton.service.bodies import query_int
 from baton.service.context import service_of
 from baton.service.limits import MAX_JOURNAL_PAGE
 from baton.service.routes_runs import store_of
 from baton.store.owner import current_host, owner_host
+from baton.views.contract import SCHEMA_VERSION
+from baton.views.run_ids import resolve_run
 
 #: Records a page holds when the client names no limit.
 DEFAULT_JOURNAL_PAGE: Final = 100

@@ -9,12 +9,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from baton._version import __version__
-from baton.cli.json_output import SCHEMA_VERSION
 from baton.service.context import service_of
 from baton.service.guard import LOGIN_PAGE_ASSET
 from baton.service.openapi import openapi_document
 from baton.service.routes_inspector import asset_response
 from baton.store.owner import current_host
+from baton.views.contract import SCHEMA_VERSION
 
 
 async def describe(request: Request) -> Response:

@@ -8,11 +8,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.cli.commands.doctor import check_profiles, select_profiles
 from baton.runtime.agents.config_file import load_config
 from baton.runtime.agents.live_check import LIVE_ABSOLUTE_SECONDS, LIVE_IDLE_SECONDS
 from baton.service.bodies import json_object, optional_seconds
 from baton.service.context import service_of
+from baton.views.readiness import check_profiles, select_profiles
 from baton.wire.budget import TurnBudget
 
 

@@ -9,18 +9,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.cli.commands.recover import (
-    RunNotRecoverable,
-    attach_request,
-    note_recovery,
-    recovery_view,
-)
-from baton.cli.json_output import document
-from baton.cli.store_access import resolve_run
+from baton.errors import RunNotRecoverable
 from baton.service.bodies import query_int
 from baton.service.context import Service, service_of
 from baton.service.limits import MAX_LIST_ROWS
-from baton.service.routes_runs import DEFAULT_LIST_ROWS, run_row, store_of
+from baton.service.routes_runs import DEFAULT_LIST_ROWS, store_of
+from baton.views.contract import document
+from baton.views.recovery import attach_request, note_recovery, recovery_view
+from baton.views.run_ids import resolve_run
+from baton.views.runs import run_row
 
 
 def _view(service: Service, run_id: str) -> dict[str, Any]:

@@ -13,9 +13,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.cli.commands.show import run_view
-from baton.cli.json_output import document
-from baton.cli.store_access import plain, resolve_run, run_context
 from baton.errors import ApiRequestInvalid, UnsupportedExecutionSetting
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import RunRequest
@@ -30,12 +27,15 @@ from baton.service.bodies import (
     string_list,
     string_map,
 )
-from baton.service.context import Service, service_of
+from baton.service.context import Service, check_agent_command, service_of
 from baton.service.feeds import sse_frame
 from baton.service.limits import MAX_LIST_ROWS
 from baton.service.sse import event_stream
 from baton.store import Store
 from baton.store.models import RUN_STATUSES
+from baton.views.contract import document
+from baton.views.run_ids import resolve_run
+from baton.views.runs import run_row, run_view
 
 #: The event type of the store's record of a run, sent when a stream cannot give the events
 #: a client missed one by one.
@@ -48,11 +48,6 @@ def store_of(service: Service) -> Store:
     """The runtime's store (open for the service's whole life)."""
     assert service.runtime.store is not None
     return service.runtime.store
-
-
-def run_row(store: Store, record: Any) -> dict[str, Any]:
-    """One run as `baton runs --json` prints it."""
-    return document({**plain(record), **run_context(store, record)})
 
 
 async def list_runs(request: Request) -> Response:
@@ -86,11 +81,6 @@ def run_request(body: dict[str, Any], service: Service) -> RunRequest:
     command = optional_str(body, "agentCommand")
     if (agent is None) == (command is None):
         raise ApiRequestInvalid("name exactly one of agent (a profile) and agentCommand")
-    if command is not None and not service.settings.allow_agent_command:
-        raise ApiRequestInvalid(
-            "agentCommand is refused: start `baton serve --allow-agent-command` to run "
-            "ad-hoc agent commands through the API"
-        )
     policy = optional_str(body, "policy") or service.settings.policy
     if policy not in get_args(PolicyName):
         raise ApiRequestInvalid(f"policy must be one of {', '.join(get_args(PolicyName))}")
@@ -143,6 +133,7 @@ async def start_run(request: Request) -> Response:
     """``POST /api/v1/runs``: start a run; 202 with its id at once."""
     service = service_of(request)
     body = await json_object(request)
+    check_agent_command(request, optional_str(body, "agentCommand"))
     run_id = await service.launcher.start(run_request(body, service))
     return JSONResponse(
         {"runId": run_id, "events": f"/api/v1/runs/{run_id}/events"}, status_code=202

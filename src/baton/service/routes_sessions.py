@@ -20,7 +20,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.cli.commands.session import queued_session_rows, record_json
 from baton.errors import (
     ApiRequestInvalid,
     BatonError,
@@ -46,11 +45,12 @@ from baton.service.bodies import (
     string_list,
     string_map,
 )
-from baton.service.context import Service, service_of
+from baton.service.context import Service, check_agent_command, service_of
 from baton.service.launcher import Launch, RunNotActive
-from baton.service.routes_runs import run_row, store_of, workspace_fields
-from baton.store import Conversation
+from baton.service.routes_runs import store_of, workspace_fields
 from baton.store.owner import current_host
+from baton.views.runs import run_row
+from baton.views.sessions import queued_session_rows, record_json
 
 #: Finished prompts remembered per session for ``GET .../prompts/{id}`` (the newest).
 REMEMBERED_PROMPTS: Final = 64
@@ -137,13 +137,6 @@ def desk_of(request: Request) -> SessionDesk:
     return desk
 
 
-def _record(
-    value: Conversation, turns: int | None = None, host: str | None = None
-) -> dict[str, Any]:
-    """A session as `baton session ... --json` prints it (``host``: the host holding it)."""
-    return record_json(value, turns, host=host)
-
-
 async def create_session(request: Request) -> Response:
     """``POST /api/v1/sessions``: record a session and create its provider session (201)."""
     service = service_of(request)
@@ -152,11 +145,7 @@ async def create_session(request: Request) -> Response:
     command = optional_str(body, "agentCommand")
     if (agent is None) == (command is None):
         raise ApiRequestInvalid("name exactly one of agent (a profile) and agentCommand")
-    if command is not None and not service.settings.allow_agent_command:
-        raise ApiRequestInvalid(
-            "agentCommand is refused: start `baton serve --allow-agent-command` to run "
-            "ad-hoc agent commands through the API"
-        )
+    check_agent_command(request, command)
     cwd = optional_str(body, "cwd")
     if cwd is not None and not cwd.startswith("/"):
         raise ApiRequestInvalid("cwd must be an absolute path")
@@ -178,7 +167,7 @@ async def create_session(request: Request) -> Response:
             **workspace_fields(body),
         )
     )
-    return JSONResponse(_record(record, 0, current_host()), status_code=201)
+    return JSONResponse(record_json(record, 0, host=current_host()), status_code=201)
 
 
 async def list_sessions(request: Request) -> Response:
@@ -192,7 +181,7 @@ async def list_sessions(request: Request) -> Response:
     hosts = await desk.conversations.holding_hosts()
     return JSONResponse(
         {
-            "sessions": [_record(r, host=hosts.get(r.name)) for r in records],
+            "sessions": [record_json(r, host=hosts.get(r.name)) for r in records],
             # The sessions of queued turns (`baton submit --session`), pinned to a worker.
             "queued": queued_session_rows(store_of(service_of(request))),
         }
@@ -209,7 +198,7 @@ async def show_session(request: Request) -> Response:
     store = store_of(service)
     return JSONResponse(
         {
-            "session": _record(view.record, host=await desk.conversations.holding_host(name)),
+            "session": record_json(view.record, host=await desk.conversations.holding_host(name)),
             "runs": [run_row(store, run) for run in view.runs],
             "nativeState": view.native_state,
             "attachedHere": view.attached_here,
@@ -293,7 +282,7 @@ async def close_session(request: Request) -> Response:
     """``POST /api/v1/sessions/{name}/close``: close it (session/close when advertised)."""
     conversations = desk_of(request).conversations
     record = await conversations.close(request.path_params["name"])
-    return JSONResponse(_record(record, host=await conversations.holding_host(record.name)))
+    return JSONResponse(record_json(record, host=await conversations.holding_host(record.name)))
 
 
 async def get_controls(request: Request) -> Response:

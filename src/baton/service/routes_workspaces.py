@@ -16,7 +16,6 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.cli.store_access import resolve_run
 from baton.errors import ApiRequestInvalid, RecordNotFound
 from baton.runtime.workspaces.lifecycle import get_workspace
 from baton.runtime.workspaces.recorded import Side, recorded_patch, run_changes
@@ -24,6 +23,7 @@ from baton.service.bodies import query_int
 from baton.service.context import service_of
 from baton.service.limits import MAX_LIST_ROWS
 from baton.service.routes_runs import store_of
+from baton.views.run_ids import resolve_run
 
 #: Files one page of a run's changes lists at most (the default page is this size too).
 MAX_CHANGE_ROWS: Final = 500

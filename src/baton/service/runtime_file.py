@@ -1,11 +1,16 @@
 """One service per data directory: the lock, and the runtime file the CLI reads.
 
+The service owns the file's format; this module writes it (:class:`ServiceLock`) and reads it
+(:func:`find_service`, which the CLI calls to reach a running service). It imports neither
+Starlette nor uvicorn, so a CLI verb that looks for a service stays fast; it sits below both
+surfaces in the layer table.
+
 The lock is an exclusive ``flock`` on ``serve.lock`` (0600, never followed through a
 symlink), held for the process's life: the kernel releases it when the process dies, even by
 SIGKILL, so a stale runtime file is told apart from a live service by the lock alone
-(:func:`baton.cli.service_link.find_service`). The runtime file ``serve.json`` (0600) is
+(:func:`find_service`). The runtime file ``serve.json`` (0600, URL, pid and token) is
 written atomically (a temporary file, fsync, rename) after the socket is bound, and removed on
-a clean exit.
+a clean exit. Nothing is created while looking.
 """
 
 from __future__ import annotations
@@ -13,15 +18,102 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
+from urllib.parse import urlsplit
 
-from baton.cli.service_link import LOCK_FILENAME, RUNTIME_FILENAME, RuntimeInfo
+import orjson
+
 from baton.durable.files import open_dir, open_file, storage_error, sync_dir, sync_file
-from baton.errors import ServiceAlreadyRunning
+from baton.errors import ServiceAlreadyRunning, UnsafePath
 
+#: The service's lock file in the data directory (held with flock while it runs).
+LOCK_FILENAME: Final = "serve.lock"
+#: The service's runtime file in the data directory: URL, pid, token (0600).
+RUNTIME_FILENAME: Final = "serve.json"
 #: The temporary name the runtime file is written under before its rename.
 TEMPORARY_RUNTIME_FILENAME: Final = RUNTIME_FILENAME + ".tmp"
+#: Largest runtime file read (it holds three short fields): a bigger file is not the
+#: service's, and is not read past this.
+MAX_RUNTIME_FILE_BYTES: Final = 64 * 1024
+
+
+@dataclass(frozen=True)
+class RuntimeInfo:
+    """What ``serve.json`` says: the service's base URL, its pid and its token."""
+
+    url: str
+    pid: int
+    token: str
+    #: The launch key (see :class:`baton.service.tokens.Credentials`); empty in a file an
+    #: older service wrote.
+    launch_key: str = ""
+
+    def to_json(self) -> bytes:
+        """The file's contents."""
+        fields: dict[str, object] = {"url": self.url, "pid": self.pid, "token": self.token}
+        if self.launch_key:
+            fields["launchKey"] = self.launch_key
+        return orjson.dumps(fields)
+
+
+def _read_private(data_dir: Path, name: str) -> bytes | None:
+    try:
+        dir_fd = open_dir(data_dir)
+    except UnsafePath:
+        return None
+    try:
+        try:
+            fd = open_file(dir_fd, name, os.O_RDONLY, display=data_dir / name)
+        except (FileNotFoundError, UnsafePath):
+            # Absent, or not a private file of this user (a symlink, open to others): never
+            # trusted; the verb works in-process instead.
+            return None
+        try:
+            return os.read(fd, MAX_RUNTIME_FILE_BYTES)
+        finally:
+            os.close(fd)
+    finally:
+        os.close(dir_fd)
+
+
+def lock_is_held(data_dir: Path) -> bool:
+    """Whether some process holds the service lock of ``data_dir`` (creates nothing)."""
+    try:
+        fd = os.open(data_dir / LOCK_FILENAME, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return False
+
+
+def find_service(data_dir: Path) -> RuntimeInfo | None:
+    """The running service of ``data_dir``, or None when there is none (no runtime file, an
+    unsafe one, or a lock nobody holds: the service died)."""
+    raw = _read_private(data_dir, RUNTIME_FILENAME)
+    if raw is None or not lock_is_held(data_dir):
+        return None
+    try:
+        fields = orjson.loads(raw)
+        info = RuntimeInfo(
+            str(fields["url"]),
+            int(fields["pid"]),
+            str(fields["token"]),
+            str(fields.get("launchKey") or ""),
+        )
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError):
+        return None
+    if urlsplit(info.url).scheme != "http":
+        return None
+    return info
 
 
 class ServiceLock:
@@ -54,8 +146,6 @@ class ServiceLock:
         self._dir_fd, self._lock_fd = dir_fd, lock_fd
 
     def _holder(self) -> str:
-        from baton.cli.service_link import find_service
-
         info = find_service(self.data_dir)
         return f" (pid {info.pid}, {info.url})" if info is not None else ""
 

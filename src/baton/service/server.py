@@ -28,7 +28,6 @@ from typing import Final
 
 import uvicorn
 
-from baton.cli.service_link import RUNTIME_FILENAME, RuntimeInfo
 from baton.durable.timestamps import format_timestamp
 from baton.errors import ServeAddressRefused
 from baton.runtime.agents.config_file import load_config
@@ -43,7 +42,7 @@ from baton.service.feeds import FeedBoard, QueueBounds
 from baton.service.guard import HostRule
 from baton.service.launcher import RunLauncher
 from baton.service.limits import DEFAULT_ELICITATION_WAIT_SECONDS, DEFAULT_PERMISSION_WAIT_SECONDS
-from baton.service.runtime_file import ServiceLock
+from baton.service.runtime_file import RUNTIME_FILENAME, RuntimeInfo, ServiceLock
 from baton.service.tokens import Credentials, token_from
 from baton.store import prepare_data_dir, resolve_data_dir
 
@@ -221,7 +220,9 @@ async def _serve_locked(
     server = _Server(config)
     literal = f"[{host}]" if ":" in host else host
     url = f"http://{literal}:{port}"
-    lock.write_runtime_file(RuntimeInfo(url, os.getpid(), credentials.token))
+    lock.write_runtime_file(
+        RuntimeInfo(url, os.getpid(), credentials.token, credentials.launch_key)
+    )
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):

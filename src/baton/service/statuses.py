@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any, Final
 
-from baton.cli.json_output import SCHEMA_VERSION
 from baton.errors import BatonError, Fault
+from baton.views.contract import SCHEMA_VERSION
 
 #: Codes whose status is not their fault's.
 STATUS_BY_CODE: Final[dict[str, int]] = {

@@ -3,7 +3,8 @@
 The token is 256 bits from the system's CSPRNG per start, or ``BATON_SERVE_TOKEN`` when set
 (at least :data:`MIN_TOKEN_CHARS` characters, so a weak value is refused rather than used).
 The cookie holds a second random value, never the token, so the token does not sit in a
-browser's cookie jar. Every comparison is constant-time (:func:`hmac.compare_digest`).
+browser's cookie jar. A third, the launch key, sits only in the owner-only runtime file: the
+CLI presents it to launch the user's own ad-hoc agent commands. Every comparison is constant-time (:func:`hmac.compare_digest`).
 """
 
 from __future__ import annotations
@@ -49,10 +50,18 @@ class Credentials:
 
     token: str
     cookie: str = field(default_factory=lambda: secrets.token_urlsafe(TOKEN_BYTES))
+    #: The launch key: written only to the owner-only runtime file, never printed or sent to a
+    #: browser. A request presenting it (the user's own CLI, which read that file) may name an
+    #: ad-hoc agent command even without ``--allow-agent-command``.
+    launch_key: str = field(default_factory=lambda: secrets.token_urlsafe(TOKEN_BYTES))
 
     def token_matches(self, presented: str) -> bool:
         """Whether ``presented`` is the token (constant-time)."""
         return hmac.compare_digest(presented.encode(), self.token.encode())
+
+    def launch_key_matches(self, presented: str) -> bool:
+        """Whether ``presented`` is the launch key (constant-time)."""
+        return hmac.compare_digest(presented.encode(), self.launch_key.encode())
 
     def cookie_matches(self, presented: str) -> bool:
         """Whether ``presented`` is the cookie value (constant-time)."""

@@ -6,10 +6,12 @@ implementations exist, :class:`AcpV1Codec` and :class:`AcpV2Codec`. What the lay
 is one normalized shape (the v1 spelling of updates and permission requests, plus v2's
 ``state_update``), so callers of the session surface see no difference.
 
-Negotiation (decisions.md item 1): :func:`initialize_params` builds the request for a
-:class:`~baton.wire.version.ProtocolChoice`; under ``auto`` it offers 2 and carries both
-versions' fields (``clientInfo``/``clientCapabilities`` and ``info``/``capabilities``) so a v1
-agent reads it as v1; :func:`negotiate` accepts the answer's version and picks the codec.
+Negotiation (decisions.md item 1, issue 29): :func:`initialize_params` builds the request for a
+:class:`~baton.wire.version.ProtocolChoice`; under ``auto`` it offers 1 (2 where the profile
+declared v2 support) and carries both versions' fields (``clientInfo``/``clientCapabilities``
+and ``info``/``capabilities``) so an agent of either version reads it; :func:`negotiate`
+accepts the answer's version, refuses a v1 body labelled 2 naming the fix, and picks the
+codec.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from baton._version import __version__
-from baton.errors import MalformedResult
+from baton.errors import MalformedResult, ProtocolVersionMislabelled
 from baton.wire.capabilities import (
     NO_ELICITATION,
     ElicitationOffer,
@@ -225,16 +227,31 @@ def initialize_params(
     client_version: str = __version__,
     elicitation: ElicitationOffer = NO_ELICITATION,
 ) -> dict[str, Any]:
-    """The ``initialize`` params for ``choice``: v1 fields for an offer of 1, v2 fields for a
-    pinned 2, both under ``auto`` (which offers 2), so an agent of either version reads it.
-    ``elicitation`` is advertised in the layout of each version sent."""
+    """The ``initialize`` params for ``choice``: v1 fields for a pinned 1, v2 fields for a
+    pinned 2, both under ``auto`` (which offers 1, or 2 where the profile declared v2), so an
+    agent of either version reads it. ``elicitation`` is advertised in the layout of each
+    version sent."""
     offered = choice.offered
-    if offered == PROTOCOL_V1:
+    if choice.pinned == PROTOCOL_V1:
         return v1_initialize_params(PROTOCOL_V1, client_version, elicitation)
     v2_fields = v2_initialize_fields(client_version, elicitation)
     if choice.pinned == PROTOCOL_V2:
         return {"protocolVersion": offered, **v2_fields}
     return {**v1_initialize_params(offered, client_version, elicitation), **v2_fields}
+
+
+def _v1_layout(result: Mapping[str, Any]) -> bool:
+    """An answer in the v1 layout: none of v2's keys (``info``, ``capabilities``). v1 requires
+    only ``protocolVersion`` (the official Python SDK 0.12.1's echo agent sends nothing else;
+    fast-agent adds ``agentInfo`` and ``agentCapabilities``)."""
+    return "info" not in result and "capabilities" not in result
+
+
+def _mislabel_fix(choice: ProtocolChoice) -> str:
+    """What to run instead of a choice that met a v1 agent answering 2."""
+    if choice.pinned == PROTOCOL_V2:
+        return "run it with --protocol auto (which offers 1) or --protocol 1"
+    return 'run it with --protocol 1 (or set protocol = "1" in its profile)'
 
 
 def negotiate(
@@ -243,12 +260,16 @@ def negotiate(
     """Accept an ``initialize`` answer under ``choice`` and read it in its version's layout.
 
     Raises :class:`MalformedResult` when the result is not an object (or, for v2, lacks
-    ``info``) and :class:`~baton.errors.IncompatibleProtocolVersion` naming the offered and the
-    answered version when ``choice`` does not accept the answer.
+    ``info``), :class:`~baton.errors.ProtocolVersionMislabelled` naming the fix when it says 2
+    in the v1 layout (an agent echoing the offer), and
+    :class:`~baton.errors.IncompatibleProtocolVersion` naming the offered and the answered
+    version when ``choice`` does not accept the answer.
     """
     if not isinstance(result, Mapping):
         raise MalformedResult("the initialize result is not an object")
     version = choice.accept(result.get("protocolVersion"))
+    if version == PROTOCOL_V2 and _v1_layout(result):
+        raise ProtocolVersionMislabelled(choice.offered, _mislabel_fix(choice))
     if version == PROTOCOL_V2:
         return V2_CODEC, parse_v2_initialize_result(result, version)
     return V1_CODEC, parse_v1_initialize_result(result, version)

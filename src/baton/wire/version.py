@@ -1,13 +1,15 @@
 """Protocol version negotiation (decisions.md item 1).
 
-Baton offers the highest version it implements and accepts any version it implements; anything
-else fails naming both numbers. ``protocolVersion`` is a wire version (an integer bumped only on
-breaking changes), never a schema or package release number.
+Baton offers the stable version (1) unless the agent's profile declared v2 support, and
+accepts any version it implements; anything else fails naming both numbers. ``protocolVersion``
+is a wire version (an integer bumped only on breaking changes), never a schema or package
+release number.
 
 A run or a profile may pin the offer (``--protocol 1|2|auto``, the profile's ``protocol``
-field): :class:`ProtocolChoice` says what is offered and what is accepted. ``auto`` offers the
-highest implemented version and accepts every implemented one; a pinned number offers and
-accepts that version only.
+field): :class:`ProtocolChoice` says what is offered and what is accepted. ``auto`` offers 1
+(2 where the profile declared v2 support, ``v2_declared``) and accepts every implemented
+version the agent answers in that version's layout (issue 29: the v2 draft is opt-in); a pinned
+number offers and accepts that version only.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Final
 from baton.errors import IncompatibleProtocolVersion, InvalidArgument
 
 #: Every ACP wire version Baton can speak. The one place a new codec is announced: 2 here makes
-#: Baton offer 2 and still accept 1.
+#: Baton accept 2 (offered only where a profile declares it or a run pins it, issue 29).
 IMPLEMENTED_PROTOCOL_VERSIONS: frozenset[int] = frozenset({1, 2})
 
 #: The stable ACP version (the one every qualified adapter answers).
@@ -34,22 +36,27 @@ AUTO: Final = "auto"
 PROTOCOL_CHOICES: Final = (AUTO, *(str(v) for v in sorted(IMPLEMENTED_PROTOCOL_VERSIONS)))
 
 
-def offered_version() -> int:
-    """The version Baton sends in ``initialize`` when nothing is pinned: the highest it
-    implements."""
-    return max(IMPLEMENTED_PROTOCOL_VERSIONS)
+def offered_version(*, v2_declared: bool = False) -> int:
+    """The version Baton sends in ``initialize`` when nothing is pinned: the stable version 1,
+    or 2 for an agent whose profile declared v2 support (the draft is an explicit opt-in)."""
+    return PROTOCOL_V2 if v2_declared else PROTOCOL_V1
 
 
 @dataclass(frozen=True, slots=True)
 class ProtocolChoice:
-    """What one connection offers and accepts. ``pinned`` is None for ``auto``."""
+    """What one connection offers and accepts. ``pinned`` is None for ``auto``;
+    ``v2_declared`` is the profile's declaration that its agent speaks the v2 draft (only
+    ``auto`` reads it: it then offers 2)."""
 
     pinned: int | None = None
+    v2_declared: bool = False
 
     @property
     def offered(self) -> int:
         """The version sent in ``initialize``."""
-        return self.pinned if self.pinned is not None else offered_version()
+        if self.pinned is not None:
+            return self.pinned
+        return offered_version(v2_declared=self.v2_declared)
 
     @property
     def accepted(self) -> frozenset[int]:
@@ -75,10 +82,23 @@ class ProtocolChoice:
             and answered in self.accepted
         ):
             return answered
-        raise IncompatibleProtocolVersion(self.offered, answered, tuple(sorted(self.accepted)))
+        raise IncompatibleProtocolVersion(
+            self.offered, answered, tuple(sorted(self.accepted)), hint=self._hint(answered)
+        )
+
+    def _hint(self, answered: object) -> str | None:
+        """What to run instead when a pinned version meets an agent of another implemented
+        version (``--protocol 2`` against a v1 agent: ``auto``)."""
+        if self.pinned is None or answered not in IMPLEMENTED_PROTOCOL_VERSIONS:
+            return None
+        return f"the agent speaks version {answered}: run it with --protocol auto"
+
+    def declaring_v2(self, declared: bool) -> ProtocolChoice:
+        """This choice for an agent whose profile did (or did not) declare v2 support."""
+        return ProtocolChoice(self.pinned, v2_declared=declared)
 
 
-#: The default choice: offer the highest, accept any implemented version.
+#: The default choice: offer 1, accept any implemented version.
 AUTO_CHOICE: Final = ProtocolChoice()
 
 

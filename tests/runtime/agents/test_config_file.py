@@ -78,6 +78,16 @@ probe_patterns = ["tiny"]
     assert profile.environment.groups == ("base", "config/tiny")
     assert profile.display_name == "tiny"
     assert profile.protocol.label == "auto"
+    # Issue 29: no v2 declaration, so auto offers the stable 1.
+    assert profile.protocol.offered == 1 and not profile.protocol.v2_declared
+
+
+def test_a_profile_may_declare_v2_support() -> None:
+    config = parse_config(
+        '[profiles.v2]\nargv=["v2"]\nprobe_argv=[]\nprobe_patterns=["v2"]\nv2_support=true\n'
+    )
+    protocol = config.profiles["v2"].protocol
+    assert (protocol.label, protocol.offered, set(protocol.accepted)) == ("auto", 2, {1, 2})
 
 
 def test_empty_version_argv_means_no_version_command() -> None:
@@ -147,6 +157,7 @@ P = '[profiles.x]\nargv = ["x"]\nprobe_argv = ["--help"]\nprobe_patterns = ["x"]
         (P + "strict = 'yes'\n", uc.CONFIG_WRONG_TYPE),
         (P + "protocol = '3'\n", uc.CONFIG_INVALID_VALUE),
         (P + "protocol = true\n", uc.CONFIG_INVALID_VALUE),
+        (P + "v2_support = 'yes'\n", uc.CONFIG_WRONG_TYPE),
         (P + "override_env = 'not a key'\n", uc.CONFIG_BAD_ENV_KEY),
         (P + "override_env = 'BATON_CODEX_ACP_BIN'\n", uc.CONFIG_DUPLICATE_OVERRIDE_KEY),
         (P + "display_name = ''\n", uc.CONFIG_INVALID_VALUE),

@@ -6,7 +6,12 @@ from typing import Any
 
 import pytest
 
-from baton.errors import CapabilityNotAdvertised, IncompatibleProtocolVersion, MalformedResult
+from baton.errors import (
+    CapabilityNotAdvertised,
+    IncompatibleProtocolVersion,
+    MalformedResult,
+    ProtocolVersionMislabelled,
+)
 from baton.wire.codec import AcpV1Codec, AcpV2Codec, initialize_params, negotiate
 from baton.wire.mcp import check_mcp_servers
 from baton.wire.version import AUTO_CHOICE, ProtocolChoice
@@ -14,13 +19,51 @@ from baton.wire.version import AUTO_CHOICE, ProtocolChoice
 INFO = {"name": "agent", "version": "1.0"}
 
 
-def test_auto_offers_2_with_both_layouts() -> None:
+def test_auto_offers_1_with_both_layouts() -> None:
+    # Issue 29: the stable version by default; both layouts so a v2-only agent reads it too.
     params = initialize_params(AUTO_CHOICE, "9.9")
-    assert params["protocolVersion"] == 2
+    assert params["protocolVersion"] == 1
     assert params["info"] == {"name": "baton", "version": "9.9"}
     assert params["clientInfo"] == {"name": "baton", "version": "9.9"}
     assert params["capabilities"] == {}
     assert params["clientCapabilities"]["terminal"] is False
+
+
+def test_auto_offers_2_where_the_profile_declared_v2() -> None:
+    params = initialize_params(ProtocolChoice(v2_declared=True), "9.9")
+    assert params["protocolVersion"] == 2
+    assert {"info", "capabilities", "clientInfo", "clientCapabilities"} <= set(params)
+
+
+def test_auto_accepts_a_v2_answer_to_an_offer_of_1() -> None:
+    # An agent answers another version only when it does not speak the one offered.
+    codec, result = negotiate({"protocolVersion": 2, "info": INFO, "capabilities": {}})
+    assert isinstance(codec, AcpV2Codec) and result.protocol_version == 2
+
+
+@pytest.mark.parametrize(
+    ("choice", "fix"),
+    [
+        (AUTO_CHOICE, "--protocol 1"),
+        (ProtocolChoice(v2_declared=True), "--protocol 1"),
+        (ProtocolChoice(2), "--protocol auto"),
+    ],
+)
+@pytest.mark.parametrize(
+    "v1_keys", [(), ("agentInfo",), ("agentCapabilities",), ("agentInfo", "agentCapabilities")]
+)
+def test_a_v1_answer_labelled_2_is_mislabelled_naming_the_fix(
+    choice: ProtocolChoice, fix: str, v1_keys: tuple[str, ...]
+) -> None:
+    # The official Python SDK 0.12.1's echo agent and fast-agent 0.10.48 echo the offer.
+    result: dict[str, Any] = {"protocolVersion": 2, **{k: {} for k in v1_keys}}
+    with pytest.raises(ProtocolVersionMislabelled) as caught:
+        negotiate(result, choice)
+    error = caught.value
+    assert isinstance(error, IncompatibleProtocolVersion) and error.fault == "agent"
+    assert error.code == "AGENT_PROTOCOL_MISLABELLED"
+    assert fix in error.message and "malformed" not in error.message.lower()
+    assert (error.offered, error.answered) == (choice.offered, 2)
 
 
 def test_pinned_offers_carry_one_layout() -> None:
@@ -104,7 +147,7 @@ def test_a_pinned_choice_refuses_the_other_answer() -> None:
 def test_an_unimplemented_answer_names_both() -> None:
     with pytest.raises(IncompatibleProtocolVersion) as caught:
         negotiate({"protocolVersion": 3})
-    assert "offered protocol version 2" in caught.value.message
+    assert "offered protocol version 1" in caught.value.message
     assert "answered 3" in caught.value.message
 
 

@@ -10,6 +10,7 @@ import argparse
 import copy
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -33,6 +34,9 @@ CAPABILITY_FORMS: Final = ("true", "false", "{}", "null", "omit")
 
 #: Capability paths are dotted identifiers (``sessionCapabilities.resume``).
 _CAP_PATH: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$")
+
+#: Where the default state directory lives under the user's cache directory.
+DEFAULT_STATE_SUBDIR: Final = Path("baton", "scripted-agent")
 
 #: Highest protocol version ``--protocol-version`` accepts (the wire field is a uint16).
 MAX_PROTOCOL_VERSION: Final = 65535
@@ -216,6 +220,14 @@ def parse_auth_method(spec: str) -> Message:
     return method
 
 
+def parse_native_mode(spec: str) -> Choice:
+    """``ID`` or ``ID:DESCRIPTION``: one advertised session mode (named after its id)."""
+    mode_id, _sep, description = spec.partition(":")
+    if not mode_id:
+        raise ConfigurationError(f"--native-mode takes ID or ID:DESCRIPTION, got {spec!r}")
+    return Choice(mode_id, mode_id.capitalize(), description or None)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Register every scripted-agent flag on ``parser``. Defaults are None: a profile decides."""
     from baton.agents.scripted.profiles import PROFILE_NAMES
@@ -283,6 +295,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="send modes and answer session/set_mode",
     )
+    shape.add_argument(
+        "--native-mode",
+        action="append",
+        default=None,
+        metavar="ID[:DESCRIPTION]",
+        help="advertise this session mode instead of the profile's (repeatable; a session "
+        "starts in the first one), e.g. --native-mode 'auto:Acts without asking'",
+    )
     behaviour = parser.add_argument_group("behaviour")
     behaviour.add_argument(
         "--request-ids",
@@ -327,7 +347,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     behaviour.add_argument(
         "--state-dir",
         metavar="DIR",
-        help="keep sessions in DIR so session/load and resume work across processes",
+        help=(
+            "keep sessions in DIR so session/load and resume work across processes (default: "
+            "$XDG_CACHE_HOME/baton/scripted-agent, else ~/.cache/baton/scripted-agent)"
+        ),
+    )
+    behaviour.add_argument(
+        "--no-state-dir",
+        action="store_true",
+        default=None,
+        help="keep sessions in memory only (ids session-1, session-2...; lost at exit)",
     )
     behaviour.add_argument(
         "--prompt-log",
@@ -364,6 +393,9 @@ def options_from_namespace(args: argparse.Namespace) -> AgentOptions:
     changes["capabilities"] = capabilities
     if args.auth_method is not None:
         changes["auth_methods"] = tuple(parse_auth_method(str(s)) for s in args.auth_method)
+    if getattr(args, "native_mode", None):
+        modes = tuple(parse_native_mode(str(s)) for s in args.native_mode)
+        changes["catalog"] = replace(options.catalog, modes=modes)
     simple = {
         "auth_required": args.auth_required,
         "config_key": args.config_key,
@@ -381,8 +413,14 @@ def options_from_namespace(args: argparse.Namespace) -> AgentOptions:
     changes.update({key: value for key, value in simple.items() if value is not None})
     if args.eof is not None:
         changes["exit_on_eof"] = args.eof == "exit"
-    if args.state_dir is not None:
+    if getattr(args, "no_state_dir", None):
+        if args.state_dir is not None:
+            raise ConfigurationError("--state-dir and --no-state-dir exclude each other")
+        changes["state_dir"] = None
+    elif args.state_dir is not None:
         changes["state_dir"] = _state_dir(str(args.state_dir))
+    else:
+        changes["state_dir"] = default_state_dir(os.environ)
     if getattr(args, "prompt_log", None) is not None:
         changes["prompt_log"] = Path(str(args.prompt_log)).expanduser().resolve()
     if args.max_frame_bytes is not None:
@@ -398,6 +436,27 @@ def _protocol_version(text: str) -> int | None:
             f"--protocol-version takes an integer 0-{MAX_PROTOCOL_VERSION} or 'echo', got {text!r}"
         )
     return int(text)
+
+
+def default_state_dir(environ: Mapping[str, str]) -> Path | None:
+    """The state directory used without ``--state-dir``: ``$XDG_CACHE_HOME/baton/scripted-agent``
+    (an absolute XDG_CACHE_HOME only), else ``$HOME/.cache/baton/scripted-agent``; created
+    owner-only. None (sessions in memory, as with ``--no-state-dir``) when neither names a
+    usable place or the directory cannot be made writable: the agent still starts."""
+    cache = environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(cache):
+        home = environ.get("HOME", "")
+        if not os.path.isabs(home):
+            return None
+        cache = os.path.join(home, ".cache")
+    path = Path(cache) / DEFAULT_STATE_SUBDIR
+    try:
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except OSError:
+        return None
+    if not path.is_dir() or not os.access(path, os.W_OK):
+        return None
+    return path.resolve()
 
 
 def _state_dir(text: str) -> Path:

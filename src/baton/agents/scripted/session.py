@@ -5,7 +5,8 @@ the turn sent. A ``stream`` is recorded as one :class:`StreamRecord` (its chunks
 deterministic, so replay regenerates them) and history is capped at
 :data:`MAX_HISTORY_ENTRIES`, so a flood cannot grow a session's memory without bound.
 
-With a state directory every session is also a JSON file there (written atomically after each
+With a state directory (by default one under the user's cache directory, see
+:func:`~baton.agents.scripted.options.default_state_dir`) every session is also a JSON file there (written atomically after each
 change), so a new agent process can load or resume it. Session ids from the client are checked
 against :data:`SESSION_ID_PATTERN` before they name a file.
 """
@@ -34,6 +35,11 @@ SESSION_ID_PATTERN: Final = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 #: Session files session/list reads from the state directory (in name order; later ones are
 #: not listed): bounds the work one list request can cause.
 MAX_LISTED_FILES: Final = 10_000
+
+#: Session files a state directory keeps: creating a session beyond it deletes the least
+#: recently written ones, so the default directory (shared by every run of the agent) cannot
+#: grow without bound. Each file is one session's state, history capped as above.
+MAX_KEPT_SESSION_FILES: Final = 1_000
 
 ConfigValue = str | bool
 
@@ -416,6 +422,7 @@ class SessionStore:
         """A fresh id: ``session-1``, ``session-2``... in memory; a UUID with a state directory
         (unique across processes)."""
         if self._dir is not None:
+            self._prune(self._dir)
             return str(uuid.uuid4())
         self._counter += 1
         return f"session-{self._counter}"
@@ -481,6 +488,28 @@ class SessionStore:
                 yield Session.from_json(orjson.loads(path.read_bytes()))
             except (OSError, ValueError):
                 continue
+
+    @staticmethod
+    def _prune(directory: Path) -> None:
+        """Delete the least recently written session files beyond one less than
+        :data:`MAX_KEPT_SESSION_FILES` (room for the session about to be made)."""
+        try:
+            paths = list(directory.glob("*.json"))
+        except OSError:
+            return
+        excess = len(paths) - (MAX_KEPT_SESSION_FILES - 1)
+        if excess <= 0:
+            return
+
+        def written(path: Path) -> float:
+            try:
+                return path.stat().st_mtime
+            except OSError:
+                return 0.0
+
+        for path in sorted(paths, key=written)[:excess]:
+            with contextlib.suppress(OSError):
+                path.unlink()
 
     def _path(self, session_id: str) -> Path | None:
         if self._dir is None or not SESSION_ID_PATTERN.match(session_id):

@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from baton.cli.store_access import add_store_option, open_store, resolve_run
+from baton.cli.store_access import add_store_option, open_store
 from baton.runtime.workspaces.recorded import Side, changes_for, is_session, recorded_patch
+from baton.views.run_ids import resolve_run
 
 EXAMPLES = """examples:
   baton diff run-3f2a9c01 > turn.patch && git apply turn.patch

@@ -28,16 +28,13 @@ from baton.cli import exit_codes
 from baton.cli.terminal import visible
 from baton.errors import UsageError
 from baton.runtime.agents.config_file import UserConfig, load_config
-from baton.runtime.agents.discovery import discover
-from baton.runtime.agents.environment import sensitive_values
-from baton.runtime.agents.live_check import LIVE_ABSOLUTE_SECONDS, LIVE_IDLE_SECONDS, live_check
-from baton.runtime.agents.profiles import Profile
+from baton.runtime.agents.live_check import LIVE_ABSOLUTE_SECONDS, LIVE_IDLE_SECONDS
 from baton.runtime.agents.readiness import (
     LIVE_BUDGET_EXPIRED,
     Readiness,
     ReadinessState,
-    readiness_from_discovery,
 )
+from baton.views.readiness import check_profiles, select_profiles
 from baton.wire.budget import TurnBudget
 
 #: Longest version cell in the summary table; longer text is cut there (the details and --json
@@ -86,48 +83,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"absolute bound of each live check (default {LIVE_ABSOLUTE_SECONDS:g})",
     )
     parser.set_defaults(handler=run)
-
-
-def select_profiles(config: UserConfig, names: Sequence[str]) -> list[Profile]:
-    """The profiles to check: all of them, or the named ones (in the order named)."""
-    available = config.all_profiles()
-    if not names:
-        return list(available.values())
-    unknown = [n for n in names if n not in available]
-    if unknown:
-        raise UsageError(
-            f"unknown profile {', '.join(unknown)}; known profiles: {', '.join(available)}"
-        )
-    return [available[n] for n in dict.fromkeys(names)]
-
-
-async def check_profiles(
-    profiles: Sequence[Profile],
-    config: UserConfig,
-    *,
-    parent_env: Mapping[str, str],
-    live: bool = False,
-    budget: TurnBudget | None = None,
-) -> list[Readiness]:
-    """Discovery for every profile (concurrently), then the live checks (one at a time: each
-    starts a real agent)."""
-
-    async def one(profile: Profile) -> Readiness:
-        result = await discover(
-            profile,
-            parent_env=parent_env,
-            config_override=config.executable_override(profile.id),
-            secrets=sensitive_values(profile, parent_env),
-        )
-        return readiness_from_discovery(profile, result)
-
-    results = list(await asyncio.gather(*(one(p) for p in profiles)))
-    if live:
-        for index, profile in enumerate(profiles):
-            results[index] = await live_check(
-                profile, results[index], parent_env=parent_env, budget=budget
-            )
-    return results
 
 
 def exit_code(results: Sequence[Readiness], named: bool) -> int:

@@ -16,8 +16,8 @@ import webbrowser
 from typing import Final
 
 from baton.cli.commands import serve as serve_verb
-from baton.cli.service_link import find_service
 from baton.runtime.runtime import data_dir_path
+from baton.service.runtime_file import find_service
 
 EXAMPLES: Final = """examples:
   baton inspect                        # open the running service's page, or start one

@@ -25,14 +25,22 @@ from typing import Any, Final
 import orjson
 
 from baton.cli import exit_codes
-from baton.cli.json_output import SCHEMA_VERSION, document, write_json
-from baton.cli.store_access import RunNotFound, add_store_option, resolve_run, store_url
+from baton.cli.json_output import write_json
+from baton.cli.store_access import add_store_option, store_url
 from baton.cli.terminal import visible
-from baton.errors import JournalCorrupt, JournalEntryPruned, RecordNotFound
+from baton.errors import (
+    JournalCorrupt,
+    JournalEntryPruned,
+    JournalOnOtherHost,
+    RecordNotFound,
+    RunNotFound,
+)
 from baton.journal import Journal, JournalRecord
 from baton.journal.directory import JOURNALS_DIRNAME
 from baton.store import STORE_FILENAME, Store, existing_data_dir, resolve_data_dir
 from baton.store.owner import current_host, owner_host
+from baton.views.contract import SCHEMA_VERSION, document
+from baton.views.run_ids import resolve_run
 
 #: Characters of a record's raw text shown per line by `journal show` (``--json`` shows all).
 SHOW_RAW_CHARS: Final = 160
@@ -108,13 +116,6 @@ def _open_store(data: Path) -> Store | None:
     # Read-only: `journal show` and `verify` work on a read-only data directory and create
     # nothing (no database, no WAL file).
     return Store.open_read_only(data) if (data / STORE_FILENAME).exists() else None
-
-
-class JournalOnOtherHost(RecordNotFound):
-    """The run ran on another host of a shared store (docs/fleet.md): its journal is on that
-    host's disk, which the message names."""
-
-    code = "JOURNAL_ON_OTHER_HOST"
 
 
 def _servers_of(target: str, journal: Journal, store: Store | None) -> tuple[list[str], str | None]:

@@ -12,10 +12,11 @@ import asyncio
 import sys
 from typing import Final
 
-from baton.cli.json_output import document, write_json
+from baton.cli.json_output import write_json
 from baton.cli.terminal import error_line, visible
 from baton.errors import BatonError
 from baton.runtime.runtime import Runtime
+from baton.views.contract import document
 
 EXAMPLES: Final = """examples:
   baton logout --agent codex

@@ -27,26 +27,20 @@ import sys
 from typing import Any, Final
 
 from baton.cli import exit_codes
-from baton.cli.commands.show import run_view
-from baton.cli.json_output import document, write_json
-from baton.cli.store_access import open_store, plain
+from baton.cli.json_output import write_json
+from baton.cli.store_access import open_store
 from baton.cli.terminal import visible
-from baton.errors import BatonError, UsageError
+from baton.errors import BatonError, RunNotRecoverable, UsageError
 from baton.redaction import redact_text
-from baton.runtime.agents.launch import CUSTOM_PROFILE_ID
-from baton.runtime.runtime import RunRequest, Runtime
+from baton.runtime.runtime import Runtime
 from baton.runtime.workspaces.tracking import WorkspaceTracker
 from baton.store import Store
+from baton.views.contract import document, plain
+from baton.views.recovery import attach_request, note_recovery, recovery_view
 
-#: Journal entries shown from the end of the run's agent process journal.
-RECOVER_TAIL_RECORDS: Final = 20
 #: Characters of the text streamed before the loss shown (its end; `baton show --json` and the
 #: store keep all of it).
 STREAMED_TEXT_CHARS: Final = 2000
-#: The observation payload key linking a recovery run and the run it recovers.
-RECOVERY_KEY: Final = "recovery"
-#: The observation payload key of the launch an ad-hoc run recorded (see `baton run`).
-LAUNCH_KEY: Final = "launch"
 
 EXAMPLES: Final = """examples:
   baton runs --status recovery_required
@@ -55,24 +49,6 @@ EXAMPLES: Final = """examples:
   baton recover 3f2a --new-prompt "Check whether the migration ran; do not rerun it"
   baton recover 3f2a --mark-failed        # settle it
 """
-
-
-class RunNotRecoverable(UsageError):
-    """A recovery choice was asked for on a run that is not RECOVERY_REQUIRED."""
-
-    code = "RUN_NOT_RECOVERABLE"
-
-
-class NoProviderSession(UsageError):
-    """The run never had a provider session to attach."""
-
-    code = "NO_PROVIDER_SESSION"
-
-
-class AgentRequired(UsageError):
-    """The run's agent cannot be started again from what was recorded."""
-
-    code = "AGENT_REQUIRED"
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -98,39 +74,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-def recovery_view(store: Store, journal: Any, run_id: str) -> dict[str, Any]:
-    """`baton recover RUN --json`'s object: `show`'s view plus the journal tail, the session,
-    the text streamed before the outcome was lost, and whether it is recoverable."""
-    view = run_view(store, run_id)
-    tail: list[dict[str, Any]] = []
-    server = view.get("server_instance_id")
-    if server:
-        try:
-            records = journal.tail(server, RECOVER_TAIL_RECORDS)
-        except (BatonError, OSError):
-            records = []
-        for record in records:
-            tail.append(
-                {
-                    "sequence": record.sequence,
-                    "direction": record.direction,
-                    "kind": record.metadata.kind,
-                    "method": record.metadata.method,
-                    "id": record.metadata.id,
-                }
-            )
-    view["journal_tail"] = tail
-    session = store.find_session(view["session_id"]) if view.get("session_id") else None
-    view["session"] = plain(session) if session is not None else None
-    view["streamed_text"] = "".join(
-        str(item["content"].get("text", ""))
-        for item in view["items"]
-        if item["kind"] == "text" and isinstance(item["content"], dict)
-    )
-    view["recoverable"] = view["status"] == "RECOVERY_REQUIRED"
-    return view
-
-
 def _compare_workspace(store: Store, run_id: str) -> dict[str, Any] | None:
     """The run's workspace compared again now that its outcome is being recovered (the
     agent may have changed files after Baton lost the turn): a new ``workspace_changes``
@@ -142,15 +85,6 @@ def _compare_workspace(store: Store, run_id: str) -> dict[str, Any] | None:
     except (BatonError, OSError) as exc:
         print(f"baton: the workspace was not compared: {exc}", file=sys.stderr)
         return None
-
-
-def _recorded_launch(known: dict[str, Any]) -> dict[str, Any] | None:
-    for observation in known["observations"]:
-        payload = observation.get("payload")
-        if isinstance(payload, dict) and isinstance(payload.get(LAUNCH_KEY), dict):
-            launch: dict[str, Any] = payload[LAUNCH_KEY]
-            return launch
-    return None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -234,56 +168,6 @@ def _print_known(known: dict[str, Any], as_json: bool) -> None:
     print(f"  baton recover {run_id} --attach               look at the provider session")
     print(f'  baton recover {run_id} --new-prompt "TEXT"    send a new prompt (a new run)')
     print("Baton never resubmits the ambiguous prompt on its own.")
-
-
-def attach_request(
-    known: dict[str, Any],
-    *,
-    agent: str | None = None,
-    agent_command: str | None = None,
-    new_prompt: str | None = None,
-) -> RunRequest:
-    """The run that attaches to the session of the run ``known`` describes (its
-    :func:`recovery_view`): to look (no prompt is sent), or with a new prompt. The agent is
-    the one named, else the recorded profile or ad-hoc command."""
-    run_id = known["id"]
-    session = known.get("session")
-    if session is None or not session.get("provider_session_id"):
-        raise NoProviderSession(f"run {run_id} never had a provider session to attach")
-    profile = (known.get("server_instance") or {}).get("profile")
-    agent, command = agent, agent_command
-    env_keys: tuple[str, ...] = ()
-    if command is None and agent is None:
-        if profile in (None, CUSTOM_PROFILE_ID):
-            launch = _recorded_launch(known)
-            if launch is None or not launch.get("command"):
-                raise AgentRequired(
-                    f"run {run_id} used an ad-hoc agent whose command was not recorded; "
-                    "pass --agent-command"
-                )
-            command = str(launch["command"])
-            env_keys = tuple(str(k) for k in launch.get("envKeys") or ())
-        else:
-            agent = profile
-    return RunRequest(
-        prompt=new_prompt or f"(baton recover {run_id} --attach: no prompt is sent)",
-        agent=agent if command is None else None,
-        agent_command=command,
-        env_keys=env_keys,
-        cwd=session["cwd"],
-        attach_session=session["provider_session_id"],
-        inspect_only=new_prompt is None,
-    )
-
-
-async def note_recovery(store: Store, original: str, recovering: str, action: str) -> None:
-    """Record on both runs that ``recovering`` attached to ``original``'s session."""
-    await store.record_observation(
-        "BATON_RESOLUTION", {RECOVERY_KEY: {"action": action, "runId": recovering}}, run_id=original
-    )
-    await store.record_observation(
-        "BATON_RESOLUTION", {RECOVERY_KEY: {"action": action, "of": original}}, run_id=recovering
-    )
 
 
 def _attach(args: argparse.Namespace, known: dict[str, Any]) -> int:

@@ -24,11 +24,12 @@ import math
 import os
 import signal
 import sys
+from collections.abc import Mapping
 from typing import Any, Final, Literal
 
 from baton.cli import exit_codes
 from baton.cli.elicitation_prompt import terminal_elicitor
-from baton.cli.json_output import SCHEMA_VERSION, write_json
+from baton.cli.json_output import write_json
 from baton.cli.main import reader_gone
 from baton.cli.permission_prompt import TtyAsker, terminal_asker
 from baton.cli.remote_turn import cancel_through_service, prompt_through_service
@@ -55,6 +56,7 @@ from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
 from baton.runtime.workspaces.tracking import split_workspace_flag
 from baton.store.location import resolve_store
+from baton.views.contract import SCHEMA_VERSION
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
 from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
 from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice
@@ -166,8 +168,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--protocol",
         choices=PROTOCOL_CHOICES,
         default=None,
-        help="the ACP version to offer and accept: auto (offer 2, accept 1 or 2), 1 or 2 "
-        "(default: the profile's, auto unless pinned)",
+        help="the ACP version to offer and accept: auto (offer 1, or 2 where the profile "
+        "declares v2 support; accept 1 or 2), 1 or 2 (default: the profile's, auto unless "
+        "pinned)",
     )
     parser.add_argument("--mode", metavar="ID", help="the session mode (exact id)")
     parser.add_argument("--model", metavar="ID", help="the model (exact advertised id)")
@@ -315,6 +318,13 @@ def permission_counts(permissions: list[dict[str, Any]]) -> dict[str, int]:
 
 
 #: Notice severity -> its mark and colour in text output (other severities: the info mark).
+def warning_line(screen: Screen, data: Mapping[str, Any]) -> str:
+    """A ``warning`` event as the one stderr line both output formats print."""
+    return screen.style(
+        f"! {visible(str(data.get('code')), 60)}: {visible(str(data.get('message')))}", "yellow"
+    )
+
+
 NOTICE_MARKS: Final = {"info": ("ℹ", "dim"), "warning": ("!", "yellow"), "error": ("✗", "red")}
 
 
@@ -370,12 +380,7 @@ class TextPrinter:
         elif kind == "compaction":
             self._compaction(data)
         elif kind == "warning":
-            self._note(
-                self.screen.style(
-                    f"! {visible(str(data.get('code')), 60)}: {visible(str(data.get('message')))}",
-                    "yellow",
-                )
-            )
+            self._note(warning_line(self.screen, data))
 
     def _tool(self, data: dict[str, Any]) -> None:
         """One line when a tool call first has a title, and one when it ends; the updates in
@@ -747,6 +752,9 @@ class _RunSession:
             else:
                 sys.stdout.buffer.write(event.to_json() + b"\n")
                 sys.stdout.flush()
+                if event.type == "warning":
+                    # Said on stderr too: a JSON reader may not look for warnings.
+                    self.screen.note(warning_line(self.screen, event.data))
         except BrokenPipeError:
             self._reader_gone()
 

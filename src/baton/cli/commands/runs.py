@@ -12,19 +12,14 @@ import sys
 from typing import Any, Final
 from urllib.parse import urlencode
 
-from baton.cli.json_output import document, write_json
+from baton.cli.json_output import write_json
 from baton.cli.service_link import ServiceClient, service_for
-from baton.cli.store_access import (
-    add_store_option,
-    open_store,
-    plain,
-    run_context,
-    store_url,
-)
+from baton.cli.store_access import add_store_option, open_store, store_url
 from baton.cli.terminal import visible
 from baton.errors import DataDirNotFound
 from baton.store.database import MAX_LIST_ROWS
 from baton.store.models import RUN_STATUSES
+from baton.views.runs import run_row
 
 #: Characters of the prompt shown per row (`baton show` prints more).
 PROMPT_COLUMN_CHARS: Final = 40
@@ -109,7 +104,7 @@ def _rows_in_process(args: argparse.Namespace) -> list[dict[str, Any]]:
             runs = store.list_runs(status=args.status)
             if args.limit is not None:
                 runs = runs[: args.limit]
-            return [document({**plain(record), **run_context(store, record)}) for record in runs]
+            return [run_row(store, record) for record in runs]
     except DataDirNotFound as exc:
         # Nothing ran here yet: an empty listing (scripts see no lines), said on stderr, and
         # nothing is created (issue 16).

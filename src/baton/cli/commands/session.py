@@ -19,9 +19,9 @@ from urllib.parse import quote
 import orjson
 
 from baton.cli import exit_codes
-from baton.cli.json_output import SCHEMA_VERSION, document, write_json
+from baton.cli.json_output import write_json
 from baton.cli.service_link import service_for
-from baton.cli.store_access import add_store_option, plain, store_url
+from baton.cli.store_access import add_store_option, store_url
 from baton.cli.terminal import error_line, visible
 from baton.cli.workspace_options import add_workspace_options, workspace_ask
 from baton.errors import DataDirNotFound, UsageError
@@ -38,11 +38,12 @@ from baton.runtime.runtime import Runtime
 from baton.store import (
     CONVERSATION_STATUSES,
     Conversation,
-    Store,
     existing_data_dir,
     resolve_data_dir,
 )
 from baton.store.owner import current_host
+from baton.views.contract import SCHEMA_VERSION, document
+from baton.views.sessions import queued_session_rows, record_json, view_json
 
 _T = TypeVar("_T")
 
@@ -288,20 +289,6 @@ def _with_conversations(
     return asyncio.run(go())
 
 
-def record_json(
-    record: Conversation, turns: int | None = None, *, host: str | None = None
-) -> dict[str, Any]:
-    """A conversation in the JSON contract (``agentCommand`` redacted as stored), with the
-    ``host`` holding it (see :meth:`Conversations.holding_host`). Its ``settings`` are kept
-    as given: config option ids are the provider's, not Baton's keys."""
-    view = {key: value for key, value in plain(record).items() if key != "settings"}
-    if turns is not None:
-        view["turns"] = turns
-    view["host"] = host
-    view["kind"] = "conversation"
-    return {**document(view), "settings": dict(record.settings)}
-
-
 def _agent_of(record: Conversation) -> str:
     if record.agent_command is None:
         return record.profile
@@ -520,37 +507,6 @@ def _list(args: argparse.Namespace) -> int:
             )
     out.flush()
     return exit_codes.OK
-
-
-def queued_session_rows(store: Store) -> list[dict[str, Any]]:
-    """The sessions of queued turns (`baton submit --session NAME`, docs/fleet.md): each
-    pinned to the worker that took its first turn, with that worker's host, as JSON records
-    (``kind: "queued"``; conversations are ``kind: "conversation"``)."""
-    hosts = {worker.name: worker.host for worker in store.list_workers()}
-    return [
-        document({"kind": "queued", **plain(pinned), "host": hosts.get(pinned.worker)})
-        for pinned in store.list_pinned_sessions()
-    ]
-
-
-def view_json(view: ConversationView, host: str | None = None) -> dict[str, Any]:
-    """`session show --json`: the record (with the ``host`` holding it), its runs (id,
-    status, prompt) and native state."""
-    body = record_json(view.record, len(view.runs), host=host)
-    body["runs"] = [
-        {
-            "runId": run.id,
-            "status": run.status,
-            "stopReason": run.stop_reason,
-            "errorCode": run.error_code,
-            "createdAt": run.created_at,
-            "prompt": run.prompt_text,
-        }
-        for run in view.runs
-    ]
-    body["nativeState"] = view.native_state
-    body["attachedHere"] = view.attached_here
-    return body
 
 
 def _show(args: argparse.Namespace) -> int:

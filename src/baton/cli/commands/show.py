@@ -9,21 +9,15 @@ import sys
 from typing import Any, Final
 from urllib.parse import quote
 
-from baton.cli.json_output import document, uncamel, write_json
+from baton.cli.json_output import write_json
 from baton.cli.service_link import service_for
-from baton.cli.store_access import (
-    add_store_option,
-    open_store,
-    plain,
-    resolve_run,
-    run_context,
-    store_url,
-)
+from baton.cli.store_access import add_store_option, open_store, store_url
 from baton.cli.terminal import visible
 from baton.cli.usage_view import usage_text
 from baton.cli.workspace_view import counts_line, file_lines, unreported_lines
 from baton.runtime.workspaces.tracking import ITEM_KIND, summary_of
-from baton.store import Store
+from baton.views.contract import document, uncamel
+from baton.views.runs import run_view
 
 #: Characters of the prompt `show` prints (the JSON has all of it).
 SHOW_PROMPT_CHARS: Final = 200
@@ -60,54 +54,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
-def permission_outcomes(interactions: list[dict[str, Any]]) -> dict[str, int]:
-    """Recorded permission decisions counted as granted, denied and cancelled."""
-    counts = {"granted": 0, "denied": 0, "cancelled": 0}
-    for interaction in interactions:
-        choice = interaction.get("choice")
-        if choice is None:
-            counts["cancelled"] += 1
-            continue
-        kinds = {
-            o.get("optionId"): o.get("kind")
-            for o in interaction.get("offered_options") or []
-            if isinstance(o, dict)
-        }
-        allowed = str(kinds.get(choice) or "").startswith("allow")
-        counts["granted" if allowed else "denied"] += 1
-    return counts
-
-
-def run_view(store: Store, run_id: str) -> dict[str, Any]:
-    """The run (named by id or unique prefix) with its items, interactions, observations and
-    agent process, as JSON types (snake_case keys: :func:`~baton.cli.json_output.document`
-    makes them the contract's camelCase)."""
-    record = resolve_run(store, run_id)
-    view: dict[str, Any] = plain(record)
-    view.update(run_context(store, record))
-    view["items"] = [plain(item) for item in store.list_items(record.id)]
-    view["interactions"] = [plain(i) for i in store.list_interactions(record.id)]
-    view["observations"] = [plain(o) for o in store.list_observations(run_id=record.id)]
-    view["permission_outcomes"] = permission_outcomes(view["interactions"])
-    server = (
-        store.find_server_instance(record.server_instance_id) if record.server_instance_id else None
-    )
-    view["server_instance"] = plain(server) if server is not None else None
-    view["workspace_changes"] = latest_workspace_changes(view["items"])
-    return view
-
-
-def latest_workspace_changes(items: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The summary of the run's last ``workspace_changes`` item (the one ``recover`` may
-    have added after the turn's), or None."""
-    for item in reversed(items):
-        if item["kind"] == ITEM_KIND and isinstance(item["content"], dict):
-            if "error" in item["content"]:
-                return {"error": item["content"]["error"]}
-            return summary_of(item["content"])
-    return None
-
-
 def run(args: argparse.Namespace) -> int:
     """Handle `baton show`: through the data directory's running service when there is one
     (unless ``--no-server``), else from the store in this process; the same record either
@@ -138,7 +84,7 @@ def _multiline(label: str, text: str) -> None:
 
 
 def print_view(view: dict[str, Any]) -> None:
-    """The human form of :func:`run_view`."""
+    """The human form of :func:`~baton.views.runs.run_view`."""
     print(f"run        {view['id']}")
     print(f"status     {view['status']}")
     print(f"stop       {view['stop_reason'] or '-'}")

@@ -11,11 +11,12 @@ import os
 import sys
 from typing import Final
 
-from baton.cli.json_output import document, write_json
+from baton.cli.json_output import write_json
 from baton.cli.store_access import add_store_option, store_url
 from baton.cli.terminal import visible
 from baton.cli.workspace_options import add_workspace_options, workspace_ask
 from baton.errors import ConfigurationError
+from baton.views.contract import document
 
 EXAMPLES: Final = """examples:
   baton submit --store postgresql://baton@db/baton --agent claude "Fix the failing test"

@@ -5,15 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
 
 from baton.cli.commands.submit import shared_store_url
-from baton.cli.json_output import document, write_json
-from baton.cli.store_access import add_store_option, plain
-
-if TYPE_CHECKING:
-    from baton.store import Store
+from baton.cli.json_output import write_json
+from baton.cli.store_access import add_store_option
+from baton.views.workers import worker_rows
 
 EXAMPLES = """examples:
   baton workers --store postgresql://baton@db/baton
@@ -34,40 +30,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("--config", metavar="FILE", help="the config file ([store] url)")
     add_store_option(parser)
     parser.set_defaults(handler=run)
-
-
-def _age_seconds(stamp: str, now: datetime) -> float | None:
-    try:
-        then = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return round(max(0.0, (now - then).total_seconds()), 1)
-
-
-def worker_rows(store: Store, now: datetime | None = None) -> list[dict[str, Any]]:
-    """The fleet's workers as `baton workers --json` prints them (and ``GET /api/v1/workers``
-    answers): each record, the runs it is running now (``running``) and its heartbeat's age
-    in seconds as this host's clock reads it (``heartbeatAgeSeconds``)."""
-    from baton.store import ACTIVE_RUN_STATUSES
-
-    moment = now or datetime.now(UTC)
-    rows = []
-    for worker in store.list_workers():
-        running = (
-            [r.id for r in store.list_runs(owner=worker.owner, status=ACTIVE_RUN_STATUSES)]
-            if worker.state == "RUNNING"
-            else []
-        )
-        rows.append(
-            document(
-                {
-                    **plain(worker),
-                    "running": running,
-                    "heartbeat_age_seconds": _age_seconds(worker.heartbeat_at, moment),
-                }
-            )
-        )
-    return rows
 
 
 def run(args: argparse.Namespace) -> int:

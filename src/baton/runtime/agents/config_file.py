@@ -173,6 +173,7 @@ _PROFILE_KEYS: Final = frozenset(
         "strict",
         "account_unsupported_patterns",
         "protocol",
+        "v2_support",
         "idle_timeout",
     }
 )
@@ -465,6 +466,10 @@ def _parse_profile(profile_id: str, body: object, where: str) -> Profile:
                 f"{where}.protocol",
                 f"must be one of {', '.join(PROTOCOL_CHOICES)} (a string or 1 or 2)",
             ) from None
+    v2_support = table.get("v2_support", False)
+    if not isinstance(v2_support, bool):
+        raise ConfigFileError(CONFIG_WRONG_TYPE, f"{where}.v2_support", "must be true or false")
+    protocol = protocol.declaring_v2(v2_support)
     probe = _probe(table, where)
     account = _patterns(
         table.get("account_unsupported_patterns", []),

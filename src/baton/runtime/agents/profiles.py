@@ -29,6 +29,7 @@ from baton.runtime.agents.environment import (
     OPENCODE_ENVIRONMENT,
     EnvironmentContract,
 )
+from baton.runtime.agents.native_modes import UNDECLARED, NativeModes
 from baton.wire.budget import BoundSetting, parse_bound_setting
 from baton.wire.extensions import claude as claude_extension
 from baton.wire.framing import DEFAULT_MAX_FRAME_BYTES, validate_frame_cap
@@ -131,9 +132,14 @@ class Profile:
     - ``unattended_edit_mode``: the agent's own session mode that lets it edit without asking
       (Claude's ``acceptEdits``), suggested when a policy the profile does not expose is asked
       for; ``None`` when the agent has none.
-    - ``protocol``: the ACP version ``initialize`` offers and accepts (``auto``: offer the highest
-      implemented, accept any; a pinned ``1`` or ``2``: only that one). ``--protocol`` overrides
-      it per run.
+    - ``native_modes``: which of the agent's native session modes route approvals to the
+      client and which act on their own (:class:`NativeModes`); under ``ask`` and
+      ``auto-edits`` a session that starts in a self-acting mode is moved to the first asking
+      mode offered (docs/permissions.md). Undeclared modes are judged by the bypass rule.
+    - ``protocol``: the ACP version ``initialize`` offers and accepts (``auto``: offer the stable
+      1, or 2 where the profile declared v2 support (``v2_declared``, the config file's
+      ``v2_support = true``), and accept either; a pinned ``1`` or ``2``: only that one).
+      ``--protocol`` overrides the pin per run and keeps the declaration.
     - ``idle_timeout``: this agent's turn idle bound (seconds, or ``"off"``), set in the config
       file (``[turns.profiles]`` or a custom profile's ``idle_timeout``); ``None`` leaves it to
       the config file's ``[turns] idle_timeout``, else Baton's default (600 s).
@@ -157,6 +163,7 @@ class Profile:
     builtin: bool = True
     install_command: str | None = None
     unattended_edit_mode: str | None = None
+    native_modes: NativeModes = UNDECLARED
     protocol: ProtocolChoice = AUTO_CHOICE
     idle_timeout: BoundSetting = None
 
@@ -234,6 +241,13 @@ CLAUDE: Final = Profile(
     allowed_policies=("ask",),
     install_command="npm install -g @agentclientprotocol/claude-agent-acp",
     unattended_edit_mode="acceptEdits",
+    # claude-agent-acp 0.101.0 starts every session in its own ``auto`` ("Claude handles
+    # permission decisions"); ``default`` ("Always ask before making changes") routes each
+    # approval to the client. ``plan`` is left undeclared (it plans, then asks to switch).
+    native_modes=NativeModes(
+        asking=("default",),
+        self_acting=frozenset({"auto", "acceptEdits", "bypassPermissions", "dontAsk"}),
+    ),
     extensions=frozenset({EXT_CLAUDE_SUBAGENT_PARENT}),
     # Pinned to ACP 1 (``--protocol auto|2`` still overrides it per run): claude-agent-acp
     # 0.101.0 negotiates the v2 draft under ``auto`` and reports a subagent there as a child
@@ -264,6 +278,12 @@ CODEX: Final = Profile(
     environment=CODEX_ENVIRONMENT,
     install_command="npm install -g @agentclientprotocol/codex-acp",
     allowed_policies=("ask", "auto-edits", "full"),
+    # codex-acp 0.16.0 starts in ``read-only`` ("Approval is required to edit files"); its
+    # ``auto`` edits the workspace and runs commands without asking, ``full-access`` more.
+    native_modes=NativeModes(
+        asking=("read-only",),
+        self_acting=frozenset({"auto", "full-access"}),
+    ),
 )
 
 #: Cursor Agent: ``cursor-agent acp``; ``help acp`` proves the ACP subcommand. The generic

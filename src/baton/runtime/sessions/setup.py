@@ -20,17 +20,21 @@ from typing import Any, Final
 from baton.connection.client import AcpClient
 from baton.errors import (
     AgentLaunchFailed,
+    AgentRequestError,
     AuthenticationRequired,
     BatonError,
     BudgetExpired,
     IncompatibleProtocolVersion,
     ProtocolError,
     SessionMutationAmbiguous,
+    SessionNotResumable,
     StoreUnavailable,
     TransportClosed,
 )
+from baton.runtime.agents.native_modes import UNDECLARED
 from baton.runtime.lanes.lane import Lane, LaneFenced, LaneSession
 from baton.runtime.permissions.correlation import ToolCallTracker
+from baton.runtime.sessions.mode_guard import guard_mode
 from baton.runtime.turns.attachments import attachment_blocks
 from baton.runtime.turns.context import RunContext
 from baton.runtime.turns.controls import project_controls
@@ -39,6 +43,7 @@ from baton.runtime.turns.settings import RequestedSettings, apply_settings
 from baton.runtime.turns.system_prompts import requested_system_prompt, session_setup_record
 from baton.wire.capabilities import NO_ELICITATION
 from baton.wire.content import build_prompt, text_block
+from baton.wire.jsonrpc import RESOURCE_NOT_FOUND
 from baton.wire.session_state import NewSessionResult
 
 #: The agent's last stderr lines a start failure's message quotes (and at most this many
@@ -200,6 +205,12 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
         return _failure(exc.code, exc.message, RunOutcome.BUDGET_EXPIRED, bound=exc.bound)
     except LaneFenced as exc:
         return _failure(exc.code, exc.message, RunOutcome.AGENT_UNAVAILABLE)
+    except AgentRequestError as exc:
+        if request.attach_session is not None and _session_lost(exc):
+            lost = _lost_session_error(request.attach_session, exc)
+            return _failure(lost.code, redact(lost.message), RunOutcome.USAGE)
+        _raise_for_queued_run(ctx, exc)
+        return _failure(exc.code, redact(exc.message), _fault_outcome(exc))
     except (TransportClosed, ProtocolError) as exc:
         message = redact(await start_failure_message(exc, lane))
         return _failure(exc.code, message, RunOutcome.FAILED)
@@ -217,7 +228,7 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
     if request.inspect_only:
         return await _inspected(ctx, session, attach_method)
     try:
-        blocks = await _configure(ctx, client, session)
+        blocks = await _configure(ctx, client, session, guarded=kept is None)
     except SessionMutationAmbiguous as exc:
         await lane.quarantine(exc.message)
         return _failure(
@@ -232,6 +243,23 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
         return _failure(exc.code, redact(exc.message), _fault_outcome(exc))
     profile_mapped = ctx.spec.profile_id == "grok" and bool(request.attachments)
     return SessionReady(session, client, blocks, profile_mapped)
+
+
+def _session_lost(exc: AgentRequestError) -> bool:
+    """True when the agent answered resume/load saying it does not know the session: ACP's
+    ``-32002`` (resource not found), or any code with a "not found" message (adapters differ)."""
+    return exc.rpc_code == RESOURCE_NOT_FOUND or "not found" in exc.agent_message.lower()
+
+
+def _lost_session_error(provider_id: str, exc: AgentRequestError) -> SessionNotResumable:
+    """The SESSION_NOT_RESUMABLE for an agent that no longer has ``provider_id``, with the
+    next step (nothing was prompted: the conversation's context is gone on the agent's side)."""
+    return SessionNotResumable(
+        f"the agent no longer has provider session {provider_id} ({exc.method} answered "
+        f"{exc.rpc_code}: {exc.agent_message}); its context cannot be resumed and no prompt was "
+        "sent. Next: start a new session (`baton session new NAME ...`), and remove this one "
+        "(`baton session rm NAME`) or keep it for its history"
+    )
 
 
 def _kept_idle(lane: Lane, provider_id: str | None) -> LaneSession | None:
@@ -330,10 +358,15 @@ async def _inspected(
 
 
 async def _configure(
-    ctx: RunContext, client: AcpClient, session: LaneSession
+    ctx: RunContext, client: AcpClient, session: LaneSession, *, guarded: bool
 ) -> list[dict[str, Any]]:
     """Apply the run's native settings (through the profile's extension first), record what
-    changed, publish the controls, and return the prompt's blocks."""
+    changed, publish the controls, and return the prompt's blocks.
+
+    ``guarded``: the session was opened or attached by this run, so the native-mode guard
+    decides its mode first (:mod:`baton.runtime.sessions.mode_guard`); a session kept
+    attached by an earlier run was guarded then, and a mode changed since through a control
+    is the caller's explicit choice."""
     lane, request, spec = ctx.lane, ctx.request, ctx.spec
     provider_id = session.provider_id
     requested = RequestedSettings(
@@ -342,6 +375,13 @@ async def _configure(
         effort=request.effort,
         config=dict(request.config),
     )
+    if guarded:
+        declared = spec.profile.native_modes if spec.profile is not None else UNDECLARED
+        decision = guard_mode(declared, ctx.policy, requested, client.session_state(provider_id))
+        if decision.select is not None:
+            requested = replace(requested, mode=decision.select)
+        if decision.warning is not None:
+            ctx.warn(decision.warning.code, ctx.redact(decision.warning.message))
     handled = await lane.extensions.select(client, provider_id, request.model, request.effort)
     if handled:
         requested = replace(requested, model=None, effort=None)

@@ -9,7 +9,7 @@ it instead of a long argument list.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from baton.runtime.agents.launch import LaunchSpec
 from baton.runtime.lanes.lane import Lane
@@ -53,6 +53,9 @@ class RunContext:
     #: that compares it.
     workspace: ActiveWorkspace | None = None
     workspaces: WorkspaceTracker | None = None
+    #: The run's warnings so far (``{code, message}``), in the order :meth:`warn` said them;
+    #: the result carries them (``warnings``).
+    warnings: list[dict[str, str]] = field(default_factory=list)
 
     def redact(self, text: str) -> str:
         """``text`` redacted with the lane's secrets and the credential rules."""
@@ -61,3 +64,9 @@ class RunContext:
     def event(self, kind: str, data: dict[str, object]) -> None:
         """Emit an event of this run."""
         self.emit(RunEvent(kind, self.run_id, dict(data)))
+
+    def warn(self, code: str, message: str) -> None:
+        """A ``warning`` event of this run, also kept for the result's ``warnings``."""
+        warning = {"code": code, "message": message}
+        self.warnings.append(warning)
+        self.event("warning", dict(warning))

@@ -1,0 +1,119 @@
+"""What is known of a RECOVERY_REQUIRED run (`baton recover RUN --json`,
+``GET /api/v1/recovery``), and the run that attaches to its provider session to look or to
+send a new prompt; both surfaces record the link between the two runs the same way.
+
+Nothing here resubmits the ambiguous prompt: ACP stable v1 has no way to ask an agent what
+became of it."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from baton.errors import AgentRequired, BatonError, NoProviderSession
+from baton.runtime.agents.launch import CUSTOM_PROFILE_ID
+from baton.runtime.runtime import RunRequest
+from baton.store import Store
+from baton.views.contract import plain
+from baton.views.runs import run_view
+
+#: Journal entries shown from the end of the run's agent process journal.
+RECOVER_TAIL_RECORDS: Final = 20
+#: The observation payload key linking a recovery run and the run it recovers.
+RECOVERY_KEY: Final = "recovery"
+#: The observation payload key of the launch an ad-hoc run recorded (see `baton run`).
+LAUNCH_KEY: Final = "launch"
+
+
+def recovery_view(store: Store, journal: Any, run_id: str) -> dict[str, Any]:
+    """`baton recover RUN --json`'s object: `show`'s view plus the journal tail, the session,
+    the text streamed before the outcome was lost, and whether it is recoverable."""
+    view = run_view(store, run_id)
+    tail: list[dict[str, Any]] = []
+    server = view.get("server_instance_id")
+    if server:
+        try:
+            records = journal.tail(server, RECOVER_TAIL_RECORDS)
+        except (BatonError, OSError):
+            records = []
+        for record in records:
+            tail.append(
+                {
+                    "sequence": record.sequence,
+                    "direction": record.direction,
+                    "kind": record.metadata.kind,
+                    "method": record.metadata.method,
+                    "id": record.metadata.id,
+                }
+            )
+    view["journal_tail"] = tail
+    session = store.find_session(view["session_id"]) if view.get("session_id") else None
+    view["session"] = plain(session) if session is not None else None
+    view["streamed_text"] = "".join(
+        str(item["content"].get("text", ""))
+        for item in view["items"]
+        if item["kind"] == "text" and isinstance(item["content"], dict)
+    )
+    view["recoverable"] = view["status"] == "RECOVERY_REQUIRED"
+    return view
+
+
+def _recorded_launch(known: dict[str, Any]) -> dict[str, Any] | None:
+    for observation in known["observations"]:
+        payload = observation.get("payload")
+        if isinstance(payload, dict) and isinstance(payload.get(LAUNCH_KEY), dict):
+            launch: dict[str, Any] = payload[LAUNCH_KEY]
+            return launch
+    return None
+
+
+def attach_request(
+    known: dict[str, Any],
+    *,
+    agent: str | None = None,
+    agent_command: str | None = None,
+    new_prompt: str | None = None,
+) -> RunRequest:
+    """The run that attaches to the session of the run ``known`` describes (its
+    :func:`recovery_view`): to look (no prompt is sent), or with a new prompt. The agent is
+    the one named, else the recorded profile or ad-hoc command."""
+    run_id = known["id"]
+    session = known.get("session")
+    if session is None or not session.get("provider_session_id"):
+        raise NoProviderSession(f"run {run_id} never had a provider session to attach")
+    profile = (known.get("server_instance") or {}).get("profile")
+    agent, command = agent, agent_command
+    env_keys: tuple[str, ...] = ()
+    if command is None and agent is None:
+        if profile in (None, CUSTOM_PROFILE_ID):
+            launch = _recorded_launch(known)
+            if launch is None or not launch.get("command"):
+                raise AgentRequired(
+                    f"run {run_id} used an ad-hoc agent whose command was not recorded; "
+                    "pass --agent-command"
+                )
+            command = str(launch["command"])
+            env_keys = tuple(str(k) for k in launch.get("envKeys") or ())
+        else:
+            agent = profile
+    return RunRequest(
+        prompt=new_prompt or f"(baton recover {run_id} --attach: no prompt is sent)",
+        agent=agent if command is None else None,
+        agent_command=command,
+        env_keys=env_keys,
+        cwd=session["cwd"],
+        attach_session=session["provider_session_id"],
+        inspect_only=new_prompt is None,
+    )
+
+
+async def note_recovery(store: Store, original: str, recovering: str, action: str) -> None:
+    """Record on both runs that ``recovering`` attached to ``original``'s session.
+
+    Cancellation: two writes; cancelled between them, only the original names its recovery
+    run (the link is shown from one side)."""
+    await store.record_observation(
+        "BATON_RESOLUTION", {RECOVERY_KEY: {"action": action, "runId": recovering}}, run_id=original
+    )
+    await store.record_observation(
+        "BATON_RESOLUTION", {RECOVERY_KEY: {"action": action, "of": original}}, run_id=recovering
+    )
