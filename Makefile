@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv dev demo test test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
+.PHONY: venv dev demo test test-pythons test-lowest acp-types test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -43,10 +43,49 @@ lint: $(VENV)/.dev
 typecheck: $(VENV)/.dev
 	$(BIN)/mypy --strict src
 
+# The suite on PYTEST_WORKERS pytest-xdist workers (two: measured on the 2-core machine, see
+# docs/decisions.md, "Tests in parallel"), then, in a second pass and alone, the few tests
+# marked `serial` (a test that must not share the machine says why in its marker's reason).
+PYTEST_WORKERS ?= 2
+PYTEST_PARALLEL := -n $(PYTEST_WORKERS) --dist worksteal -m "not serial"
+PYTEST_SERIAL := -m serial
+
+# (pytest exits 5 when it selects nothing: no test is marked serial, which is fine.)
 pytest: $(VENV)/.dev
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q $(PYTEST_PARALLEL)
+	$(BIN)/pytest -q $(PYTEST_SERIAL) || [ $$? -eq 5 ]
 
 test: lint typecheck pytest
+
+# Every newer Python the machine has (scripts/pythons.sh: 3.12 on, PATH or pyenv), each in a
+# venv of its own (.venv-pyX.Y) with the dev extra, runs the same suite as `make pytest`.
+# CI runs it (.ci/run); a machine with only the baseline Python says so and passes.
+test-pythons: $(BIN)/python
+	@found="$$(bash scripts/pythons.sh)"; \
+	if [ -z "$$found" ]; then echo "test-pythons: no Python newer than $$($(PYTHON) -V) here"; exit 0; fi; \
+	for py in $$found; do \
+		venv=".venv-py$$($$py -c 'import sys; print("%d.%d" % sys.version_info[:2])')"; \
+		echo "test-pythons: $$($$py -V) in $$venv"; \
+		[ -x "$$venv/bin/python" ] || $$py -m venv "$$venv" || exit 1; \
+		$$venv/bin/python -m pip install -q --upgrade pip && \
+		$$venv/bin/python -m pip install -q -e '.[dev]' && \
+		$$venv/bin/pytest -q -p no:cacheprovider $(PYTEST_PARALLEL) && \
+		{ $$venv/bin/pytest -q -p no:cacheprovider $(PYTEST_SERIAL) || [ $$? -eq 5 ]; } || exit 1; \
+	done
+
+# The lowest direct versions pyproject.toml allows (uv's lowest-direct resolution: each direct
+# dependency at its lower bound, theirs at the newest that fits), in .venv-lowest on the
+# baseline Python, run the same suite: a lower bound the code outgrew fails here.
+LOWEST_VENV := .venv-lowest
+
+test-lowest: $(BIN)/python
+	$(BIN)/python -m pip install -q 'uv>=0.5'
+	rm -rf $(LOWEST_VENV)
+	$(BIN)/uv venv -q --python $(PYTHON) $(LOWEST_VENV)
+	$(BIN)/uv pip install -q --python $(LOWEST_VENV)/bin/python --resolution lowest-direct -e '.[dev]'
+	$(BIN)/uv pip list --python $(LOWEST_VENV)/bin/python
+	$(LOWEST_VENV)/bin/pytest -q -p no:cacheprovider $(PYTEST_PARALLEL)
+	$(LOWEST_VENV)/bin/pytest -q -p no:cacheprovider $(PYTEST_SERIAL) || [ $$? -eq 5 ]
 
 # Browser tests of the inspector (tests/browser; docs/inspector.md). Chromium and ChromeDriver
 # come from Debian's packages, installed here when missing (CI runs as root with only the
@@ -133,5 +172,11 @@ dist-check: dist
 	$(BIN)/python scripts/dist_check.py contents dist
 	$(BIN)/python scripts/wheel_smoke.py dist
 
+# ACP's message types (src/baton/wire/acp_types.py) from the pinned schema: run when the pin
+# changes, commit the result (tests/wire/test_acp_types.py fails on a stale module).
+acp-types: $(VENV)/.dev
+	$(BIN)/python scripts/acp_types.py
+	$(BIN)/ruff format -q src/baton/wire/acp_types.py
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache build dist src/*.egg-info
+	rm -rf $(VENV) .venv-py3.* $(LOWEST_VENV) .mypy_cache .pytest_cache .ruff_cache build dist src/*.egg-info

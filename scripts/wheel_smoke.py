@@ -208,6 +208,9 @@ def serve_page(
                 request = urllib.request.Request(url, headers=dict(headers or {}))
                 with urllib.request.urlopen(request, timeout=PAGE_POLL_S * 10) as response:
                     body = response.read()
+            except urllib.error.HTTPError as exc:
+                last_error = str(exc)  # the server is up and refused: asking again won't help
+                break
             except (urllib.error.URLError, OSError) as exc:
                 last_error = str(exc)
                 time.sleep(PAGE_POLL_S)

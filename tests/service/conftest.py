@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import jsonschema
 import orjson
 import pytest
 
@@ -19,6 +20,8 @@ from baton.service.app import build_app
 from baton.service.context import Service, ServiceSettings
 from baton.service.feeds import QueueBounds
 from baton.service.guard import HostRule
+from baton.service.openapi import OPERATIONS, SCHEMAS
+from baton.service.openapi_responses import RESPONSES
 from baton.service.server import build_service
 from baton.service.tokens import Credentials
 
@@ -64,6 +67,40 @@ class Api:
         return view
 
 
+def _operation_of(method: str, path: str) -> str | None:
+    """The operationId of the route serving ``method path`` (None: no route)."""
+    parts = path.split("/")
+    for op in OPERATIONS:
+        template = op.path.split("/")
+        if (
+            op.method == method.lower()
+            and len(template) == len(parts)
+            and all(t.startswith("{") or t == p for t, p in zip(template, parts, strict=True))
+        ):
+            return op.id
+    return None
+
+
+async def check_response(response: httpx.Response) -> None:
+    """Every JSON success answer a service test receives matches its operation's documented
+    schema (baton/service/openapi_responses.py); an error matches the Error schema."""
+    if "application/json" not in response.headers.get("content-type", ""):
+        return
+    operation = _operation_of(response.request.method, response.request.url.path)
+    if operation is None:
+        return
+    await response.aread()
+    body = response.json()
+    if response.status_code < 400:
+        media, schema = RESPONSES[operation]
+        assert media == "application/json", (operation, media)
+    else:
+        schema = SCHEMAS["Error"]
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = [(list(e.absolute_path), e.message) for e in validator.iter_errors(body)]
+    assert not errors, (operation, response.status_code, errors)
+
+
 def parse_sse(text: str) -> list[dict[str, Any]]:
     """Every event of an SSE body as ``{"id", "event", "data"}``."""
     found: list[dict[str, Any]] = []
@@ -100,7 +137,11 @@ async def make_api(
     await runtime.open()
     credentials = Credentials(TOKEN)
     app = build_app(service, credentials=credentials, hosts=HostRule("127.0.0.1", PORT))
-    client = httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url=BASE)
+    client = httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app),
+        base_url=BASE,
+        event_hooks={"response": [check_response]},
+    )
     cwd = tmp_path / "work"
     cwd.mkdir(exist_ok=True)
     return Api(client, service, credentials, cwd), runtime

@@ -169,8 +169,15 @@ async def test_a_cancelled_run_withdraws_its_question(api: Api) -> None:
     assert len(answers) == 1 and '"action":"cancel"' in answers[0]
 
 
+#: The turn budget of the run whose question the budget withdraws: it must cover the prompt
+#: up to the question on a loaded machine (the lane is started beforehand, so it does not
+#: also cover the agent's start-up, as a 1 s budget once did and failed under contention).
+WITHDRAWING_BUDGET_SECONDS = 5.0
+
+
 async def test_a_turn_budget_withdraws_its_question(api: Api) -> None:
-    run_id = await api.start("elicit form", timeout=1.0)
+    await api.finish(await api.start("offered"))  # the lane is up before the budget starts
+    run_id = await api.start("elicit form", timeout=WITHDRAWING_BUDGET_SECONDS)
     await pending(api, run_id)
     view = await api.finish(run_id)
     assert view["errorCode"] == "BUDGET_EXPIRED", view

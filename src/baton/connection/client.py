@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from baton._version import __version__
 from baton.connection.core import Answer, Connection
@@ -62,6 +62,9 @@ from baton.wire.session_state import (
 )
 from baton.wire.system_prompt import SystemPrompt
 from baton.wire.version import AUTO_CHOICE, PROTOCOL_V2, ProtocolChoice
+
+if TYPE_CHECKING:
+    from baton.wire.acp_types import ContentBlock, PromptRequest
 
 #: What ``mcp_servers`` may be: the parsed declarations file, or ACP ``McpServer`` entries.
 McpServers = ToolDeclarations | Sequence[Mapping[str, Any]] | None
@@ -504,10 +507,12 @@ class AcpClient:
         self.session_state(session_id)
         if not profile_mapped:
             check_prompt(self.capabilities, prompt)
-        blocks = [dict(block) for block in prompt]
-        return await self.connection.send_request(
-            "session/prompt", {"sessionId": session_id, "prompt": blocks}
-        )
+        blocks = [dict(block) for block in prompt]  # checked above against the capabilities
+        params: PromptRequest = {
+            "sessionId": session_id,
+            "prompt": cast("list[ContentBlock]", blocks),
+        }
+        return await self.connection.send_request("session/prompt", {**params})
 
     async def cancel(self, session_id: str) -> None:
         """Send the ``session/cancel`` notification. The prompt still owes its answer

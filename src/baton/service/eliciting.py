@@ -36,6 +36,12 @@ from baton.wire.elicitation import FORM, URL, ElicitationRequest, FormField, val
 ACTIONS: Final = ("accept", "decline", "cancel")
 
 
+def require_action(action: str) -> None:
+    """Refuse an answer's ``action`` that is not one of :data:`ACTIONS` (API_REQUEST_INVALID)."""
+    if action not in ACTIONS:
+        raise ApiRequestInvalid(f"action must be one of {', '.join(ACTIONS)}")
+
+
 class ElicitationNotFound(ServiceError):
     """No elicitation of this service ever had this id."""
 
@@ -177,8 +183,7 @@ class ApiElicitor:
             not_pending=lambda i: ElicitationNotPending(f"elicitation {i} is no longer pending"),
             not_found=lambda i: ElicitationNotFound(f"no elicitation {i!r}"),
         )
-        if action not in ACTIONS:
-            raise ApiRequestInvalid(f"action must be one of {', '.join(ACTIONS)}")
+        require_action(action)
         if content is not None and not (action == "accept" and pending.request.mode == FORM):
             raise ApiRequestInvalid("content goes only with accept, and only for a form")
         if action == "accept" and pending.request.mode == FORM:

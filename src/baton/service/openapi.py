@@ -1,7 +1,11 @@
 """The OpenAPI 3.1 document of the API, served at ``/api/v1/openapi.json``.
 
 One table, :data:`OPERATIONS`, names every route with its summary and the statuses it may
-answer; a test checks it against the application's routes, so the document cannot drift.
+answer; a test checks it against the application's routes, so the document cannot drift. The
+request bodies are :data:`SCHEMAS` (tests/service/test_body_schemas.py checks each against what
+its route accepts and rejects); the success bodies are
+:data:`~baton.service.openapi_responses.RESPONSES` (the service's tests check every JSON answer
+against them).
 """
 
 from __future__ import annotations
@@ -10,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from baton._version import __version__
+from baton.service.openapi_responses import RESPONSES
 from baton.store.models import RUN_STATUSES
 
 
@@ -252,7 +257,13 @@ def openapi_document() -> dict[str, Any]:
             op.body,
         )
         statuses = errors if path == "/login" else (*errors, *GUARD_STATUSES)
-        responses: dict[str, Any] = {str(ok): {"description": "success"}}
+        media, returned = RESPONSES[operation_id]
+        responses: dict[str, Any] = {
+            str(ok): {
+                "description": returned.get("description", "success"),
+                "content": {media: {"schema": returned}},
+            }
+        }
         for status in sorted(set(statuses)):
             responses[str(status)] = {
                 "description": "error",

@@ -11,6 +11,7 @@ from starlette.routing import Route
 from baton.errors import ApiRequestInvalid
 from baton.service.bodies import json_object, required_str
 from baton.service.context import service_of
+from baton.service.eliciting import require_action
 
 
 async def list_elicitations(request: Request) -> Response:
@@ -26,6 +27,7 @@ async def answer_elicitation(request: Request) -> Response:
     elicitor = service_of(request).elicitor
     body = await json_object(request)
     action = required_str(body, "action")
+    require_action(action)  # a malformed body is refused before the question is looked up
     raw = body.get("content")
     if raw is not None and not isinstance(raw, dict):
         raise ApiRequestInvalid("content must be an object of the form's fields")

@@ -302,6 +302,9 @@ async def set_control(request: Request) -> Response:
     body = await json_object(request)
     if set(body) != CONTROL_FIELDS:
         raise ApiRequestInvalid("send exactly {controlId, value, revision}")
+    for field in ("controlId", "revision"):
+        if not isinstance(body[field], str):
+            raise ApiRequestInvalid(f"{field} must be a string")
     record = await desk.conversations.get(name)
     if record.status == "ACTIVE" or desk.ahead(name):
         refuse_while("RUNNING", str(body["controlId"]))

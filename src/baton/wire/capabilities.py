@@ -22,11 +22,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from baton._version import __version__
 from baton.errors import CapabilityNotAdvertised, MalformedResult, UsageError
 from baton.wire.version import PROTOCOL_V1, ProtocolChoice
+
+if TYPE_CHECKING:
+    from baton.wire.acp_types import (
+        ClientCapabilities,
+        ElicitationCapabilities,
+        InitializeRequest,
+        InitializeResponse,
+    )
 
 #: Unmodeled capability paths kept per agent. The list is shown on the session and stored with
 #: it; an agent advertising thousands of keys must not make that record unbounded.
@@ -292,11 +300,18 @@ def parse_initialize_result(result: object) -> InitializeResult:
 
 def parse_v1_initialize_result(result: Mapping[str, Any], version: int) -> InitializeResult:
     """Read a v1-layout ``initialize`` result whose ``version`` the caller already accepted."""
+    # Read through the schema's type, indexing (mypy checks an index's name; it does not
+    # check ``.get``'s); the values are the agent's, checked by each parser at run time.
+    response = cast("InitializeResponse", result)
     return InitializeResult(
         protocol_version=version,
-        capabilities=parse_agent_capabilities(result.get("agentCapabilities")),
-        auth_methods=parse_auth_methods(result.get("authMethods")),
-        agent_info=_parse_agent_info(result.get("agentInfo")),
+        capabilities=parse_agent_capabilities(
+            response["agentCapabilities"] if "agentCapabilities" in response else None  # noqa: SIM401
+        ),
+        auth_methods=parse_auth_methods(
+            response["authMethods"] if "authMethods" in response else None  # noqa: SIM401
+        ),
+        agent_info=_parse_agent_info(response["agentInfo"] if "agentInfo" in response else None),  # noqa: SIM401
     )
 
 
@@ -323,11 +338,11 @@ class ElicitationOffer:
 NO_ELICITATION: Final = ElicitationOffer()
 
 
-def client_capabilities(elicitation: ElicitationOffer = NO_ELICITATION) -> dict[str, Any]:
+def client_capabilities(elicitation: ElicitationOffer = NO_ELICITATION) -> ClientCapabilities:
     """Exactly what Baton advertises: no filesystem, no terminal (decisions.md item 11); boolean
     session config options, session notices and context compaction, which it implements; and
     elicitation (form and/or URL) only when ``elicitation`` offers a mode. Nothing else."""
-    capabilities: dict[str, Any] = {
+    capabilities: ClientCapabilities = {
         "fs": {"readTextFile": False, "writeTextFile": False},
         "terminal": False,
         "session": {"configOptions": {"boolean": {}}, "notices": {}, "compaction": {}},
@@ -337,9 +352,9 @@ def client_capabilities(elicitation: ElicitationOffer = NO_ELICITATION) -> dict[
     return capabilities
 
 
-def elicitation_modes(offer: ElicitationOffer) -> dict[str, Any]:
+def elicitation_modes(offer: ElicitationOffer) -> ElicitationCapabilities:
     """The ``elicitation`` capability object for ``offer`` (same shape in v1 and v2)."""
-    modes: dict[str, Any] = {}
+    modes: ElicitationCapabilities = {}
     if offer.form:
         modes["form"] = {}
     if offer.url:
@@ -351,7 +366,7 @@ def initialize_params(
     version: int,
     client_version: str = __version__,
     elicitation: ElicitationOffer = NO_ELICITATION,
-) -> dict[str, Any]:
+) -> InitializeRequest:
     """The ``initialize`` params Baton sends for protocol ``version``."""
     return {
         "protocolVersion": version,

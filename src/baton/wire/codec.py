@@ -233,7 +233,7 @@ def initialize_params(
     version sent."""
     offered = choice.offered
     if choice.pinned == PROTOCOL_V1:
-        return v1_initialize_params(PROTOCOL_V1, client_version, elicitation)
+        return {**v1_initialize_params(PROTOCOL_V1, client_version, elicitation)}
     v2_fields = v2_initialize_fields(client_version, elicitation)
     if choice.pinned == PROTOCOL_V2:
         return {"protocolVersion": offered, **v2_fields}

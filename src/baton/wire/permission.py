@@ -11,9 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 from baton.errors import ChoiceNotAdvertised, InvalidPermissionRequest
+
+if TYPE_CHECKING:
+    from baton.wire.acp_types import RequestPermissionRequest, RequestPermissionResponse
 
 #: The schema's option kinds. Other kinds are kept verbatim and never chosen unattended.
 ALLOW_ONCE: Final = "allow_once"
@@ -74,13 +77,16 @@ def parse_permission_request(params: object) -> PermissionRequest:
     """
     if not isinstance(params, Mapping):
         raise _fail("params are not an object")
-    session_id = params.get("sessionId")
+    # Read through the schema's type, indexing (mypy checks an index's name; it does not
+    # check ``.get``'s); every value is the agent's and is checked here at run time.
+    request = cast("RequestPermissionRequest", params)
+    session_id: object = request["sessionId"] if "sessionId" in request else None  # noqa: SIM401
     if not isinstance(session_id, str):
         raise _fail("carries no string sessionId")
-    tool_call = params.get("toolCall")
+    tool_call: object = request["toolCall"] if "toolCall" in request else None  # noqa: SIM401
     if not isinstance(tool_call, dict) or not isinstance(tool_call.get("toolCallId"), str):
         raise _fail("carries no toolCall with a string toolCallId")
-    raw_options = params.get("options")
+    raw_options: object = request["options"] if "options" in request else None  # noqa: SIM401
     if not isinstance(raw_options, list) or not raw_options:
         raise _fail("offers no options")
     if len(raw_options) > MAX_PERMISSION_OPTIONS:
@@ -103,12 +109,12 @@ def parse_permission_request(params: object) -> PermissionRequest:
     return PermissionRequest(session_id, tool_call["toolCallId"], tool_call, tuple(options))
 
 
-def cancelled_outcome() -> dict[str, Any]:
+def cancelled_outcome() -> RequestPermissionResponse:
     """The default answer: ``{"outcome": {"outcome": "cancelled"}}``."""
     return {"outcome": {"outcome": "cancelled"}}
 
 
-def selected_outcome(option_id: str) -> dict[str, Any]:
+def selected_outcome(option_id: str) -> RequestPermissionResponse:
     """The answer selecting ``option_id`` (exactly as the agent offered it)."""
     return {"outcome": {"outcome": "selected", "optionId": option_id}}
 
@@ -148,7 +154,7 @@ class UnattendedChoice:
         """True when the answer selects an allowing option."""
         return self.option is not None and self.option.is_allow
 
-    def outcome(self) -> dict[str, Any]:
+    def outcome(self) -> RequestPermissionResponse:
         """The RequestPermissionResponse to send."""
         if self.option is None:
             return cancelled_outcome()

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from baton.errors import MalformedResult
+
+if TYPE_CHECKING:
+    from baton.wire.acp_types import PromptResponse
 
 END_TURN: Final = "end_turn"
 CANCELLED: Final = "cancelled"
@@ -65,8 +68,9 @@ def parse_prompt_result(result: object) -> PromptResult:
     """Parse a ``session/prompt`` result. Raises :class:`MalformedResult` without a stopReason."""
     if not isinstance(result, Mapping):
         raise MalformedResult("the session/prompt result is not an object")
-    usage = result.get("usage")
+    response = cast("PromptResponse", result)  # indexed: mypy checks the name (not .get's)
+    usage = result.get("usage")  # unstable (not in the pinned stable schema's PromptResponse)
     return PromptResult(
-        parse_stop_reason(result.get("stopReason")),
+        parse_stop_reason(response["stopReason"] if "stopReason" in response else None),  # noqa: SIM401
         usage if isinstance(usage, Mapping) else None,
     )

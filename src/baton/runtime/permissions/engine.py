@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Final
 
 from baton.errors import InternalError, InvalidPermissionRequest
 from baton.runtime.permissions.ask import (
@@ -41,6 +41,9 @@ from baton.wire.budget import BudgetClock
 from baton.wire.jsonrpc import RequestId
 from baton.wire.permission import parse_permission_request
 
+if TYPE_CHECKING:
+    from baton.wire.acp_types import RequestPermissionResponse
+
 #: Options one request may offer. Agents offer two to four; a request with more is refused
 #: (``invalid_request``) before anything reads them, so a flood of options cannot make the
 #: credential check, the filtering or the record grow without bound.
@@ -64,7 +67,7 @@ class Resolution:
     record: InteractionRecord
 
     @property
-    def outcome(self) -> dict[str, Any]:
+    def outcome(self) -> RequestPermissionResponse:
         """The RequestPermissionResponse result to send."""
         return self.record.outcome()
 

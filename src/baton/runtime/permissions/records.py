@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 from baton.redaction import REDACTED, SecretValues, redact_json, redact_text
 from baton.runtime.permissions.local_policy import LocalDecision
@@ -30,6 +30,9 @@ from baton.wire.permission import (
     selected_outcome,
 )
 from baton.wire.toolcalls import tool_name
+
+if TYPE_CHECKING:
+    from baton.wire.acp_types import RequestPermissionResponse
 
 #: Version of the record's JSON shape; bumped when a field changes meaning.
 RECORD_VERSION: Final = 1
@@ -183,7 +186,7 @@ class InteractionRecord:
     reason_code: str
     reason: str
 
-    def outcome(self) -> dict[str, Any]:
+    def outcome(self) -> RequestPermissionResponse:
         """The RequestPermissionResponse this record says to send."""
         return cancelled_outcome() if self.choice is None else selected_outcome(self.choice)
 
