@@ -117,10 +117,13 @@ $(VENV)/.bench: $(VENV)/.dev
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'
 	touch $@
 
+# Issue 34's table: every row against its baseline, one summary table at the end. Compare with
+# an older tree: make bench BENCH_ARGS="--before /path/to/old/src". The single-purpose benches
+# (flood.py, run_flood.py, journal.py, serve_concurrency.py, fleet.py) still run on their own.
+BENCH_ARGS ?=
+
 bench: $(VENV)/.bench
-	$(BIN)/python bench/flood.py
-	$(BIN)/python bench/run_flood.py
-	$(BIN)/python bench/journal.py
+	$(BIN)/python bench/suite.py $(BENCH_ARGS)
 
 # Qualification against real ACP adapters (tests/qualification; report: docs/qualification.md).
 # Installs the pinned adapters into BATON_QUALIFY_CACHE (npm --prefix dirs and a Python 3.12+

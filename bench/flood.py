@@ -67,7 +67,7 @@ async def baton_turn(updates: int) -> float:
     return elapsed
 
 
-async def sdk_turn(updates: int) -> float:
+async def sdk_turn(updates: int, delta_bytes: int = 0) -> float:
     import acp
 
     seen = 0
@@ -85,6 +85,7 @@ async def sdk_turn(updates: int) -> float:
         sys.executable,
         AGENT,
         str(updates),
+        str(delta_bytes),
         transport_kwargs={"limit": STREAM_LIMIT},
     ) as (conn, _proc):
         await conn.initialize(protocol_version=1)
@@ -96,9 +97,9 @@ async def sdk_turn(updates: int) -> float:
     return elapsed
 
 
-def floor_turn(updates: int) -> float:
+def floor_turn(updates: int, delta_bytes: int = 0) -> float:
     proc = subprocess.Popen(
-        [sys.executable, AGENT, str(updates)],
+        [sys.executable, AGENT, str(updates), str(delta_bytes)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         bufsize=STREAM_LIMIT,
@@ -125,7 +126,7 @@ def floor_turn(updates: int) -> float:
         seen += 1
     elapsed = time.perf_counter() - started
     assert seen == updates
-    proc.kill()
+    proc.stdin.close()  # EOF: the agent leaves its loop (and writes its report, if asked)
     proc.wait()
     return elapsed
 

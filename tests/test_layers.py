@@ -25,6 +25,7 @@ RANKS: Final[dict[str, float]] = {
     # Foundation: one error hierarchy and the version string, importable by everyone.
     "baton.errors": 0,
     "baton._version": 0,
+    "baton._lazy": 0,  # lazy re-exports for package __init__ modules (stdlib only)
     # Layer 1, pure: no subprocess, no disk, no clock of its own.
     "baton.wire": 1,
     "baton.redaction": 1,

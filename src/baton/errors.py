@@ -660,9 +660,10 @@ class JournalSyncFailed(StorageError):
 
 class JournalRetentionExhausted(JournalSyncFailed):
     """The journal's disk budget is full of records it must keep (records at or after the
-    oldest one the run store cites, which include every record of an unfinished run), so it
-    cannot prune to make room. Nothing it must keep was deleted; like any write failure of the
-    journal it is sticky, and the run that needed the room fails."""
+    oldest one the run store cites, which include every record of an unfinished run) and its
+    file system is down to its reserve (``MIN_FREE_DISK_BYTES``), so it can neither prune nor
+    keep growing. Nothing it must keep was deleted; like any write failure of the journal it is
+    sticky, and the run that needed the room fails."""
 
     code = "JOURNAL_RETENTION_EXHAUSTED"
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -198,3 +199,54 @@ async def test_tail_skips_a_partial_last_line(journal: Journal) -> None:
     _append_bytes(_segment(journal), b'{"serverInstanceId":"srv-1"')
     assert [r.sequence for r in journal.tail("srv-1", 10)] == [1, 2, 3]
     assert journal.verify("srv-1").partial_tail_bytes == len(b'{"serverInstanceId":"srv-1"')
+
+
+async def _same_body_journal(journal: Journal, count: int) -> Path:
+    """``count`` records that share one raw text, metadata and hash (a streamed turn's deltas)."""
+    server = await journal.open_server("srv-1")
+    for _ in range(count):
+        await server.append("inbound", notification(0, "same"), input_bytes=60)
+    await server.close()
+    return _segment(journal)
+
+
+async def test_verify_builds_no_record_per_line(
+    journal: Journal, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await _same_body_journal(journal, 20)
+    built: list[object] = []
+    real = journal_reader.record_of
+
+    def counting(data: dict[str, object]) -> object:
+        built.append(data)
+        return real(data)
+
+    monkeypatch.setattr(journal_reader, "record_of", counting)
+    assert journal.verify("srv-1").records == 20
+    assert built == []
+    assert len(list(journal.records("srv-1"))) == 20  # a reading scan still builds them
+    assert len(built) == 20
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "problem"),
+    [
+        (b'"sha256":"', b'"sha256":"0', "sha256 is not 64"),  # a repeated body, its hash bent
+        (b'\\"pad\\":\\"same', b'\\"pad\\":\\"sane', "does not match"),  # raw bent, hash kept
+        (b'"kind":"notification"', b'"kind":"nonsense"', "metadata.kind"),
+        (b"", b'"recordedAt":"2026-13-01T00:00:00.000000Z"', "not a valid date"),  # a new second
+    ],
+)
+async def test_verify_checks_a_repeated_value_again_once_it_changes(
+    journal: Journal, old: bytes, new: bytes, problem: str
+) -> None:
+    path = await _same_body_journal(journal, 4)
+    lines = path.read_bytes().split(b"\n")
+    if old:
+        lines[2] = lines[2].replace(old, new, 1)
+    else:  # the whole timestamp: the pattern holds, the calendar does not
+        lines[2] = re.sub(rb'"recordedAt":"[^"]*"', new, lines[2])
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(JournalCorrupt, match=problem) as info:
+        journal.verify("srv-1")
+    assert info.value.record.endswith(f"at byte {sum(len(x) + 1 for x in lines[:2])}")

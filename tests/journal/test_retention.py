@@ -9,10 +9,18 @@ import pytest
 
 from baton.errors import JournalRetentionExhausted, JournalSyncFailed
 from baton.journal import Journal, JournalLimits, JournalRef
+from baton.journal import segments as segments_module
 from baton.store import Store
 
+#: More free space than any file system has: the disk reserve is always reached, so a pinned
+#: journal over its budget fails (the bound a real disk reaches when it fills).
+NO_DISK_ROOM = 2**62
 #: Tiny bounds: about three segments of ~2 KB fit the budget.
-LIMITS = JournalLimits(max_segment_bytes=2000, max_total_bytes=6000)
+LIMITS = JournalLimits(
+    max_segment_bytes=2000, max_total_bytes=6000, min_free_disk_bytes=NO_DISK_ROOM
+)
+#: The same with the default disk reserve, which the test machine's disk has.
+ROOMY = JournalLimits(max_segment_bytes=2000, max_total_bytes=6000)
 
 
 def notification(n: int, pad: str = "") -> dict[str, object]:
@@ -118,3 +126,42 @@ async def test_the_store_pins_what_it_cites_through_the_journal(tmp_path: Path) 
         assert journal.read(prompt).sequence == prompt.sequence
     finally:
         store.close()
+
+
+async def test_a_running_turn_outgrows_the_budget_while_the_disk_has_room(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(segments_module, "PINNED_RECHECK_BYTES", 1500)
+    journal = Journal(tmp_path / "journals")
+    floors: dict[str, int] = {}
+    asked: list[str] = []
+
+    def floor(server: str) -> int | None:
+        asked.append(server)
+        return floors.get(server)
+
+    journal.set_pinned_floor(floor)
+    server = await journal.open_server("srv-1", limits=ROOMY)
+    prompt = await server.append("outbound", request(1), input_bytes=80)
+    floors["srv-1"] = prompt.sequence  # the turn is running: everything from its prompt stays
+    refs = await _flood(server, 200)  # about 90 KB: fifteen times the 6,000-byte budget
+    assert server.total_bytes > 10 * ROOMY.max_total_bytes
+    assert journal.read(prompt).sequence == prompt.sequence
+    assert journal.read(refs[0]).sequence == refs[0].sequence
+    # Looked again once per recheck distance, not once per record.
+    assert len(asked) <= server.total_bytes // 1500 + 2
+    # The turn ended: the floor moves past it, and within one recheck distance retention
+    # brings the journal back within its budget.
+    del floors["srv-1"]
+    await _flood(server, 10)
+    await server.close()
+    assert server.total_bytes <= ROOMY.max_total_bytes + ROOMY.max_segment_bytes
+    with pytest.raises(Exception, match="JOURNAL_ENTRY_PRUNED"):
+        journal.read(prompt)
+
+
+def test_the_disk_reserve_is_a_checked_limit() -> None:
+    from baton.errors import ConfigurationError
+
+    with pytest.raises(ConfigurationError, match="min_free_disk_bytes"):
+        JournalLimits(min_free_disk_bytes=-1)

@@ -27,7 +27,7 @@ TABLES = {
     "fleet_workers",
     "fleet_sessions",
     "run_events",
-    # Version 6 (issue 31): workspaces and their runs' snapshots.
+    # Version 7 (issue 31): workspaces and their runs' snapshots.
     "workspaces",
     "workspace_runs",
 }
@@ -173,7 +173,11 @@ def test_version_5_rebuilds_runs_for_cancelled_and_loses_nothing(tmp_path: Path)
         for table in TABLES - AFTER_V5_TABLES
     }
     assert after == before
-    assert _indexes(conn, "runs") == indexes
+    # Version 6 (the listings' indexes) replaced runs_status by runs_status_created.
+    assert _indexes(conn, "runs") == indexes - {"runs_status"} | {
+        "runs_created",
+        "runs_status_created",
+    }
     assert [row[1] for row in conn.execute("PRAGMA table_info(runs)")] == columns
     assert not conn.execute("PRAGMA foreign_key_check").fetchall()
     assert _tables(conn) == TABLES  # no rebuild table left behind

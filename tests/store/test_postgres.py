@@ -275,3 +275,25 @@ def test_a_check_values_step_renders_as_one_constraint_change() -> None:
         "ALTER TABLE runs DROP CONSTRAINT runs_status_check, "
         "ADD CONSTRAINT runs_status_check CHECK (status IN ('A', 'B'))"
     )
+
+
+def test_listing_filters_and_batched_lookups_run_on_postgresql(postgres_database: str) -> None:
+    """Issue 34's listing queries (filters and limits in SQL, batched id lookups, run-id
+    prefixes) in PostgreSQL's dialect."""
+    with Store(postgres_database) as store:
+        claude = store.create_server_instance("claude", "default", 1)
+        session = store.create_session("claude", "/w/a", server_instance_id=claude.id)
+        codex = store.create_session("codex", "/w/b")
+        a = store.create_run(
+            "a", run_id="run-aa01", session_id=session.id, server_instance_id=claude.id
+        )
+        b = store.create_run("b", run_id="run-ab02", session_id=codex.id)
+        store.create_run("c", run_id="run-bc03")
+        assert [r.id for r in store.list_runs(agent="codex")] == [b.id]
+        assert [r.id for r in store.list_runs(cwd="/w/a", limit=1)] == [a.id]
+        assert {r.id for r in store.list_runs(id_prefixes=["run-a"])} == {a.id, b.id}
+        assert set(store.sessions_by_id([session.id, codex.id, "missing"])) == {
+            session.id,
+            codex.id,
+        }
+        assert list(store.server_instances_by_id([claude.id])) == [claude.id]

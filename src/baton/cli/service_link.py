@@ -13,16 +13,18 @@ CLI's start stays fast: JSON requests and the Server-Sent Events stream of a run
 
 from __future__ import annotations
 
-import http.client
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import quote, urlsplit
 
 import orjson
 
 from baton.errors import BatonError, Fault, ServiceUnreachable
 from baton.service.runtime_file import RuntimeInfo, find_service
+
+if TYPE_CHECKING:
+    import http.client
 
 #: Seconds a CLI request to the service waits for an answer (SSE streams have no bound: a
 #: turn takes as long as it takes; the service bounds it).
@@ -74,6 +76,8 @@ class ServiceClient:
         self.launch_key = info.launch_key
 
     def _connection(self, timeout: float | None) -> http.client.HTTPConnection:
+        import http.client  # only when a service answers: a run without one never loads it
+
         return http.client.HTTPConnection(self.host, self.port, timeout=timeout)
 
     def _headers(self) -> dict[str, str]:

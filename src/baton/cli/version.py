@@ -9,7 +9,6 @@ in the same environment.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -68,6 +67,8 @@ class VersionAction(argparse.Action):
     ) -> NoReturn:
         print(version_line())
         try:
+            import importlib.metadata  # only here: reading every distribution costs 0.3 s
+
             owners = importlib.metadata.packages_distributions()
         except (OSError, ValueError):  # unreadable metadata of some distribution: no warning
             owners = {}

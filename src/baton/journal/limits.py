@@ -3,7 +3,9 @@
 Memory: an append holds one message, its redacted copy and its encoded record line at once, so
 the journal's own peak per append is about ``4 * MAX_ENTRY_BYTES`` (96 MiB) for the largest
 message and a few KiB for a typical stream delta. Disk: after every append one server's journal
-holds at most ``MAX_TOTAL_BYTES`` (whole oldest segments are deleted to get there). Data at
+holds at most ``MAX_TOTAL_BYTES`` (whole oldest segments are deleted to get there), except
+while a running turn's own records outgrow it: those are kept until the file system has
+``MIN_FREE_DISK_BYTES`` left. Data at
 risk on a crash: every outbound record is synced before it is acknowledged; at most
 ``MAX_UNSYNCED_BYTES`` (or one larger entry) of inbound records, written in the last
 ``SYNC_INTERVAL_SECONDS`` plus one sync's duration, are not yet durable.
@@ -34,6 +36,14 @@ MAX_SEGMENT_BYTES: Final = 64 * _MIB
 #: current segment alone never exceeds it). References into a deleted segment then read as
 #: JournalEntryPruned.
 MAX_TOTAL_BYTES: Final = 256 * _MIB
+
+#: Free space the journal leaves on its file system when a running turn's own records outgrow
+#: ``MAX_TOTAL_BYTES``: the records an unfinished run needs are kept past the budget (never
+#: deleted, the turn never failed for its size) until the file system has less than this free;
+#: then the journal fails with JOURNAL_RETENTION_EXHAUSTED. What bounds one turn's journal is
+#: therefore the disk, minus this reserve, left for the store, the other journals and the rest
+#: of the system.
+MIN_FREE_DISK_BYTES: Final = 256 * _MIB
 
 #: Inbound bytes written but not yet synced that make the background task sync at once rather
 #: than at the end of the interval (the batch's byte bound).
@@ -104,6 +114,7 @@ class JournalLimits:
     sync_batch_bytes: int = SYNC_BATCH_BYTES
     sync_interval_seconds: float = SYNC_INTERVAL_SECONDS
     max_unsynced_bytes: int = MAX_UNSYNCED_BYTES
+    min_free_disk_bytes: int = MIN_FREE_DISK_BYTES
 
     def __post_init__(self) -> None:
         if not 0 < self.max_entry_bytes <= MAX_ENTRY_BYTES:
@@ -118,6 +129,8 @@ class JournalLimits:
             raise ConfigurationError("journal max_total_bytes must be at least max_segment_bytes")
         if self.max_unsynced_bytes < self.sync_batch_bytes:
             raise ConfigurationError("journal max_unsynced_bytes must be at least sync_batch_bytes")
+        if self.min_free_disk_bytes < 0:
+            raise ConfigurationError("journal min_free_disk_bytes must be at least 0")
         if not self.sync_interval_seconds > 0:
             raise ConfigurationError("journal sync_interval_seconds must be positive")
 

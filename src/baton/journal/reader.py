@@ -20,7 +20,14 @@ from baton.durable import files
 from baton.durable.refs import JournalRef, record_location, validate_server_id
 from baton.errors import JournalCorrupt, JournalEntryPruned, RecordNotFound
 from baton.journal.limits import MAX_RECORD_BYTES, MAX_TAIL_BYTES, MAX_TAIL_RECORDS
-from baton.journal.records import JournalRecord, decode_record, parse_segment_name, segment_name
+from baton.journal.records import (
+    JournalRecord,
+    RecordChecker,
+    decode_record,
+    parse_segment_name,
+    record_of,
+    segment_name,
+)
 
 #: Read buffer for scanning segments front to back.
 SCAN_BUFFER_BYTES: Final = 1024 * 1024
@@ -114,9 +121,11 @@ def read_ref(directory: Path, ref: JournalRef) -> JournalRecord:
 class _Scan:
     """Front-to-back scan of one server's segments with every position check."""
 
-    def __init__(self, directory: Path, server: str) -> None:
+    def __init__(self, directory: Path, server: str, *, build: bool = True) -> None:
         self.directory = directory
         self.server = validate_server_id(server)
+        #: Whether iterating yields the records; a verify only checks them (no object each).
+        self.build = build
         self.segments: tuple[int, ...] = ()
         self.records = 0
         self.first: int | None = None
@@ -138,6 +147,8 @@ class _Scan:
                         "this segment file is missing",
                     )
             expected: int | None = 1 if segments[0] == 0 else None
+            checker = RecordChecker()
+            build = self.build
             for number in segments:
                 last_segment = number == segments[-1]
                 name = segment_name(self.server, number)
@@ -149,33 +160,43 @@ class _Scan:
                         line = stream.readline(MAX_RECORD_BYTES + 1)
                         if not line:
                             break
-                        where = record_location(self.server, number, None, offset)
                         if not line.endswith(b"\n"):
+                            where = record_location(self.server, number, None, offset)
                             if len(line) > MAX_RECORD_BYTES:
                                 raise JournalCorrupt(where, "a line is longer than any record")
                             if not last_segment:
                                 raise JournalCorrupt(where, "a retired segment ends mid-line")
                             self.partial = len(line)
                             break
-                        record = decode_record(line[:-1], where)
-                        where = record_location(self.server, number, record.sequence, offset)
-                        if record.server_instance_id != self.server:
+                        try:
+                            data = checker.fields(line[:-1], "")
+                        except JournalCorrupt as exc:
+                            # The location is formatted only for a bad record (not per record).
+                            where = record_location(self.server, number, None, offset)
+                            raise JournalCorrupt(where, exc.problem) from None
+                        sequence = data["sequence"]
+                        if data["serverInstanceId"] != self.server:
+                            where = record_location(self.server, number, sequence, offset)
                             raise JournalCorrupt(where, "the record names another server")
-                        if record.segment != number:
-                            raise JournalCorrupt(where, f"the record says segment {record.segment}")
-                        if expected is not None and record.sequence != expected:
+                        if data["segment"] != number:
+                            where = record_location(self.server, number, sequence, offset)
                             raise JournalCorrupt(
-                                where,
-                                f"sequence {record.sequence} breaks the chain (expected {expected})",
+                                where, f"the record says segment {data['segment']}"
                             )
-                        expected = record.sequence + 1
+                        if expected is not None and sequence != expected:
+                            raise JournalCorrupt(
+                                record_location(self.server, number, sequence, offset),
+                                f"sequence {sequence} breaks the chain (expected {expected})",
+                            )
+                        expected = sequence + 1
                         if self.first is None:
-                            self.first = record.sequence
-                        self.last = record.sequence
+                            self.first = sequence
+                        self.last = sequence
                         self.records += 1
                         count += 1
                         offset += len(line)
-                        yield record
+                        if build:
+                            yield record_of(data)
                     self.bytes += offset + self.partial
                 if count == 0 and not last_segment:
                     raise JournalCorrupt(
@@ -202,7 +223,7 @@ def verify_server(directory: Path, server: str) -> VerifyReport:
     Returns a report when everything is good; raises :class:`~baton.errors.JournalCorrupt`
     naming the first bad record otherwise.
     """
-    scan = _Scan(directory, server)
+    scan = _Scan(directory, server, build=False)
     for _record in scan:
         pass
     return VerifyReport(

@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import accumulate, groupby
-from typing import Any, Final, Literal, cast, overload
+from typing import Any, Final, Literal, overload
 
 import orjson
 
@@ -109,26 +109,34 @@ class RecordMetadata:
     @classmethod
     def from_dict(cls, data: object, where: str) -> RecordMetadata:
         """Validate an on-disk ``metadata`` object; raise JournalCorrupt naming ``where``."""
-        if not isinstance(data, dict):
-            raise JournalCorrupt(where, "metadata is not an object")
-        extra = set(data) - {"protocol", "kind", "method", "id", "violation"}
-        if extra:
-            raise JournalCorrupt(where, f"metadata has unknown keys {sorted(extra)}")
-        if data.get("protocol") != PROTOCOL:
-            raise JournalCorrupt(where, "metadata.protocol is not 'acp'")
-        kind = data.get("kind")
-        if kind not in RECORD_KINDS:
-            raise JournalCorrupt(where, "metadata.kind is not a record kind")
-        method = data.get("method")
-        if method is not None and not isinstance(method, str):
-            raise JournalCorrupt(where, "metadata.method is not a string")
-        request_id = data.get("id")
-        if "id" in data and not (is_int(request_id) or isinstance(request_id, str)):
-            raise JournalCorrupt(where, "metadata.id is not an integer or a string")
-        violation = data.get("violation")
-        if violation is not None and not isinstance(violation, str):
-            raise JournalCorrupt(where, "metadata.violation is not a string")
-        return cls(cast(RecordKind, kind), method, request_id, violation)
+        check_metadata(data, where)
+        assert isinstance(data, dict)
+        return cls(data["kind"], data.get("method"), data.get("id"), data.get("violation"))
+
+
+def check_metadata(data: object, where: str) -> None:
+    """Validate an on-disk ``metadata`` object; raise JournalCorrupt naming ``where``."""
+    if not isinstance(data, dict):
+        raise JournalCorrupt(where, "metadata is not an object")
+    if not data.keys() <= _METADATA_KEYS:
+        extra = set(data) - _METADATA_KEYS
+        raise JournalCorrupt(where, f"metadata has unknown keys {sorted(extra)}")
+    if data.get("protocol") != PROTOCOL:
+        raise JournalCorrupt(where, "metadata.protocol is not 'acp'")
+    if data.get("kind") not in RECORD_KINDS:
+        raise JournalCorrupt(where, "metadata.kind is not a record kind")
+    method = data.get("method")
+    if method is not None and not isinstance(method, str):
+        raise JournalCorrupt(where, "metadata.method is not a string")
+    request_id = data.get("id")
+    if "id" in data and not (is_int(request_id) or isinstance(request_id, str)):
+        raise JournalCorrupt(where, "metadata.id is not an integer or a string")
+    violation = data.get("violation")
+    if violation is not None and not isinstance(violation, str):
+        raise JournalCorrupt(where, "metadata.violation is not a string")
+
+
+_METADATA_KEYS: Final = frozenset({"protocol", "kind", "method", "id", "violation"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -423,59 +431,105 @@ class InboundRefs(Sequence[JournalRef]):
         )
 
 
-def decode_record(line: bytes, where: str) -> JournalRecord:
-    """Parse and fully validate one record line (without its newline).
+class RecordChecker:
+    """Validates record lines: every check of :func:`decode_record`, without building a
+    record (``journal verify`` needs only the positions).
 
-    Checks the key set, every field's type and range, the timestamp's form and the SHA-256 of
-    ``raw``. Position checks (segment and sequence against the file and the chain) are the
-    caller's. Raises :class:`JournalCorrupt` naming ``where``.
+    A checker remembers the last server id, ``recordedAt`` second (date and time up to the
+    second), metadata object and ``raw`` text with its hash that it found valid, so a scan of
+    one server's records runs the id pattern, the calendar check, the metadata checks and the
+    SHA-256 once per distinct value, not once per record (the part of a timestamp after the
+    second is six digits, which the timestamp pattern checks; the deltas of a streamed turn
+    share one journal body). Not thread-safe: one per scan.
     """
-    try:
-        data = orjson.loads(line)
-    except orjson.JSONDecodeError:
-        raise JournalCorrupt(where, "the line is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise JournalCorrupt(where, "the line is not a JSON object")
-    if tuple(data) != _RECORD_KEYS:
-        raise JournalCorrupt(where, f"the record's keys are not {list(_RECORD_KEYS)}")
-    server = data["serverInstanceId"]
-    if not isinstance(server, str) or SERVER_ID_PATTERN.fullmatch(server) is None:
-        raise JournalCorrupt(where, "serverInstanceId is not a valid server instance id")
-    segment = data["segment"]
-    if not is_int(segment) or segment < 0:
-        raise JournalCorrupt(where, "segment is not an integer >= 0")
-    sequence = data["sequence"]
-    if not is_int(sequence) or sequence < 1:
-        raise JournalCorrupt(where, "sequence is not an integer >= 1")
-    direction = data["direction"]
-    if direction not in DIRECTIONS:
-        raise JournalCorrupt(where, "direction is not 'inbound' or 'outbound'")
-    recorded_at = data["recordedAt"]
-    if not isinstance(recorded_at, str) or _TIMESTAMP.fullmatch(recorded_at) is None:
-        raise JournalCorrupt(where, "recordedAt is not an ISO UTC timestamp")
-    try:
-        datetime.fromisoformat(recorded_at)
-    except ValueError:
-        raise JournalCorrupt(where, "recordedAt is not a valid date and time") from None
-    raw = data["raw"]
-    if not isinstance(raw, str):
-        raise JournalCorrupt(where, "raw is not a string")
-    metadata = RecordMetadata.from_dict(data["metadata"], where)
-    digest = data["sha256"]
-    if not isinstance(digest, str) or SHA256_HEX_PATTERN.fullmatch(digest) is None:
-        raise JournalCorrupt(where, "sha256 is not 64 lowercase hex digits")
-    if sha256_hex(raw.encode("utf-8")) != digest:
-        raise JournalCorrupt(where, "the SHA-256 of raw does not match the stored hash")
+
+    __slots__ = ("_digest", "_metadata", "_raw", "_second", "_server")
+
+    def __init__(self) -> None:
+        self._server = ""
+        self._second = ""
+        self._metadata: object = None
+        self._raw = ""
+        self._digest = ""
+
+    def fields(self, line: bytes, where: str) -> dict[str, Any]:
+        """The record's parsed object (a line without its newline), every field checked:
+        the key set, every field's type and range, the timestamp's form and the SHA-256 of
+        ``raw``. Position checks (segment and sequence against the file and the chain) are
+        the caller's. Raises :class:`JournalCorrupt` naming ``where``."""
+        try:
+            data = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            raise JournalCorrupt(where, "the line is not valid JSON") from None
+        if not isinstance(data, dict):
+            raise JournalCorrupt(where, "the line is not a JSON object")
+        if tuple(data) != _RECORD_KEYS:
+            raise JournalCorrupt(where, f"the record's keys are not {list(_RECORD_KEYS)}")
+        server = data["serverInstanceId"]
+        if server != self._server:
+            if not isinstance(server, str) or SERVER_ID_PATTERN.fullmatch(server) is None:
+                raise JournalCorrupt(where, "serverInstanceId is not a valid server instance id")
+            self._server = server
+        segment = data["segment"]
+        if type(segment) is not int or segment < 0:  # orjson makes exact ints (bool is not)
+            raise JournalCorrupt(where, "segment is not an integer >= 0")
+        sequence = data["sequence"]
+        if type(sequence) is not int or sequence < 1:
+            raise JournalCorrupt(where, "sequence is not an integer >= 1")
+        if data["direction"] not in DIRECTIONS:
+            raise JournalCorrupt(where, "direction is not 'inbound' or 'outbound'")
+        recorded_at = data["recordedAt"]
+        if not isinstance(recorded_at, str) or _TIMESTAMP.fullmatch(recorded_at) is None:
+            raise JournalCorrupt(where, "recordedAt is not an ISO UTC timestamp")
+        second = recorded_at[:_SECOND_CHARS]
+        if second != self._second:
+            try:
+                datetime.fromisoformat(recorded_at)
+            except ValueError:
+                raise JournalCorrupt(where, "recordedAt is not a valid date and time") from None
+            self._second = second
+        raw = data["raw"]
+        if not isinstance(raw, str):
+            raise JournalCorrupt(where, "raw is not a string")
+        metadata = data["metadata"]
+        if metadata != self._metadata:
+            check_metadata(metadata, where)
+            self._metadata = metadata
+        digest = data["sha256"]
+        if digest != self._digest or raw != self._raw:
+            if not isinstance(digest, str) or SHA256_HEX_PATTERN.fullmatch(digest) is None:
+                raise JournalCorrupt(where, "sha256 is not 64 lowercase hex digits")
+            if sha256_hex(raw.encode("utf-8")) != digest:
+                raise JournalCorrupt(where, "the SHA-256 of raw does not match the stored hash")
+            self._raw, self._digest = raw, digest
+        return data
+
+
+#: Characters of a ``recordedAt`` value up to the second (``2025-01-02T03:04:05``).
+_SECOND_CHARS: Final = 19
+
+
+def record_of(data: dict[str, Any]) -> JournalRecord:
+    """The record of a parsed object :meth:`RecordChecker.fields` validated."""
+    metadata = data["metadata"]
     return JournalRecord(
-        server,
-        segment,
-        sequence,
-        cast(Direction, direction),
-        recorded_at,
-        raw,
-        metadata,
-        digest,
+        data["serverInstanceId"],
+        data["segment"],
+        data["sequence"],
+        data["direction"],
+        data["recordedAt"],
+        data["raw"],
+        RecordMetadata(
+            metadata["kind"], metadata.get("method"), metadata.get("id"), metadata.get("violation")
+        ),
+        data["sha256"],
     )
+
+
+def decode_record(line: bytes, where: str) -> JournalRecord:
+    """Parse and fully validate one record line (without its newline): the checks of
+    :meth:`RecordChecker.fields`. Raises :class:`JournalCorrupt` naming ``where``."""
+    return record_of(RecordChecker().fields(line, where))
 
 
 def metadata_for(message: Mapping[str, Any], violation: str | None = None) -> RecordMetadata:

@@ -23,6 +23,12 @@ from baton.journal.repair import last_sequence_of
 #: or after it), or None when nothing is pinned. See :meth:`SegmentFiles._prune`.
 PinnedFloor = Callable[[str], int | None]
 
+#: Bytes appended, while a running turn's pinned records are kept past the disk budget,
+#: before retention looks again (at the floor and at the free space): bounds the cost of the
+#: check (one store query and one statfs per MiB, not per record) and how long a journal stays
+#: over its budget after the floor moves. Far below any disk reserve.
+PINNED_RECHECK_BYTES: Final = 1024 * 1024
+
 #: Buffers given to one ``writev`` (the system's IOV_MAX is at least 16 by POSIX, 1024 on
 #: Linux); a write buffer holds a few parts per batch of records, or one per single record.
 MAX_WRITE_PARTS: Final = min(os.sysconf("SC_IOV_MAX"), 1024) if hasattr(os, "sysconf") else 16
@@ -80,6 +86,7 @@ class SegmentFiles:
     _failure: JournalSyncFailed | None
     _pinned_floor: PinnedFloor | None
     _last_sequences: dict[int, int]
+    _kept_until: int
 
     @property
     def total_bytes(self) -> int:
@@ -143,20 +150,33 @@ class SegmentFiles:
         """Delete the oldest segments until the journal is within its disk budget, never one
         that holds a pinned record: one at or after the sequence ``pinned_floor`` names (the
         oldest record the run store cites, which covers every record of an unfinished run from
-        its prompt on). When only pinned segments are left over the budget, the journal fails
-        with JournalRetentionExhausted (sticky) rather than delete evidence or grow without
-        bound."""
+        its prompt on).
+
+        When only pinned segments are left over the budget, a running turn is not failed for
+        its own size: its records are kept past the budget while the file system keeps at
+        least ``min_free_disk_bytes`` free, and the journal looks again after another
+        :data:`PINNED_RECHECK_BYTES` (the budget bounds what is kept once turns end: the first
+        append after the floor moves prunes back to it). Only when the disk reserve is reached
+        does the journal fail with JournalRetentionExhausted (sticky) rather than delete
+        evidence or fill the disk."""
+        if self._appended < self._kept_until:
+            return
         while self.total_bytes > self._limits.max_total_bytes:
             oldest = min(self._sizes)
             if oldest == self._segment:
                 return
             if self._pinned(oldest):
+                if self._disk_has_room():
+                    self._kept_until = self._appended + PINNED_RECHECK_BYTES
+                    return
                 if self._failure is None:
                     self._failure = JournalRetentionExhausted(
                         f"the journal of {self._server} is over its disk budget of "
-                        f"{self._limits.max_total_bytes} bytes and its oldest segment "
+                        f"{self._limits.max_total_bytes} bytes, its oldest segment "
                         f"({oldest}) holds records the run store cites or an unfinished run "
-                        f"needs; it accepts no more records"
+                        f"needs, and the file system has less than "
+                        f"{self._limits.min_free_disk_bytes} bytes free; it accepts no more "
+                        f"records"
                     )
                 raise self._failure
             try:
@@ -167,6 +187,15 @@ class SegmentFiles:
                 raise self._fail("pruning a segment", exc) from exc
             self._retired_bytes -= self._sizes.pop(oldest)
             self._last_sequences.pop(oldest, None)
+
+    def _disk_has_room(self) -> bool:
+        """Whether the journal's file system has at least ``min_free_disk_bytes`` free for an
+        unprivileged writer (an unreadable answer counts as no room: fail closed)."""
+        try:
+            stat = os.fstatvfs(self._dir_fd)
+        except OSError:
+            return False
+        return stat.f_bavail * stat.f_frsize >= self._limits.min_free_disk_bytes
 
     def _pinned(self, segment: int) -> bool:
         """Whether retired ``segment`` holds a record at or after the pinned floor."""

@@ -186,6 +186,7 @@ class ServerJournal(GroupCommit):
         # The last sequence of each retired segment, once known (from rotation, or read back
         # from the file when retention asks about a segment recovered from disk).
         self._last_sequences: dict[int, int] = {}
+        self._kept_until = 0
         self._loop = asyncio.get_running_loop()
         self._retired: list[int] = []
         self._dir_dirty = False
@@ -536,8 +537,12 @@ class ServerJournal(GroupCommit):
             self._kick_sync()
         next_checks = [
             self._written + WRITE_BUFFER_BYTES,
-            # the first position at which the total is over the budget
-            limits.max_total_bytes - self._retired_bytes + self._segment_base + 1,
+            # the first position at which the total is over the budget (or, while a running
+            # turn's records are kept past it, the next position to look again)
+            max(
+                limits.max_total_bytes - self._retired_bytes + self._segment_base + 1,
+                self._kept_until,
+            ),
         ]
         if self._sync is None:
             next_checks.append(self._synced + limits.sync_batch_bytes)

@@ -7,11 +7,14 @@
 - :class:`StreamRedactor`: redaction of streamed text whose credentials may be split across
   deltas.
 - :class:`SecretValues`: the exact sensitive values (a profile's credentials) to remove too.
+- :class:`RedactedText`: text marked as redacted already (by these rules and these secrets),
+  which later sinks keep without scanning it again.
 
 See docs/redaction.md for the rules.
 """
 
 from baton.redaction.frames import SESSION_UPDATE_METHOD, redact_frame_message
+from baton.redaction.marked import RedactedText, is_trusted
 from baton.redaction.markers import (
     MALFORMED_FRAME_MARKER,
     PRIVATE_KEY_MARKER,
@@ -41,9 +44,11 @@ __all__ = [
     "STREAM_CONTENT_MARKER",
     "STREAM_FIELDS",
     "UNRESOLVED_SECRET_MARKER",
+    "RedactedText",
     "SecretValues",
     "StreamRedactor",
     "is_credential_name",
+    "is_trusted",
     "redact_frame_message",
     "redact_json",
     "redact_text",

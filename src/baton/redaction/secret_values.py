@@ -110,6 +110,12 @@ class SecretValues:
             return
         self._state = _state(new | set(state.values))
 
+    @property
+    def snapshot(self) -> object:
+        """An opaque token of the set as it stands: the same object until :meth:`add` grows
+        the set (text redacted under one snapshot is clean of every value in it)."""
+        return self._state
+
     def __bool__(self) -> bool:
         """True when at least one value is long enough to be matched."""
         return bool(self._state.values)

@@ -27,6 +27,7 @@ import re
 from typing import Final
 
 from baton.errors import ConfigurationError
+from baton.redaction.marked import RedactedText
 from baton.redaction.markers import PRIVATE_KEY_MARKER, REDACTED, UNRESOLVED_SECRET_MARKER
 from baton.redaction.secret_values import SecretValues
 from baton.redaction.text import (
@@ -102,7 +103,16 @@ class StreamRedactor:
         return len(self._carry)
 
     def feed(self, delta: str) -> str:
-        """Take the next delta; return the redacted text that is safe to publish now."""
+        """Take the next delta; return the redacted text that is safe to publish now (marked
+        :class:`~baton.redaction.marked.RedactedText` when there is any)."""
+        secrets = self._secrets
+        snapshot = secrets.snapshot if secrets is not None else None  # before the work
+        return self._mark(self._feed(delta), snapshot)
+
+    def _mark(self, text: str, snapshot: object) -> str:
+        return RedactedText.of(text, self._secrets, snapshot) if text else text
+
+    def _feed(self, delta: str) -> str:
         if self._masking:
             delta = self._skip_masked(delta)
         if not delta:
@@ -126,19 +136,35 @@ class StreamRedactor:
         if len(buffer) < self._next_scan or not self._may_release(delta):
             self._carry = buffer
             return self._bound()
-        cut = self._safe_cut(buffer)
+        # One hint scan decides for both passes: when no rule can act on the buffer, it has no
+        # credential span and no part of it needs the rules (exact secrets aside), so neither
+        # the span search nor the rules run again on what is published (issue 34).
+        quiet = not may_hold_credential(buffer)
+        cut = self._safe_cut(buffer, quiet)
         self._next_scan = (
             len(buffer) * 3 // 2 if not cut and len(buffer) >= RESCAN_BACKOFF_CHARS else 0
         )
         self._carry = buffer[cut:]
-        published = redact_text(buffer[:cut], self._secrets) if cut else ""
+        if not cut:
+            published = ""
+        elif quiet:
+            secrets = self._secrets
+            published = secrets.mask(buffer[:cut]) if secrets else buffer[:cut]
+        else:
+            published = redact_text(buffer[:cut], self._secrets)
         return published + self._bound()
 
     def finish(self) -> str:
-        """End the stream: return the held text, redacted. If it ends with what may be the
-        beginning of a credential that never completed (at least
+        """End the stream: return the held text, redacted (and marked). If it ends with what
+        may be the beginning of a credential that never completed (at least
         :data:`MIN_UNRESOLVED_PREFIX_CHARS` of a known secret, or a key shape cut short), that
         end is replaced by :data:`UNRESOLVED_SECRET_MARKER`."""
+        secrets = self._secrets
+        snapshot = secrets.snapshot if secrets is not None else None
+        return self._mark(self._finish(), snapshot)
+
+    def _finish(self) -> str:
+        """:meth:`finish`, unmarked."""
         carry, self._carry = self._carry, ""
         self._wake = None
         self._next_scan = 0
@@ -164,14 +190,20 @@ class StreamRedactor:
             return True
         return _WHITESPACE_RE.search(delta) is not None
 
-    def _safe_cut(self, buffer: str) -> int:
-        """The largest index before which ``buffer`` can be published now."""
+    def _safe_cut(self, buffer: str, quiet: bool = False) -> int:
+        """The largest index before which ``buffer`` can be published now. ``quiet``: no
+        pattern rule applies to ``buffer`` (:func:`may_hold_credential` is false), so it holds
+        no credential span to look for."""
         size = len(buffer)
         cut = trailing_run_start(buffer)
         secrets = self._secrets
         if secrets is not None:
             cut = min(cut, size - secrets.pending_prefix(buffer))
-        spans = sorted(credential_spans(buffer), key=lambda span: span.start, reverse=True)
+        spans = (
+            []
+            if quiet
+            else sorted(credential_spans(buffer), key=lambda span: span.start, reverse=True)
+        )
         cut = self._settle(buffer, _run_start(buffer, cut))
         # One sweep, latest start first: a span that starts at or after the cut cannot contain
         # it, and moving the cut left can only bring spans that start earlier into play.

@@ -14,7 +14,8 @@ Rules, for every object in the tree:
   maps keep the keys, ``"NAME=value"`` strings keep ``NAME=``;
 - anything deeper than :data:`MAX_REDACTION_DEPTH` becomes ``[REDACTED]``;
 - every remaining string (keys included) goes through
-  :func:`~baton.redaction.text.redact_text`.
+  :func:`~baton.redaction.text.redact_text`, except text marked as redacted already by the
+  same secrets (:class:`~baton.redaction.marked.RedactedText`), which is kept as it is.
 
 The input is never modified; the result shares no mutable container with it.
 """
@@ -24,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final
 
+from baton.redaction.marked import RedactedText
 from baton.redaction.markers import REDACTED, STREAM_CONTENT_MARKER
 from baton.redaction.names import (
     PAIR_NAME_KEYS,
@@ -68,6 +70,8 @@ class _Walker:
         self._secrets = secrets
 
     def text(self, value: str) -> str:
+        if type(value) is RedactedText and value.trusted_by(self._secrets):
+            return value  # redacted once already, by these rules and these secrets
         return redact_text(value, self._secrets)
 
     def value(

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Final
 
+from baton.redaction.lazy_pattern import lazy_compile
 from baton.redaction.markers import PRIVATE_KEY_MARKER, REDACTED
 from baton.redaction.names import (
     is_credential_name,
@@ -102,10 +103,11 @@ _CONTEXT_SHAPES: Final = (
     r"\.(?<=[A-Za-z0-9]{14}\.)atlasv1\.[A-Za-z0-9_=\-]{60,}+",
 )
 _CONTEXT_HINTS: Final = r":AA|Q~|\.atlasv1\."
-_SHAPES_RE: Final = re.compile("|".join([_AWS_PAIR, SHAPES_PATTERN, _JWT, *_CONTEXT_SHAPES]))
+# The big alternations compile on first use (a verb that never redacts never pays for them).
+_SHAPES_RE: Final = lazy_compile("|".join([_AWS_PAIR, SHAPES_PATTERN, _JWT, *_CONTEXT_SHAPES]))
 
 # Where a key shape may start (its head) or a JWT: a text without any holds no shape.
-_SHAPE_HINT_RE: Final = re.compile(f"{HINTS_PATTERN}|J(?<=eyJ)|{_CONTEXT_HINTS}")
+_SHAPE_HINT_RE: Final = lazy_compile(f"{HINTS_PATTERN}|J(?<=eyJ)|{_CONTEXT_HINTS}")
 
 _TOKEN_CHARS_RE: Final = re.compile(r"[A-Za-z0-9_.\-+/=]*")
 _TRAILING_RUN_RE: Final = re.compile(r"\S*")
@@ -143,7 +145,7 @@ _AUTH_HINT_RE: Final = re.compile(r"[Bb][Ee][Aa][Rr][Ee][Rr]|[Bb][Aa][Ss][Ii][Cc
 # one-character scans are faster still, so text without any never reaches the alternation.
 _HINT_CHARS: Final = "".join(sorted(set(":=@BbJQ" + HINT_CHARS)))
 _HINT_CHAR_RE: Final = re.compile("[" + re.escape(_HINT_CHARS) + "]")
-_ANY_HINT_RE: Final = re.compile(
+_ANY_HINT_RE: Final = lazy_compile(
     r":|=|@|B(?:EGIN|[Ee][Aa][Rr][Ee][Rr]|[Aa][Ss][Ii][Cc])|b(?:[Ee][Aa][Rr][Ee][Rr]|[Aa][Ss][Ii][Cc])"
     f"|{HINTS_PATTERN}|J(?<=eyJ)|{_CONTEXT_HINTS}"
 )
@@ -498,7 +500,7 @@ def partial_shape_start(text: str) -> int | None:
 
 
 _ALPHABET_RUN_RES: Final = {
-    alphabet.name: re.compile(alphabet.regex + "*") for alphabet in ALPHABETS
+    alphabet.name: lazy_compile(alphabet.regex + "*") for alphabet in ALPHABETS
 }
 
 

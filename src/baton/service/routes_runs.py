@@ -35,7 +35,7 @@ from baton.store import Store
 from baton.store.models import RUN_STATUSES
 from baton.views.contract import document
 from baton.views.run_ids import resolve_run
-from baton.views.runs import run_row, run_view
+from baton.views.runs import run_rows, run_view
 
 #: The event type of the store's record of a run, sent when a stream cannot give the events
 #: a client missed one by one.
@@ -65,14 +65,11 @@ async def list_runs(request: Request) -> Response:
     records = store.list_runs(
         status=sorted(wanted) or None,  # type: ignore[arg-type]
         session_id=request.query_params.get("sessionId") or None,
-        limit=MAX_LIST_ROWS if agent or cwd else limit,
+        agent=agent,
+        cwd=cwd,
+        limit=limit,
     )
-    rows = [run_row(store, r) for r in records]
-    if agent is not None:
-        rows = [row for row in rows if row["agent"] == agent]
-    if cwd is not None:
-        rows = [row for row in rows if row["cwd"] == cwd]
-    return JSONResponse({"runs": rows[:limit]})
+    return JSONResponse({"runs": run_rows(store, records)})
 
 
 def run_request(body: dict[str, Any], service: Service) -> RunRequest:

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Awaitable, Callable, Collection, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -121,6 +121,9 @@ MAX_NAME_CHARS: Final = 256
 MAX_ID_CHARS: Final = 4 * MAX_NAME_CHARS
 #: Most rows one listing returns.
 MAX_LIST_ROWS: Final = 10_000
+#: Most ids one ``IN (...)`` lookup binds: under SQLite's oldest bound on host parameters
+#: (999), so a listing's batched lookups work on every SQLite and on PostgreSQL alike.
+MAX_IDS_PER_QUERY: Final = 500
 
 _TRUNCATED: Final = "…[truncated]"
 
@@ -266,6 +269,13 @@ def _connect_read_only(path: Path) -> sqlite3.Connection:
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def id_chunks(ids: Iterable[str]) -> Iterator[list[str]]:
+    """The distinct ``ids`` in lists of at most :data:`MAX_IDS_PER_QUERY`, for batched lookups."""
+    distinct = list(dict.fromkeys(ids))
+    for start in range(0, len(distinct), MAX_IDS_PER_QUERY):
+        yield distinct[start : start + MAX_IDS_PER_QUERY]
+
+
 class StoreDatabase:
     """The connection and the helpers every table's records use (see the module docstring).
     :class:`baton.store.Store` is this plus one mixin per table group."""
@@ -375,6 +385,15 @@ class StoreDatabase:
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    def _rows_with_ids(self, table: str, columns: str, ids: Iterable[str]) -> Iterator[Any]:
+        """Rows (``columns``) of ``table`` whose ``id`` is one of ``ids``, in no order: one
+        query per :data:`MAX_IDS_PER_QUERY` distinct ids (a listing's batched lookups)."""
+        for chunk in id_chunks(ids):
+            marks = ", ".join("?" for _ in chunk)
+            yield from self._conn.execute(
+                f"SELECT {columns} FROM {table} WHERE id IN ({marks})", chunk
+            )
 
     def _json_field(self, column: str, key: str, *, integer: bool = False) -> str:
         """SQL for one top-level field of a JSON column, in this store's dialect."""

@@ -308,14 +308,26 @@ V5: Final[Migration] = (
     """,
 )
 
+#: Version 6 (issue 34): the indexes the listings' ORDER BY needs, so ``runs --limit N`` and
+#: ``runs --status S --limit N`` read N index entries instead of sorting every run, and the
+#: sessions and conversations listings likewise (``runs_status`` is subsumed by
+#: ``runs_status_created``).
+V6: Final[Migration] = (
+    "CREATE INDEX runs_created ON runs (created_at, id)",
+    "CREATE INDEX runs_status_created ON runs (status, created_at, id)",
+    "DROP INDEX runs_status",
+    "CREATE INDEX sessions_created ON sessions (created_at, id)",
+    "CREATE INDEX conversations_used ON conversations (last_used_at, created_at, id)",
+)
+
 _WORKSPACE_KINDS = ("worktree", "dir")
 _WORKSPACE_STATES = ("ACTIVE", "REMOVED")
 
-#: Version 6 (issue 31, workspaces): each workspace Baton created or used (a worktree of a
+#: Version 7 (issue 31, workspaces): each workspace Baton created or used (a worktree of a
 #: repository on a branch of its own, or a directory), the host it lives on, the session it
 #: belongs to, and each run's snapshots before and after its turn (the comparison's two
 #: sides; the changes themselves are the run's ``workspace_changes`` item).
-V6: Final[Migration] = (
+V7: Final[Migration] = (
     f"""
     CREATE TABLE workspaces (
         name         TEXT PRIMARY KEY,
@@ -348,7 +360,7 @@ V6: Final[Migration] = (
     "CREATE INDEX workspace_runs_workspace ON workspace_runs (workspace, created_at)",
 )
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6)
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -99,10 +99,16 @@ class RunRecords(StoreDatabase):
         status: OneOrMany[RunStatus] | None = None,
         session_id: str | None = None,
         owner: str | None = None,
+        agent: str | None = None,
+        cwd: str | None = None,
+        id_prefixes: Sequence[str] = (),
         limit: int = MAX_LIST_ROWS,
     ) -> list[Run]:
         """Runs, newest first, optionally only in ``status`` (one or several), of a session,
-        or owned by one Baton process (``owner``)."""
+        owned by one Baton process (``owner``), of an agent profile (``agent``: the profile of
+        the run's server instance, else of its session, as listings show it) or in a working
+        directory (``cwd``: its session's), or whose id starts with one of ``id_prefixes``.
+        Every filter and the limit are applied in SQL."""
         sql = f"SELECT {RUN_COLUMNS} FROM runs WHERE 1 = 1"
         args: list[Any] = []
         statuses = expected_set(status)
@@ -115,6 +121,22 @@ class RunRecords(StoreDatabase):
         if owner is not None:
             sql += " AND owner = ?"
             args.append(owner)
+        if agent is not None:
+            sql += (
+                " AND COALESCE((SELECT profile FROM server_instances WHERE id = "
+                "runs.server_instance_id), (SELECT profile FROM sessions WHERE id = "
+                "runs.session_id)) = ?"
+            )
+            args.append(agent)
+        if cwd is not None:
+            sql += " AND (SELECT cwd FROM sessions WHERE id = runs.session_id) = ?"
+            args.append(cwd)
+        if id_prefixes:
+            # length() of the parameter, not a Python int: PostgreSQL's substr takes integer,
+            # and a driver may send an int as bigint.
+            sql += f" AND ({' OR '.join('substr(id, 1, length(?)) = ?' for _ in id_prefixes)})"
+            for prefix in id_prefixes:
+                args.extend((prefix, prefix))
         sql += " ORDER BY created_at DESC, id DESC LIMIT ?"
         args.append(max(0, min(limit, MAX_LIST_ROWS)))
         return [_run(row) for row in self._conn.execute(sql, args)]

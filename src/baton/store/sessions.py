@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Final, cast
 
 import orjson
@@ -80,6 +80,12 @@ class SessionRecords(StoreDatabase):
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,)
         ).fetchone()
         return None if row is None else _session(row)
+
+    def sessions_by_id(self, session_ids: Iterable[str]) -> dict[str, StoredSession]:
+        """The sessions of ``session_ids`` that exist, by id, in one query per
+        :data:`MAX_IDS_PER_QUERY` ids (listings: no query per row)."""
+        rows = self._rows_with_ids("sessions", SESSION_COLUMNS, session_ids)
+        return {record.id: record for record in map(_session, rows)}
 
     def find_session_by_provider_id(
         self, profile: str, provider_session_id: str

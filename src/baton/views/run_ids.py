@@ -25,11 +25,8 @@ def resolve_run(store: Store, text: str) -> Run:
     if exact is not None:
         return exact
     prefixes = {text} if text.startswith(RUN_ID_PREFIX) else {text, RUN_ID_PREFIX + text}
-    matches = [
-        run
-        for run in store.list_runs(limit=PREFIX_SEARCH_ROWS)
-        if any(run.id.startswith(p) for p in prefixes)
-    ]
+    # The prefix is matched in SQL (issue 34): no listing of every run to filter here.
+    matches = store.list_runs(id_prefixes=sorted(prefixes), limit=PREFIX_SEARCH_ROWS)
     if not matches:
         raise RunNotFound(f"no run {text!r}; `baton runs` lists them")
     if len(matches) > 1:

@@ -3,6 +3,7 @@ full record (`baton show --json`, ``GET /api/v1/runs/{run}``)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -30,19 +31,44 @@ def run_context(store: Store, run: Run) -> dict[str, Any]:
     """What the run's own row does not say: its agent profile, its cwd, its duration, and
     the host of the Baton process that owns it (the host whose disk holds its journal;
     None for a run recorded before hosts were: docs/fleet.md)."""
-    server = store.find_server_instance(run.server_instance_id) if run.server_instance_id else None
-    session = store.find_session(run.session_id) if run.session_id else None
-    return {
-        "agent": server.profile if server is not None else (session.profile if session else None),
-        "cwd": session.cwd if session is not None else None,
-        "duration_seconds": duration_seconds(run),
-        "host": owner_host(run.owner),
-    }
+    return run_contexts(store, [run])[0]
+
+
+def run_contexts(store: Store, runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """:func:`run_context` of each run, in order, with one batched lookup of their servers
+    and one of their sessions (a listing makes no query per row: issue 34)."""
+    servers = store.server_instances_by_id(
+        r.server_instance_id for r in runs if r.server_instance_id
+    )
+    sessions = store.sessions_by_id(r.session_id for r in runs if r.session_id)
+    contexts = []
+    for run in runs:
+        server = servers.get(run.server_instance_id) if run.server_instance_id else None
+        session = sessions.get(run.session_id) if run.session_id else None
+        contexts.append(
+            {
+                "agent": server.profile
+                if server is not None
+                else (session.profile if session else None),
+                "cwd": session.cwd if session is not None else None,
+                "duration_seconds": duration_seconds(run),
+                "host": owner_host(run.owner),
+            }
+        )
+    return contexts
 
 
 def run_row(store: Store, run: Run) -> dict[str, Any]:
     """One run as a line of `baton runs --json` (the record and :func:`run_context`)."""
-    return document({**plain(run), **run_context(store, run)})
+    return run_rows(store, [run])[0]
+
+
+def run_rows(store: Store, runs: Sequence[Run]) -> list[dict[str, Any]]:
+    """:func:`run_row` of each run, in order, their contexts looked up in batches."""
+    contexts = run_contexts(store, runs)
+    return [
+        document({**plain(run), **context}) for run, context in zip(runs, contexts, strict=True)
+    ]
 
 
 def permission_outcomes(interactions: list[dict[str, Any]]) -> dict[str, int]:

@@ -15,7 +15,6 @@ reads them fails closed on "nothing".
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -391,6 +390,8 @@ class DiffStat:
 
 def _count_changes(old: list[str], new: list[str]) -> tuple[int, int]:
     added = removed = 0
+    import difflib  # only for a diff to summarize (issue 34)
+
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     for tag, a_start, a_end, b_start, b_end in matcher.get_opcodes():
         if tag in ("replace", "delete"):

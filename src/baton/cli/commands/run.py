@@ -48,7 +48,7 @@ from baton.errors import (
     SessionRecoveryRequired,
 )
 from baton.runtime.agents.config_file import load_config
-from baton.runtime.conversations import DEFAULT_WAIT_SECONDS, Conversations, PromptOptions
+from baton.runtime.conversations.turn_queue import DEFAULT_WAIT_SECONDS
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
@@ -874,6 +874,9 @@ class _RunSession:
                     wait_timeout=args.wait_timeout,
                     emit=self.emit,
                 )
+        # Only a turn of a named session loads the conversations service (issue 34).
+        from baton.runtime.conversations import Conversations, PromptOptions
+
         conversations = Conversations(self.runtime)
         name = args.session
         if name is None:

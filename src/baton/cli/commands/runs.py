@@ -19,7 +19,7 @@ from baton.cli.terminal import visible
 from baton.errors import DataDirNotFound
 from baton.store.database import MAX_LIST_ROWS
 from baton.store.models import RUN_STATUSES
-from baton.views.runs import run_row
+from baton.views.runs import run_rows
 
 #: Characters of the prompt shown per row (`baton show` prints more).
 PROMPT_COLUMN_CHARS: Final = 40
@@ -101,10 +101,8 @@ def _rows_from_service(client: ServiceClient, args: argparse.Namespace) -> list[
 def _rows_in_process(args: argparse.Namespace) -> list[dict[str, Any]]:
     try:
         with open_store(args.data_dir, read_only=True, store_flag=args.store) as (store, _journal):
-            runs = store.list_runs(status=args.status)
-            if args.limit is not None:
-                runs = runs[: args.limit]
-            return [run_row(store, record) for record in runs]
+            runs = store.list_runs(status=args.status, limit=args.limit or MAX_LIST_ROWS)
+            return run_rows(store, runs)
     except DataDirNotFound as exc:
         # Nothing ran here yet: an empty listing (scripts see no lines), said on stderr, and
         # nothing is created (issue 16).

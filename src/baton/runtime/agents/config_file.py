@@ -38,7 +38,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -259,6 +258,8 @@ def parse_config(
 ) -> UserConfig:
     """Validate config ``text`` (TOML) into a :class:`UserConfig`."""
     where = str(path) if path is not None else "<config>"
+    import tomllib  # only with a config file to read (issue 34: start-up costs what it uses)
+
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

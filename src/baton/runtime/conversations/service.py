@@ -59,7 +59,7 @@ from baton.runtime.conversations.remote import (
     delete_remote_session,
     list_remote_sessions,
 )
-from baton.runtime.conversations.turn_queue import TurnQueue
+from baton.runtime.conversations.turn_queue import DEFAULT_WAIT_SECONDS, TurnQueue
 from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
@@ -73,10 +73,6 @@ from baton.store.models import WorkspaceRecord
 from baton.store.owner import current_host, owner_alive, owner_host
 from baton.wire.budget import BoundSetting
 
-#: Seconds a prompt waits, by default, for another process's turn of the same conversation
-#: (and for earlier prompts of this process) before SESSION_BUSY. Long enough for a typical
-#: agent turn; a caller with longer turns passes its own bound.
-DEFAULT_WAIT_SECONDS: Final = 600.0
 #: Seconds between two looks at the store while another process holds the turn.
 CLAIM_POLL_SECONDS: Final = 0.2
 #: The prompt text recorded on the run that creates a conversation's provider session

@@ -15,6 +15,11 @@ from typing import Final
 
 from baton.errors import SessionBusy
 
+#: Seconds a prompt waits, by default, for another process's turn of the same conversation
+#: (and for earlier prompts of this process) before SESSION_BUSY. Long enough for a typical
+#: agent turn; a caller with longer turns passes its own bound.
+DEFAULT_WAIT_SECONDS: Final = 600.0
+
 #: Prompts of one process that may wait behind a conversation's running turn. A library caller
 #: that floods one conversation gets SESSION_BUSY instead of an unbounded backlog.
 MAX_WAITING_PROMPTS: Final = 32

@@ -44,8 +44,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 from urllib.parse import urlsplit
 
-from baton.runtime.permissions.reserved_commands import assess_command
-from baton.runtime.permissions.word_rules import is_git_control_name
 from baton.wire.toolcalls import (
     RAW_INPUT_COMMAND_KEYS,
     RAW_INPUT_CWD_KEYS,
@@ -204,6 +202,14 @@ class LocalDecision:
     detail: str
 
 
+def _is_git_control_name(component: str) -> bool:
+    """:func:`baton.runtime.permissions.word_rules.is_git_control_name`, its module (the word
+    tables of the command rules) loaded with the first request that needs it (issue 34)."""
+    from baton.runtime.permissions.word_rules import is_git_control_name
+
+    return is_git_control_name(component)
+
+
 def _quote(text: str) -> str:
     return repr(text[:MAX_DETAIL_QUOTE_CHARS])
 
@@ -291,7 +297,7 @@ def _in_git_control_dir(operand: str, base: str, seen: dict[str, bool]) -> str |
     while True:
         known = seen.get(current)
         if known is None:
-            known = is_git_control_name(os.path.basename(current)) or _is_git_control_dir(current)
+            known = _is_git_control_name(os.path.basename(current)) or _is_git_control_dir(current)
             seen[current] = known
         if known:
             return current
@@ -313,7 +319,7 @@ def _check_directory(raw: str, directory: str) -> LocalDecision | None:
             return _block(
                 PATH_UNVERIFIABLE, f"directory {_quote(raw)} holds more than Baton looks at"
             )
-        if any(is_git_control_name(name) for name in (*dirs, *files)) or (
+        if any(_is_git_control_name(name) for name in (*dirs, *files)) or (
             "HEAD" in files and "objects" in dirs and "refs" in dirs
         ):
             return _block(GIT_CONTROL_PATH, f"directory {_quote(raw)} holds a Git repository")
@@ -338,7 +344,7 @@ def check_path(raw: str, base: str, root: str, *, mutating: bool) -> LocalDecisi
     if mutating:
         given = raw.replace("\\", "/").split("/")
         real = os.path.relpath(resolved, root).split(os.sep)
-        if any(is_git_control_name(part) for part in (*given, *real)):
+        if any(_is_git_control_name(part) for part in (*given, *real)):
             return _block(GIT_CONTROL_PATH, f"path {_quote(raw)} is in a .git directory")
         nested = _nested_git_dir(resolved, root)
         if nested is not None:
@@ -453,6 +459,10 @@ def _check_command(tool_call: Mapping[str, Any], kind: str, context: LocalContex
     bases = _working_directories(tool_call, context)
     if isinstance(bases, LocalDecision):
         return bases
+    # The command rules (a shell reader and the git/gh/program tables) load with the first
+    # command a request asks about, not with every run (issue 34).
+    from baton.runtime.permissions.reserved_commands import assess_command
+
     assessment = assess_command(command)
     if assessment.finding is not None:
         return _block(assessment.finding.code, assessment.finding.detail)

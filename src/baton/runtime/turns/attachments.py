@@ -13,7 +13,6 @@ durable protocol records.
 from __future__ import annotations
 
 import base64
-import mimetypes
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -50,6 +49,8 @@ def _media_type(path: Path, data: bytes) -> str:
         return "image/png"
     if data.startswith(b"\xff\xd8\xff"):
         return "image/jpeg"
+    import mimetypes  # only for a run with attachments (issue 34)
+
     guessed, _ = mimetypes.guess_type(path.name)
     if guessed is not None and guessed.startswith("image/"):
         return guessed

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any, Final
 
-from baton.redaction import SecretValues, StreamRedactor
+from baton.redaction import RedactedText, SecretValues, StreamRedactor
 
 #: Output is published at least this often while deltas arrive (seconds).
 STREAM_OUTPUT_FLUSH_SECONDS: Final = 0.075
@@ -76,12 +76,19 @@ class OutputGroup:
     events: int
 
 
+#: What a part's snapshot is before it published anything.
+_NO_SNAPSHOT: Final = object()
+
+
 class TextPart:
     """One streamed text part (a message or a thought), kept in bounded segments."""
 
     __slots__ = (
         "_current",
         "_current_len",
+        "_joinable",
+        "_secrets",
+        "_snapshot",
         "events",
         "key",
         "kind",
@@ -103,6 +110,11 @@ class TextPart:
         # publishes this part's text, so a part's events add up to its item's count.
         self.unpublished = 0
         self.redactor = StreamRedactor(secrets)
+        # Whether the whole text is the redactor's output of one uninterrupted stream under
+        # one snapshot of the secrets: then it is marked redacted and no sink scans it again.
+        self._secrets = secrets
+        self._snapshot: object = _NO_SNAPSHOT
+        self._joinable = True
 
     def feed(self, raw: str) -> str:
         """Redact and keep a batch of raw deltas (in order); return the text safe to publish.
@@ -117,6 +129,12 @@ class TextPart:
     def _store(self, text: str) -> None:
         if not text:
             return
+        if type(text) is not RedactedText:
+            self._joinable = False
+        elif self._snapshot is _NO_SNAPSHOT:
+            self._snapshot = text.snapshot
+        elif text.snapshot is not self._snapshot:
+            self._joinable = False  # the secrets grew during the part: the sinks scan it
         size = len(text)
         self.size += size
         if self._current_len + size < STREAM_TEXT_SEGMENT_BYTES:
@@ -139,6 +157,9 @@ class TextPart:
         stream (an unresolved credential prefix becomes a marker), and the part goes on."""
         tail = self.redactor.finish()
         self._store(tail)
+        # A new stream follows: a credential split across the cut is redacted in neither
+        # stream's output alone, so the whole text is left for the sinks to scan.
+        self._joinable = False
         return tail
 
     def finish(self) -> tuple[str, str]:
@@ -149,7 +170,12 @@ class TextPart:
             self.segments.append("".join(self._current))
             self._current = []
             self._current_len = 0
-        return tail, "".join(self.segments)
+        whole = "".join(self.segments)
+        if self._joinable and whole:
+            # One stream's outputs in order: their concatenation is the redaction of the
+            # whole stream (docs/redaction.md), so the item is stored without another scan.
+            whole = RedactedText.of(whole, self._secrets, self._snapshot)
+        return tail, whole
 
 
 class StreamMemory:
