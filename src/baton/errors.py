@@ -14,9 +14,42 @@ Codes are part of Baton's public contract: they are never renamed, only added.
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal
+import re
+from typing import ClassVar, Final, Literal
 
 Fault = Literal["agent", "caller", "transport", "budget", "baton"]
+
+#: The longest run of non-space characters an error message keeps whole; a longer one (a
+#: 100 KB run id or session name a caller typed, echoed by "no run '…'") keeps its head and
+#: says how much was left out. Paths, URLs and ids are far shorter. Protects every surface that
+#: shows an error (one stderr line, one JSON error, a stored diagnostic) from a flood.
+MAX_ECHOED_TOKEN_CHARS: Final = 256
+#: Characters of such a run that are kept.
+ECHOED_TOKEN_HEAD_CHARS: Final = 64
+#: The longest error message at all (an agent's quoted stderr lines included).
+MAX_ERROR_MESSAGE_CHARS: Final = 8 * 1024
+
+#: A run of characters that are neither spaces nor quotes (so the quotes around an echoed
+#: value stay): bounded, so the scan is linear.
+_LONG_TOKEN: Final = re.compile(rf"[^\s'\"]{{{MAX_ECHOED_TOKEN_CHARS + 1},}}")
+
+
+def bounded_message(text: str) -> str:
+    """``text`` with every run of more than :data:`MAX_ECHOED_TOKEN_CHARS` characters other
+    than spaces and quotes cut to its head and a count (``'rrrr…[+99,936 chars]'``), and the whole cut to
+    :data:`MAX_ERROR_MESSAGE_CHARS`. One pass, linear in the text's length."""
+
+    def cut(match: re.Match[str]) -> str:
+        token = match.group()
+        return (
+            f"{token[:ECHOED_TOKEN_HEAD_CHARS]}…[+{len(token) - ECHOED_TOKEN_HEAD_CHARS:,} chars]"
+        )
+
+    if len(text) > MAX_ECHOED_TOKEN_CHARS:
+        text = _LONG_TOKEN.sub(cut, text)
+    if len(text) > MAX_ERROR_MESSAGE_CHARS:
+        text = text[: MAX_ERROR_MESSAGE_CHARS - 1] + "…"
+    return text
 
 
 class BatonError(Exception):
@@ -26,6 +59,7 @@ class BatonError(Exception):
     fault: ClassVar[Fault] = "baton"
 
     def __init__(self, message: str) -> None:
+        message = bounded_message(message)
         super().__init__(message)
         self.message = message
 
@@ -697,6 +731,14 @@ class SessionStatusTransitionInvalid(StoreConflict):
     as leaving CLOSED; nothing was written. A subclass of ``STORE_CONFLICT``."""
 
     code = "SESSION_STATUS_TRANSITION_INVALID"
+
+
+class StoreBusy(StorageError):
+    """The run store stayed locked by other processes longer than opening it waits
+    (``STORE_OPEN_WAIT_SECONDS``): many processes creating or migrating one store at the same
+    moment. Nothing was changed by this process; try again."""
+
+    code = "STORE_BUSY"
 
 
 class StoreUnavailable(StorageError):

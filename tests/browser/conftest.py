@@ -354,9 +354,10 @@ class Served:
             time.sleep(0.1)
 
     def sign_in(self, page: Page, fragment: str = "") -> None:
-        """Open the page with the one-time token (exchanged for the cookie), then go to
-        ``fragment`` (a hash route)."""
-        page.goto(f"{self.url}/?token={self.token}")
+        """Open the page with a fresh login code (single-use, exchanged for a session cookie),
+        as `baton inspect` does, then go to ``fragment`` (a hash route)."""
+        issued: dict[str, Any] = self.api("POST", "/api/v1/login-codes")
+        page.goto(f"{self.url}{issued['path']}")
         page.wait_for_url(f"{self.url}/")
         if fragment:
             page.goto(f"{self.url}/{fragment}")

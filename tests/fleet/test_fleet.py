@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import subprocess
 import sys
 from collections import Counter
 from typing import Any
@@ -358,3 +359,34 @@ async def test_serve_on_the_shared_store_sees_the_fleet_and_runs_on_its_host(fle
     rows = {row["id"]: row for row in map(orjson.loads, out.splitlines())}
     assert code == 0 and rows[run_id]["host"] == "host-serve"
     assert [p["text"] for p in fleet.prompts()] == ["echo served"]  # the service ran it, once
+
+
+async def test_a_killed_workers_turn_shows_what_its_journal_holds(fleet: Any) -> None:
+    from tests.cli.test_recover_killed_owner import SCRIPT, assert_journal_output
+
+    victim = fleet.start_worker("victim-journal", "journal", concurrency=1)
+    handle = await submit(fleet.url, _turn(fleet, SCRIPT, queue="journal"))
+    data_dir = fleet.root / "victim-journal" / "data"
+
+    def recover_view() -> dict[str, Any]:
+        env = {**os.environ, "BATON_STORE": fleet.url, "BATON_HOME": str(data_dir)}
+        done = subprocess.run(
+            [sys.executable, "-m", "baton", "recover", handle.run_id, "--json"],
+            capture_output=True,
+            env=env,
+            timeout=120,
+        )
+        assert done.returncode == 0, done.stderr
+        view: dict[str, Any] = orjson.loads(done.stdout)
+        return view
+
+    # Mid-turn: the worker's journal holds the plan and the tool call, the store none yet.
+    await _until(lambda: {"plan", "tool_call"} <= {i["kind"] for i in recover_view()["items"]})
+    victim.process.send_signal(signal.SIGKILL)
+    victim.process.wait()
+    fleet.start_worker("settler", "elsewhere", concurrency=1)
+    settled = await fleet.wait_ended([handle.run_id], deadline=fleet.lease * 20)
+    assert settled[handle.run_id].status == "RECOVERY_REQUIRED"
+    view = recover_view()
+    assert view["status"] == "RECOVERY_REQUIRED"
+    assert_journal_output(view)

@@ -74,7 +74,7 @@ async def test_a_browser_without_the_token_gets_the_login_page(
         answer = await client.get(path)
         assert answer.status_code == 401, path
         assert answer.headers["content-type"] == "text/html; charset=utf-8"
-        assert b'<form method="get" action="/">' in answer.content
+        assert b'<form method="post" action="/login">' in answer.content
         assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
         assert answer.headers["cache-control"] == "no-store"
     login = await client.get("/login")
@@ -84,9 +84,20 @@ async def test_a_browser_without_the_token_gets_the_login_page(
     assert api.status_code == 401 and api.json()["error"]["code"] == "API_UNAUTHORIZED"
 
 
-async def test_the_login_form_exchanges_the_token_for_the_cookie(
-    client: httpx.AsyncClient,
-) -> None:
-    answer = await client.get(f"/?token={TOKEN}")
+async def test_the_login_form_posts_the_token_for_a_cookie(client: httpx.AsyncClient) -> None:
+    own = {"Origin": f"http://127.0.0.1:{PORT}"}
+    answer = await client.post("/login", data={"token": TOKEN}, headers=own)
     assert answer.status_code == 303 and answer.headers["location"] == "/"
-    assert "HttpOnly" in answer.headers["set-cookie"]
+    assert "HttpOnly" in answer.headers["set-cookie"] and TOKEN not in answer.headers["set-cookie"]
+    wrong = await client.post("/login", data={"token": "nope"}, headers=own)
+    assert wrong.status_code == 401 and "set-cookie" not in wrong.headers
+    # A no-referrer page's form posts with Origin: null; the secret in the body is the check.
+    null = await client.post("/login", data={"token": TOKEN}, headers={"Origin": "null"})
+    assert null.status_code == 303 and "set-cookie" in null.headers
+    guessed = await client.post("/login", data={"token": "x" * 43}, headers={"Origin": "null"})
+    assert guessed.status_code == 401 and "set-cookie" not in guessed.headers
+
+
+async def test_the_api_token_is_no_longer_a_url_credential(client: httpx.AsyncClient) -> None:
+    answer = await client.get(f"/?token={TOKEN}")
+    assert answer.status_code == 401 and "set-cookie" not in answer.headers

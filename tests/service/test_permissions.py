@@ -100,7 +100,9 @@ async def test_nobody_answering_is_no_user_available(tmp_path: Path) -> None:
 
 
 async def test_a_turn_budget_bounds_the_wait_as_in_the_cli(api: Api) -> None:
-    run_id = await api.start("write d.txt hi", timeout=1.0)
+    # The budget covers the agent's start too (its keeper and the agent, two interpreters on
+    # a loaded machine): long enough to reach the permission request, far below the wait.
+    run_id = await api.start("write d.txt hi", timeout=3.0)
     view = await api.finish(run_id)
     [interaction] = view["interactions"]
     assert interaction["choice"] is None and interaction["chosenBy"] == "default"

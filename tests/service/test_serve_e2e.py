@@ -159,7 +159,9 @@ def test_the_auth_matrix_over_a_real_socket(served: Served) -> None:
             headers={**served.auth, "Origin": "http://attacker.example"},
         )
         assert origin.status_code == 403
-        exchanged = anonymous.get(f"/api/v1?token={served.token}")
+        assert anonymous.get(f"/api/v1?token={served.token}").status_code == 401
+        issued = httpx.post(f"{served.url}/api/v1/login-codes", headers=served.auth).json()
+        exchanged = anonymous.get(f"/api/v1?token={issued['code']}")
         assert exchanged.status_code == 303
         assert "HttpOnly" in exchanged.headers["set-cookie"]
         assert "SameSite=Strict" in exchanged.headers["set-cookie"]

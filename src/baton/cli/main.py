@@ -16,6 +16,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     import argparse
     from collections.abc import Sequence
+    from typing import NoReturn
 
 #: The verbs: name -> (module with ``register(subparsers)``, one-line help). The help here is
 #: what `baton --help` lists without importing the module; each module repeats it.
@@ -89,7 +90,7 @@ def build_parser(verb: str | None = "*") -> argparse.ArgumentParser:
 
     from baton.cli import exit_codes
 
-    parser = argparse.ArgumentParser(
+    parser = _bounded_parser_class()(
         prog="baton",
         description="Drive ACP coding agents safely, headlessly and durably.",
         epilog=_TOP_EXAMPLES + "\n" + exit_codes.EPILOG,
@@ -106,6 +107,22 @@ def build_parser(verb: str | None = "*") -> argparse.ArgumentParser:
         else:
             subparsers.add_parser(name, help=help_text, add_help=False)
     return parser
+
+
+def _bounded_parser_class() -> type[argparse.ArgumentParser]:
+    """argparse's parser whose usage errors echo at most a bounded part of what was typed
+    (``baton.errors.bounded_message``): "invalid choice: '<100 KB>'" stays one short line.
+    Subcommand parsers are of the same class (argparse builds them from their parent's).
+    Built on first use: the fast paths of this module never import argparse."""
+    import argparse
+
+    from baton.errors import bounded_message
+
+    class BoundedParser(argparse.ArgumentParser):
+        def error(self, message: str) -> NoReturn:
+            super().error(bounded_message(message))
+
+    return BoundedParser
 
 
 def _remember_parser(parser: argparse.ArgumentParser) -> None:

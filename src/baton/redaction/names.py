@@ -31,6 +31,8 @@ CREDENTIAL_NAMES: Final = frozenset(
         "pwd",
         "setcookie",
         "sig",  # an Azure shared access signature (``...&sig=...`` in a SAS URL)
+        # Claude Code on Bedrock's API key variable: its name does not end in TOKEN.
+        "awsbearertokenbedrock",
     }
 )
 

@@ -257,6 +257,33 @@ SHAPES: Final[tuple[Shape, ...]] = (
     _s("notion", "ntn_", ALNUM, 40),
     _s("onepassword-service-account", "ops_eyJ", WORD_DASH_DOT, 40),
     _s("prefect", "pnu_", ALNUM, 36),
+    # Issue 36, from gitleaks' published rule set (formats only; prefixes and the least body
+    # length, capped at MAX_MIN_BODY): cloud keys first.
+    _s("aws-bedrock-api-key", "ABSK", BASE64, 64, boundary=True),
+    _s("aws-bedrock-short-lived", "bedrock-api-key-", BASE64, 40),
+    _s("alibaba-access-key-id", "LTAI", ALNUM, 20, boundary=True),
+    _s("artifactory-api-key", "AKCp", ALNUM, 64, boundary=True),
+    # Package registries.
+    _s("rubygems", "rubygems_", HEX, 48),
+    _s("clojars", "CLOJARS_", ALNUM, 60),
+    _s("clojars-lower", "clojars_", ALNUM, 60),
+    # Developer and business services.
+    _s("brevo", "xkeysib-", WORD_DASH, 64),
+    _s("grafana-legacy-api-key", "eyJrIjoi", BASE64, 64),
+    _s("readme", "rdme_", ALNUM, 64, boundary=True),
+    _s("planetscale-oauth", "pscale_oauth_", WORD_DASH_DOT, 32),
+    _s("shippo-live", "shippo_live_", HEX, 40),
+    _s("shippo-test", "shippo_test_", HEX, 40),
+    _s("duffel-live", "duffel_live_", BASE64_WORD, 43),
+    _s("duffel-test", "duffel_test_", BASE64_WORD, 43),
+    _s("flutterwave-test-secret", "FLWSECK_TEST-", WORD_DASH, 12),
+    _s("flutterwave-test-public", "FLWPUBK_TEST-", WORD_DASH, 32),
+    _s("settlemint-application", "sm_aat_", ALNUM, 16, boundary=True),
+    _s("settlemint-personal", "sm_pat_", ALNUM, 16, boundary=True),
+    _s("settlemint-service", "sm_sat_", ALNUM, 16, boundary=True),
+    _s("frameio", "fio-u-", BASE64_WORD, 64, boundary=True),
+    _s("adobe-client-secret", "p8e-", ALNUM, 32, boundary=True),
+    _s("gitlab-session-cookie", "_gitlab_session=", ALNUM, 32),
 )
 
 

@@ -3,6 +3,7 @@
 Any error a route raises answers as ``{"error": {"code", "message", "fault"}}`` with the
 status of :mod:`baton.service.statuses`; an unexpected exception is a 500 BATON_BUG whose
 message names no internals (the traceback goes to the service's stderr, never to a client).
+A client that hangs up mid-body is not an unexpected exception: one line at info level.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 
 from baton.errors import ApiRouteNotFound, BatonError, InternalError, ServiceError
@@ -21,6 +22,7 @@ from baton.service import (
     routes_fleet,
     routes_inspector,
     routes_journal,
+    routes_login,
     routes_meta,
     routes_permissions,
     routes_readiness,
@@ -60,6 +62,14 @@ async def _http_error(_request: Request, exc: Exception) -> Response:
     return _json_error(ApiRouteNotFound("no route of the API has this path"))
 
 
+async def _client_gone(request: Request, _exc: Exception) -> Response:
+    """The client hung up before its request's body arrived: not Baton's bug, so no
+    BATON_BUG and no traceback; one line at info (the path bounded), and an answer nobody
+    reads."""
+    _log.info("a client hung up mid-request: %s %s", request.method, request.url.path[:200])
+    return Response(status_code=400)
+
+
 async def _unexpected(_request: Request, exc: Exception) -> Response:
     _log.error("unexpected error in a route", exc_info=exc)
     return _json_error(InternalError("the service failed unexpectedly; its log says why"))
@@ -69,6 +79,7 @@ def routes() -> list[Any]:
     """Every route of the API."""
     return [
         *routes_meta.ROUTES,
+        *routes_login.ROUTES,
         *routes_readiness.ROUTES,
         *routes_runs.ROUTES,
         *routes_permissions.ROUTES,
@@ -89,9 +100,11 @@ def build_app(service: Service, *, credentials: Credentials, hosts: HostRule) ->
         exception_handlers={
             BatonError: _baton_error,
             HTTPException: _http_error,
+            ClientDisconnect: _client_gone,
             Exception: _unexpected,
         },
     )
     app.state.service = service
+    app.state.credentials = credentials
     guarded: ASGIApp = Guard(app, credentials=credentials, hosts=hosts)
     return guarded

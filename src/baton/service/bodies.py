@@ -13,8 +13,9 @@ from baton.errors import ApiBodyTooLarge, ApiRequestInvalid
 from baton.service.limits import MAX_BODY_BYTES
 
 
-async def json_object(request: Request) -> dict[str, Any]:
-    """The body as a JSON object (an empty body is ``{}``)."""
+async def bounded_body(request: Request) -> bytes:
+    """The whole body, refused (API_BODY_TOO_LARGE) once it passes
+    :data:`~baton.service.limits.MAX_BODY_BYTES` while it streams."""
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
@@ -22,7 +23,12 @@ async def json_object(request: Request) -> dict[str, Any]:
         if size > MAX_BODY_BYTES:
             raise ApiBodyTooLarge(f"request bodies are at most {MAX_BODY_BYTES} bytes")
         chunks.append(chunk)
-    raw = b"".join(chunks)
+    return b"".join(chunks)
+
+
+async def json_object(request: Request) -> dict[str, Any]:
+    """The body as a JSON object (an empty body is ``{}``)."""
+    raw = await bounded_body(request)
     if not raw.strip():
         return {}
     try:

@@ -3,16 +3,23 @@
 1. **Host** (DNS rebinding): the ``Host`` header must be the bound loopback name and port
    (``127.0.0.1:PORT`` or ``[::1]:PORT``, and ``localhost:PORT``); else 421
    API_HOST_REFUSED.
-2. **Token exchange** (the Jupyter convention): a ``GET`` whose query has ``token=`` is
-   answered, when the token is right, with a redirect to the same URL without it and an
-   HttpOnly, SameSite=Strict cookie; the token leaves the address bar and the history.
+2. **Login-code exchange** (the Jupyter convention, with a code instead of the token): a
+   ``GET`` whose query has ``token=`` is answered, when it holds a live login code
+   (single-use, short-lived: :mod:`baton.service.tokens`), with a redirect to the same path
+   without it and an HttpOnly, SameSite=Strict cookie of a new session; the code leaves the
+   address bar and the history, and is used up. The API token itself is never accepted in a
+   URL. The redirect is always a path of this service (:func:`local_location`): a request
+   path such as ``//evil.test/`` or ``/\\evil.test`` never becomes an open redirect.
 3. **Authentication**: ``Authorization: Bearer TOKEN`` or the cookie, compared in constant
    time; else 401 API_UNAUTHORIZED under ``/api/``, and 401 with the inspector's login page
    for a page (a browser without its token). Only :data:`PUBLIC_PATHS` (the login page) skip
    it.
 4. **Origin** (cross-site requests): a state-changing request (anything but GET and HEAD)
    needs an ``Origin`` equal to the service's own, or no ``Origin`` with a bearer token; a
-   cookie alone is never enough without a matching Origin. Else 403 API_ORIGIN_REFUSED.
+   cookie alone is never enough without a matching Origin. Else 403 API_ORIGIN_REFUSED. The
+   login form (``POST /login``) is exempt: it grants nothing without the token or a live
+   login code in its body (and a browser posts it with ``Origin: null``, the page being
+   ``no-referrer``).
 5. **Body size**: a declared ``Content-Length`` over :data:`~baton.service.limits.MAX_BODY_BYTES`
    is refused at once (413 API_BODY_TOO_LARGE); routes count streamed bodies too.
 
@@ -26,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, MutableMapping
 from http.cookies import SimpleCookie
 from typing import Any, Final
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 import orjson
 
@@ -63,6 +70,25 @@ AUTH_SCOPE_KEY: Final = "baton.auth"
 LAUNCH_KEY_HEADER: Final = "x-baton-launch-key"
 #: The key of the ASGI scope where the guard notes that the request presented the launch key.
 LAUNCH_SCOPE_KEY: Final = "baton.launch"
+#: Characters a redirect's path keeps as they are; anything else (a backslash, a control
+#: character, a space, non-ASCII) is percent-encoded, so a Location header holds one
+#: unambiguous path of this service.
+_PATH_SAFE: Final = "/-._~!$&'()*+,;=:@%"
+
+
+def local_location(path: str, query: str = "") -> str:
+    """A redirect target that can only be a path of this service: ``path`` percent-encoded
+    (a backslash included, which browsers read as a slash) with its leading slashes
+    collapsed to one, so ``//evil.test/`` becomes ``/evil.test/`` and never a scheme-relative
+    URL; then ``?query`` when there is one."""
+    encoded = quote(path, safe=_PATH_SAFE)
+    location = "/" + encoded.lstrip("/")
+    return location + (f"?{query}" if query else "")
+
+
+def session_cookie(value: str) -> bytes:
+    """The ``Set-Cookie`` value of a session: HttpOnly, SameSite=Strict, for every path."""
+    return f"{COOKIE_NAME}={value}; HttpOnly; SameSite=Strict; Path=/".encode()
 
 
 class HostRule:
@@ -197,7 +223,9 @@ class Guard:
                 ((b"www-authenticate", b'Bearer realm="baton"'),),
             )
             return
-        if method not in SAFE_METHODS:
+        if method not in SAFE_METHODS and path not in PUBLIC_PATHS:
+            # The login form is exempt: it changes nothing without the secret in its body,
+            # and the page's no-referrer policy makes a browser send ``Origin: null`` there.
             origin = headers.get("origin")
             if origin is None and how != "bearer":
                 await send_error(
@@ -237,27 +265,30 @@ class Guard:
             except Exception:  # http.cookies raises CookieError on a malformed header
                 return None
             morsel = cookies.get(COOKIE_NAME)
-            if morsel is not None and self.credentials.cookie_matches(morsel.value):
+            if morsel is not None and self.credentials.session_matches(morsel.value):
                 return "cookie"
         return None
 
     async def _exchange(self, scope: Scope, send: Send, pairs: list[tuple[str, str]]) -> None:
         given = [value for name, value in pairs if name == "token"]
-        if len(given) != 1 or not self.credentials.token_matches(given[0]):
-            await send_error(send, ApiUnauthorized("the token in the URL is not this service's"))
+        if len(given) != 1 or not self.credentials.redeem_login_code(given[0]):
+            await send_error(
+                send,
+                ApiUnauthorized(
+                    "the login code in the URL is not live (each is good once, for a few "
+                    "minutes): run `baton inspect` for a new one"
+                ),
+            )
             return
         rest = urlencode([(name, value) for name, value in pairs if name != "token"])
-        location = scope["path"] + (f"?{rest}" if rest else "")
-        cookie = (
-            f"{COOKIE_NAME}={self.credentials.cookie}; HttpOnly; SameSite=Strict; Path=/"
-        ).encode()
+        location = local_location(scope["path"], rest)
         await send(
             {
                 "type": "http.response.start",
                 "status": 303,
                 "headers": [
-                    (b"location", location.encode("latin-1")),
-                    (b"set-cookie", cookie),
+                    (b"location", location.encode("ascii")),
+                    (b"set-cookie", session_cookie(self.credentials.new_session())),
                     (b"cache-control", b"no-store"),
                     (b"content-length", b"0"),
                 ],

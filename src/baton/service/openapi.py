@@ -39,6 +39,8 @@ OPERATIONS: Final = (
     _op("get", "/api/v1", "describe", "What this service is"),
     _op("get", "/api/v1/openapi.json", "openapi", "This document"),
     _op("get", "/login", "login", "How to authenticate (public, HTML)"),
+    _op("post", "/login", "loginForm", "The login page's form: the token or a login code in the body; a session cookie", 303, (401, 413)),
+    _op("post", "/api/v1/login-codes", "issueLoginCode", "A single-use, short-lived login code for the inspector's URL", 201, (403,)),
     _op("get", "/", "inspector", "The inspector's page (HTML)"),
     _op("get", "/inspector/{name}", "inspectorAsset", "One of the inspector's files", 200, (404,)),
     _op("get", "/api/v1/readiness", "readiness", "Readiness of every (or each named) profile", 200, (400,)),

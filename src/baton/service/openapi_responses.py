@@ -99,6 +99,14 @@ RESPONSES: Final[dict[str, tuple[str, dict[str, Any]]]] = {
     ),
     "openapi": (_JSON, _shape({"openapi": _STRING, "paths": _OBJECT}, "this document")),
     "login": (_HTML, _STRING),
+    "loginForm": (_HTML, _STRING),
+    "issueLoginCode": (
+        _JSON,
+        _shape(
+            {"code": _STRING, "path": _STRING, "expiresInSeconds": {"type": "number"}},
+            "a login code, good once within expiresInSeconds, and the path that redeems it",
+        ),
+    ),
     "inspector": (_HTML, _STRING),
     "inspectorAsset": ("*/*", _STRING),
     "readiness": (_JSON, _shape({"profiles": {"type": "array", "items": _READINESS}}, "profiles")),

@@ -40,6 +40,7 @@ from baton.service.context import Service, ServiceSettings
 from baton.service.eliciting import ApiElicitor, PendingElicitation
 from baton.service.feeds import FeedBoard, QueueBounds
 from baton.service.guard import HostRule
+from baton.service.http_protocol import FramingStrictH11Protocol
 from baton.service.launcher import RunLauncher
 from baton.service.limits import DEFAULT_ELICITATION_WAIT_SECONDS, DEFAULT_PERMISSION_WAIT_SECONDS
 from baton.service.runtime_file import RUNTIME_FILENAME, RuntimeInfo, ServiceLock
@@ -212,6 +213,7 @@ async def _serve_locked(
     app = build_app(service, credentials=credentials, hosts=hosts)
     config = uvicorn.Config(
         app,
+        http=FramingStrictH11Protocol,
         log_level="warning",
         access_log=False,
         lifespan="off",
@@ -231,14 +233,18 @@ async def _serve_locked(
     store = runtime.store_location
     where = f"; shared store {store.describe()}" if store.shared else ""
     print(f"baton serve: listening on {url} (data directory {data_dir}{where})", flush=True)
-    if sys.stdout.isatty() or options.open_browser:
-        print(f"baton serve: open {url}/?token={credentials.token}", flush=True)
-    else:
-        print(f"baton serve: the token is in {data_dir / RUNTIME_FILENAME}", flush=True)
+    # The URL carries a login code (single-use, five minutes), never the API token.
+    login_url = f"{url}/?token={credentials.issue_login_code()}"
+    print(
+        f"baton serve: open {login_url} (a login code: good once, for five minutes; "
+        "`baton inspect` prints a new one)",
+        flush=True,
+    )
+    print(f"baton serve: the API token is in {data_dir / RUNTIME_FILENAME}", flush=True)
     if options.open_browser:
         import webbrowser
 
-        webbrowser.open(f"{url}/?token={credentials.token}")
+        webbrowser.open(login_url)
     try:
         waiter = asyncio.ensure_future(stop.wait())
         await asyncio.wait({waiter, http}, return_when=asyncio.FIRST_COMPLETED)

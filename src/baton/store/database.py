@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -48,7 +49,14 @@ import orjson
 from baton.durable import files
 from baton.durable.refs import JournalRef
 from baton.durable.timestamps import format_timestamp
-from baton.errors import StorageError, StorageFull, StorageReadOnly, StoreCorrupt, UsageError
+from baton.errors import (
+    StorageError,
+    StorageFull,
+    StorageReadOnly,
+    StoreBusy,
+    StoreCorrupt,
+    UsageError,
+)
 from baton.redaction import SecretValues, redact_json, redact_text
 from baton.store.dialect import Dialect, json_field_sql
 from baton.store.location import is_postgres_url
@@ -106,6 +114,14 @@ class StoreConnection(Protocol):
 
 #: How long a write waits for another process's write lock before failing (milliseconds).
 BUSY_TIMEOUT_MS: Final = 5_000
+#: How long opening a store waits, in all, for other processes creating or migrating it at the
+#: same moment (16 ``baton run`` started at once on an empty data directory): switching a new
+#: file to WAL needs it unlocked, and SQLite answers that "database is locked" at once, without
+#: its busy timeout. After this, STORE_BUSY.
+STORE_OPEN_WAIT_SECONDS: Final = 30.0
+#: The first and the longest pause between two attempts to switch the store to WAL.
+STORE_OPEN_FIRST_PAUSE_SECONDS: Final = 0.005
+STORE_OPEN_MAX_PAUSE_SECONDS: Final = 0.2
 #: Longest diagnostic, reason or stop-reason text kept; longer text is cut and marked. These are
 #: for people reading a failure, not evidence (the journal holds the evidence).
 MAX_DIAGNOSTIC_CHARS: Final = 8 * 1024
@@ -130,6 +146,8 @@ _TRUNCATED: Final = "…[truncated]"
 # SQLite's primary result codes (the low byte of an extended code) that name a storage
 # condition rather than a bug: https://sqlite.org/rescode.html
 _SQLITE_PERM: Final = 3
+_SQLITE_BUSY: Final = 5
+_SQLITE_LOCKED: Final = 6
 _SQLITE_READONLY: Final = 8
 _SQLITE_CORRUPT: Final = 11
 _SQLITE_FULL: Final = 13
@@ -193,6 +211,40 @@ def classify_sqlite_error(exc: sqlite3.Error, path: Path) -> StorageError | None
     if primary in (_SQLITE_NOTADB, _SQLITE_CORRUPT):
         return StoreCorrupt(f"{path}: is not a readable SQLite database ({exc})")
     return None
+
+
+def _is_busy(exc: sqlite3.Error) -> bool:
+    code = getattr(exc, "sqlite_errorcode", None)
+    return isinstance(code, int) and code & _PRIMARY_CODE_MASK in (_SQLITE_BUSY, _SQLITE_LOCKED)
+
+
+def _switch_to_wal(conn: sqlite3.Connection, deadline: float) -> None:
+    """``PRAGMA journal_mode = WAL``, retried with growing pauses while another opener holds
+    the new file locked, until ``deadline`` (``time.monotonic()``); then the busy error."""
+    pause = STORE_OPEN_FIRST_PAUSE_SECONDS
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL").fetchall()
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_busy(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, STORE_OPEN_MAX_PAUSE_SECONDS)
+
+
+@contextmanager
+def _busy_is_classified(path: Path) -> Iterator[None]:
+    """A store left locked by other openers beyond the wait is STORE_BUSY, not a traceback."""
+    try:
+        yield
+    except sqlite3.OperationalError as exc:
+        if not _is_busy(exc):
+            raise
+        raise StoreBusy(
+            f"{path}: the run store stayed locked by other processes opening it "
+            f"(waited up to {STORE_OPEN_WAIT_SECONDS:g} s); try again"
+        ) from exc
 
 
 @contextmanager
@@ -322,11 +374,12 @@ class StoreDatabase:
             conn = sqlite3.connect(path, isolation_level=None, check_same_thread=True)
             self._conn = conn
             try:
-                conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = FULL")
-                conn.execute("PRAGMA foreign_keys = ON")
-                self.schema_version = migrate(conn)
+                with _busy_is_classified(path):
+                    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+                    _switch_to_wal(conn, time.monotonic() + STORE_OPEN_WAIT_SECONDS)
+                    conn.execute("PRAGMA synchronous = FULL")
+                    conn.execute("PRAGMA foreign_keys = ON")
+                    self.schema_version = migrate(conn)
             except BaseException:
                 conn.close()
                 raise

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final, Literal
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from baton.errors import UsageError
 
@@ -21,12 +21,18 @@ from baton.errors import UsageError
 STORE_ENV: Final = "BATON_STORE"
 #: Longest store URL accepted (a URL with options is a few hundred characters).
 MAX_STORE_URL_CHARS: Final = 4096
+#: Most characters of a parser's reason (and of a wrong scheme) a STORE_URL_INVALID message
+#: quotes: the message is one line, whatever the URL holds.
+MAX_REASON_SHOWN_CHARS: Final = 120
+MAX_SCHEME_SHOWN_CHARS: Final = 32
 
 StoreSource = Literal["flag", "env", "config", "data-dir"]
 
 
 class StoreUrlInvalid(UsageError):
-    """A ``--store``, ``BATON_STORE`` or config-file store URL that is not a PostgreSQL URL."""
+    """A ``--store``, ``BATON_STORE`` or config-file store URL that is not a PostgreSQL URL, or
+    one that cannot be parsed (an unclosed ``[`` host, a port that is no number, a space, an
+    unknown parameter); the message never holds the password."""
 
     code = "STORE_URL_INVALID"
 
@@ -83,9 +89,52 @@ def check_store_url(value: str, source: str = "flag") -> str:
     if len(value) > MAX_STORE_URL_CHARS:
         raise StoreUrlInvalid(f"{where}: the URL is longer than {MAX_STORE_URL_CHARS} characters")
     if not is_postgres_url(value):
-        shown = value.split("://", 1)[0] + "://…" if "://" in value else "a path"
+        shown = (
+            value.split("://", 1)[0][:MAX_SCHEME_SHOWN_CHARS] + "://…"
+            if "://" in value
+            else "a path"
+        )
         raise StoreUrlInvalid(
             f"{where}: {shown} is not a store URL; only postgresql://USER@HOST/DB is accepted "
             "(leave it unset for the data directory's SQLite store)"
         )
+    reason = _malformed(value)
+    if reason is not None:
+        raise StoreUrlInvalid(
+            f"{where}: the PostgreSQL URL is malformed ({_scrubbed(reason, value)}); the form "
+            "is postgresql://USER@HOST[:PORT]/DB[?PARAM=VALUE...] (a password after USER:)"
+        )
     return value
+
+
+def _malformed(value: str) -> str | None:
+    """Why ``value`` cannot be parsed as a PostgreSQL URL (by ``urllib`` and, when installed,
+    by libpq's own parser through psycopg), or None when it can."""
+    try:
+        parts = urlsplit(value)
+        _ = (parts.hostname, parts.port, parts.username, parts.password)
+    except ValueError as exc:
+        return str(exc)
+    try:
+        from psycopg import Error as PsycopgError
+        from psycopg.conninfo import conninfo_to_dict
+    except ImportError:  # the postgres extra is not installed: the open reports it
+        return None
+    try:
+        conninfo_to_dict(value)
+    except PsycopgError as exc:
+        return str(exc)
+    return None
+
+
+def _scrubbed(reason: str, url: str) -> str:
+    """``reason`` bounded, with anything that may be the URL's password masked."""
+    netloc = url.split("://", 1)[-1].split("/", 1)[0]
+    userinfo = netloc.rsplit("@", 1)[0] if "@" in netloc else ""
+    password = userinfo.partition(":")[2]
+    text = reason.strip().splitlines()[0] if reason.strip() else "unparseable"
+    for secret in {password, unquote(password)} - {""}:
+        text = text.replace(secret, "***")
+    if len(text) > MAX_REASON_SHOWN_CHARS:
+        text = text[:MAX_REASON_SHOWN_CHARS] + "…"
+    return text

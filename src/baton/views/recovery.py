@@ -13,8 +13,10 @@ from baton.errors import AgentRequired, BatonError, NoProviderSession
 from baton.runtime.agents.launch import CUSTOM_PROFILE_ID
 from baton.runtime.runtime import RunRequest
 from baton.store import Store
+from baton.store.models import FINAL_RUN_STATUSES
 from baton.views.contract import plain
 from baton.views.runs import run_view
+from baton.views.turn_journal import add_journal_items
 
 #: Journal entries shown from the end of the run's agent process journal.
 RECOVER_TAIL_RECORDS: Final = 20
@@ -26,7 +28,9 @@ LAUNCH_KEY: Final = "launch"
 
 def recovery_view(store: Store, journal: Any, run_id: str) -> dict[str, Any]:
     """`baton recover RUN --json`'s object: `show`'s view plus the journal tail, the session,
-    the text streamed before the outcome was lost, and whether it is recoverable."""
+    the text streamed before the outcome was lost, and whether it is recoverable. For a turn
+    that did not end in order, the plan and tool calls the journal holds complete what the
+    store has (:func:`baton.views.turn_journal.add_journal_items`)."""
     view = run_view(store, run_id)
     tail: list[dict[str, Any]] = []
     server = view.get("server_instance_id")
@@ -53,6 +57,9 @@ def recovery_view(store: Store, journal: Any, run_id: str) -> dict[str, Any]:
         for item in view["items"]
         if item["kind"] == "text" and isinstance(item["content"], dict)
     )
+    if view["status"] not in FINAL_RUN_STATUSES and journal is not None:
+        # An owner that died mid-turn wrote little or none of its output: the journal has it.
+        add_journal_items(view, journal)
     view["recoverable"] = view["status"] == "RECOVERY_REQUIRED"
     return view
 

@@ -327,6 +327,9 @@ async def test_group_alive_after_sigkill_is_reported_survived(
             real_send(pgid, signum)
 
     monkeypatch.setattr(process_module, "_send_signal", drop_sigkill)
+    # The ladder alone: under the keeper the agent is also a descendant, which the strays pass
+    # kills directly (SIGKILL is dropped only for the group).
+    monkeypatch.setattr(process_module, "keeper_available", lambda: False)
     proc = await spawn(
         "import signal, time\n"
         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\n"

@@ -79,14 +79,14 @@ async def test_the_library_event_stream_is_redacted(tmp_path: Path) -> None:
 
 def test_a_tool_title_or_command_cut_to_its_bound_keeps_no_head_of_a_secret() -> None:
     from baton.redaction import redact_text
-    from baton.runtime.turns.turn import _tool_call_view
+    from baton.runtime.turns.turn import tool_call_view
 
     secrets = SecretValues([EXACT])
     # The secrets straddle the 512-character title bound and the 1024-character command bound.
     title = "t" * 505 + " " + EXACT
     command = "c" * 1015 + " " + TOKEN
     state = {"toolCallId": "call_1", "title": title, "rawInput": {"command": command}}
-    view = _tool_call_view(state, lambda text: redact_text(text, secrets))
+    view = tool_call_view(state, lambda text: redact_text(text, secrets))
     assert len(view["title"]) <= 512 and EXACT[:6] not in view["title"]
     assert len(view["command"]) <= 1024 and TOKEN[:8] not in view["command"]
 
@@ -96,7 +96,7 @@ def test_a_tool_view_carries_bounded_redacted_diff_texts() -> None:
     from baton.runtime.turns.turn import (
         MAX_VIEW_DIFF_FILES,
         MAX_VIEW_DIFF_TEXT_CHARS,
-        _tool_call_view,
+        tool_call_view,
     )
 
     secrets = SecretValues([EXACT])
@@ -108,7 +108,7 @@ def test_a_tool_view_carries_bounded_redacted_diff_texts() -> None:
         *({"type": "diff", "path": f"/w/{i}", "newText": "z"} for i in range(MAX_VIEW_DIFF_FILES)),
     ]
     state = {"toolCallId": "call_1", "content": content}
-    view = _tool_call_view(state, lambda text: redact_text(text, secrets))
+    view = tool_call_view(state, lambda text: redact_text(text, secrets))
     changes = view["diff"]["changes"]
     assert view["diff"]["files"] == len(content)
     assert len(changes) == MAX_VIEW_DIFF_FILES

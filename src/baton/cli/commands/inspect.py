@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import webbrowser
 from typing import Final
 
 from baton.cli.commands import serve as serve_verb
+from baton.cli.service_link import ServiceClient
 from baton.runtime.runtime import data_dir_path
 from baton.service.runtime_file import find_service
 
@@ -73,11 +73,12 @@ def run(args: argparse.Namespace) -> int:
     if running is None:
         started: int = serve_verb.run(serve_arguments(args))
         return started
-    with_token = f"{running.url}/?token={running.token}"
     print(f"baton inspect: the service of {data_dir} runs at {running.url}/", flush=True)
+    # A fresh login code for the URL (single-use, short-lived), never the API token.
+    issued = ServiceClient(running).request("POST", "/api/v1/login-codes")
+    with_code = f"{running.url}{issued['path']}"
     if args.no_browser:
-        if sys.stdout.isatty():
-            print(f"baton inspect: open {with_token}", flush=True)
+        print(f"baton inspect: open {with_code} (good once, for five minutes)", flush=True)
         return 0
-    webbrowser.open(with_token)
+    webbrowser.open(with_code)
     return 0

@@ -39,6 +39,12 @@ from baton.runtime.processes.descendants import (
     end_descendants,
     reap,
 )
+from baton.runtime.processes.keeper_launch import (
+    KEEPER_REPORT_SECONDS,
+    keeper_argv,
+    keeper_available,
+    read_keeper_report,
+)
 from baton.runtime.processes.stderr_tail import STDERR_TAIL_BYTES, StderrTail
 
 __all__ = [
@@ -217,10 +223,12 @@ class AgentProcess:
         _ensure_subreaper()
         tail = StderrTail(stderr_tail_bytes, redact=redact)
         loop = asyncio.get_running_loop()
+        report_r, report_w = os.pipe() if keeper_available() else (-1, -1)
+        command = keeper_argv(os.getpid(), report_w, args, child_env) if report_w >= 0 else args
         try:
             transport, protocol = await loop.subprocess_exec(
                 lambda: _AgentProtocol(tail, PIPE_READER_LIMIT_BYTES, loop),
-                *args,
+                *command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
@@ -228,11 +236,43 @@ class AgentProcess:
                 cwd=cwd,
                 start_new_session=True,
                 close_fds=True,
+                pass_fds=(report_w,) if report_w >= 0 else (),
             )
         except OSError as exc:
+            if report_w >= 0:
+                os.close(report_r)
             raise _launch_error(args[0], cwd, exc) from exc
+        finally:
+            if report_w >= 0:
+                os.close(report_w)
         _widen_stdout_pipe(transport)
-        return cls(transport, protocol, tail)
+        process = cls(transport, protocol, tail)
+        if report_r >= 0:
+            await process._await_keeper(report_r, args[0], cwd)
+        return process
+
+    async def _await_keeper(self, report: int, executable: str, cwd: str | None) -> None:
+        """Wait (at most :data:`KEEPER_REPORT_SECONDS`) for the keeper's word that the agent
+        was executed; its ``execve`` failure is raised as a failed spawn would be."""
+        try:
+            word = await read_keeper_report(report, KEEPER_REPORT_SECONDS)
+        except BaseException:
+            self._transport.close()
+            raise
+        if word == b"ok":
+            return
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._protocol.exited.wait(), KEEPER_REPORT_SECONDS)
+        self._transport.close()
+        number = int(word[1:]) if word[:1] == b"E" and word[1:].isdigit() else 0
+        if number:
+            failure = OSError(number, os.strerror(number), executable)
+            raise _launch_error(executable, cwd, failure) from failure
+        raise AgentLaunchFailed(
+            executable,
+            f"the agent's keeper ended before it started the agent (exit status {self.returncode})",
+            None,
+        )
 
     @property
     def pgid(self) -> int:

@@ -296,7 +296,7 @@ class Turn:
             entries = update.get("entries")
             self.plan = entries if isinstance(entries, list) else []
             self.buffer.flush_output(release=True)
-            self.emit(RunEvent("plan", self.run_id, {"entries": _plan_view(self.plan)}))
+            self.emit(RunEvent("plan", self.run_id, {"entries": plan_view(self.plan)}))
             return
         if self.live.handle(kind, update):
             return
@@ -336,7 +336,7 @@ class Turn:
         if kind == "session_info_update":
             title = update.get("title")
             if isinstance(title, str):
-                # Redacted whole, then cut (as every view: see _tool_call_view).
+                # Redacted whole, then cut (as every view: see tool_call_view).
                 shown = bounded_text(self.lane.redact(title), MAX_NAME_CHARS)
                 self.emit(RunEvent("session_info", self.run_id, {"title": shown}))
             return
@@ -844,7 +844,7 @@ class Turn:
         for tool_state in self.tool_calls.values():
             self._items.append(Item("tool_call", self._tool_view(tool_state)))
         if self.plan is not None:
-            self._items.append(Item("plan", {"entries": _plan_view(self.plan)}))
+            self._items.append(Item("plan", {"entries": plan_view(self.plan)}))
         self._items.extend(self.live.items())
 
     def _mark_output_unrecorded(self, outcome: TurnOutcome) -> None:
@@ -868,7 +868,7 @@ class Turn:
             self._output_not_recorded("the store could not be reached")
 
     def _tool_view(self, tool_state: dict[str, Any]) -> dict[str, Any]:
-        view = _tool_call_view(tool_state, self.lane.redact)
+        view = tool_call_view(tool_state, self.lane.redact)
         parent = self.tool_parents.get(str(tool_state.get("toolCallId")))
         if parent is not None:
             view["parentToolCallId"] = parent
@@ -934,7 +934,7 @@ async def _stop_waiting(first: asyncio.Future[Any] | None) -> asyncio.Future[Any
     return first
 
 
-def _tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
+def tool_call_view(state: dict[str, Any], redact: Callable[[str], str]) -> dict[str, Any]:
     """The compact, bounded, redacted view of a tool call for events and items (no raw input
     or output: those stay in the protected journal)."""
     title = state.get("title")
@@ -1035,7 +1035,7 @@ def _diff_change(diff: dict[str, Any], redact: Callable[[str], str]) -> dict[str
     }
 
 
-def _plan_view(entries: list[Any]) -> list[dict[str, Any]]:
+def plan_view(entries: list[Any]) -> list[dict[str, Any]]:
     """The plan's entries as events and items show them, bounded."""
     view: list[dict[str, Any]] = bounded(
         [
