@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv dev demo test test-pythons test-lowest acp-types test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
+.PHONY: venv dev demo test test-pythons test-lowest acp-types docs test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -180,6 +180,18 @@ dist-check: dist
 acp-types: $(VENV)/.dev
 	$(BIN)/python scripts/acp_types.py
 	$(BIN)/ruff format -q src/baton/wire/acp_types.py
+
+# The documentation site (mkdocs.yml): the guides in docs/ and the API reference from the
+# docstrings (scripts/api_reference.py writes docs/reference.md from baton.__all__), built
+# with --strict into build/site: a broken link between pages or a cross-reference that does
+# not resolve fails it. CI runs it (.ci/run); it installs the `docs` extra itself.
+$(VENV)/.docs: $(VENV)/.dev
+	$(BIN)/python -m pip install -q -e '.[dev,docs]'
+	touch $@
+
+docs: $(VENV)/.docs
+	$(BIN)/python scripts/api_reference.py
+	$(BIN)/mkdocs build --strict --quiet
 
 clean:
 	rm -rf $(VENV) .venv-py3.* $(LOWEST_VENV) .mypy_cache .pytest_cache .ruff_cache build dist src/*.egg-info

@@ -182,10 +182,12 @@ def serve_page(
     *,
     timeout: float = PAGE_TIMEOUT_S,
     headers: Mapping[str, str] | None = None,
+    final_refusal: bool = False,
 ) -> bytes:
     """Start the server ``argv`` (``{port}`` in an argument becomes a free port), fetch
     ``http://127.0.0.1:{port}{path}`` until it answers 200 or ``timeout`` passes, stop the
     server, and return the page's body. ``headers`` go with every fetch (a bearer token).
+    ``final_refusal``: an HTTP error answer ends the wait at once (else it is asked again).
     Raises CheckFailed if no page came, or it was empty."""
     port = free_port()
     command = [arg.replace("{port}", str(port)) for arg in argv]
@@ -209,8 +211,10 @@ def serve_page(
                 with urllib.request.urlopen(request, timeout=PAGE_POLL_S * 10) as response:
                     body = response.read()
             except urllib.error.HTTPError as exc:
-                last_error = str(exc)  # the server is up and refused: asking again won't help
-                break
+                last_error = str(exc)
+                if final_refusal:  # the server is up and refused: asking again won't help
+                    break
+                time.sleep(PAGE_POLL_S)
             except (urllib.error.URLError, OSError) as exc:
                 last_error = str(exc)
                 time.sleep(PAGE_POLL_S)

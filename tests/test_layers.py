@@ -48,6 +48,8 @@ RANKS: Final[dict[str, float]] = {
     "baton.runtime.turns": 4.4,
     # Provider-session setup of a run: uses the turn room's settings, controls and context.
     "baton.runtime.sessions": 4.5,
+    # The one seam to OpenTelemetry: a run's spans from its redacted events.
+    "baton.runtime.tracing": 4.8,
     "baton.runtime": 4.9,  # the Runtime front (runtime/runtime.py) over every room
     # Conversations (named persistent sessions) use the Runtime's public API, so they sit on
     # top of the front, below the surfaces that call them.

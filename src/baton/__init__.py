@@ -86,6 +86,12 @@ __all__ = [
 ]
 
 
+def __dir__() -> list[str]:
+    """The public names (``__all__``) beside the module's own attributes: ``dir(baton)`` lists
+    what the package exports even though each is imported only on first use."""
+    return sorted(set(globals()) | set(__all__))
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(_ALIASES.get(name, name))
     if module is None:

@@ -140,6 +140,14 @@ class AuthenticationRequired(AgentRequestError):
     code = "AUTHENTICATION_REQUIRED"
 
 
+class NotAnAcpAgent(AgentError):
+    """The program named as the agent ended without ever answering ``initialize`` and exited
+    with status 0: it ran, but it is not an ACP agent (``echo``, ``ls``, a wrapper that
+    forgot ``--acp``). Exit 5, as for an agent that is not installed."""
+
+    code = "NOT_AN_ACP_AGENT"
+
+
 class IncompatibleProtocolVersion(AgentError):
     """The agent answered ``initialize`` with a protocol version Baton does not implement."""
 

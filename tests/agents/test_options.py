@@ -99,6 +99,15 @@ def test_state_dir_flags(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Non
         options("--state-dir", str(tmp_path / "s"), "--no-state-dir")
 
 
+def test_startup_delay_is_bounded() -> None:
+    assert options().startup_delay == 0.0
+    assert options("--startup-delay", "1.5").startup_delay == 1.5
+    assert options("--startup-delay", "60").startup_delay == 60.0
+    for bad in ("-1", "60.5", "soon", "nan"):
+        with pytest.raises(ConfigurationError, match="--startup-delay"):
+            options("--startup-delay", bad)
+
+
 def test_profiles_are_fresh_objects() -> None:
     first = profile_options("baton")
     first.capabilities["loadSession"] = False

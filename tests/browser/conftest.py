@@ -186,6 +186,11 @@ class SessionDouble:
                 self.fast = body["value"]
             self.revision += 1
             return 200, self.controls()
+        # The navigation's count of questions waiting (the real service's lists, empty here).
+        if path == "/api/v1/permissions" and method == "GET":
+            return 200, {"permissions": []}
+        if path == "/api/v1/elicitations" and method == "GET":
+            return 200, {"elicitations": []}
         return 404, {"error": {"code": "API_NOT_FOUND", "message": path, "fault": "caller"}}
 
 

@@ -53,7 +53,7 @@ def live(pg: Page, seen: PageWatch, served: Served) -> None:
     # The page before the last ends with the last title.
     pg.get_by_role("button", name="Older").click()
     titles_shown = pg.locator("li[data-kind='notice']").filter(has_text="session title: t")
-    expect(titles_shown.last).to_have_text(f"session_infosession title: t{LIVE_TITLES - 1}")
+    expect(titles_shown.last).to_have_text(f"session infosession title: t{LIVE_TITLES - 1}")
     assert pg.evaluate("window.__longest") < LIVE_LONGEST_TASK_MS
     # Paging answers at once.
     pg.get_by_role("button", name="First").click()

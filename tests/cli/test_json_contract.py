@@ -120,3 +120,53 @@ def test_runs_and_show_name_the_host_and_the_column_appears_with_two_hosts(
     assert json_lines(baton(tmp_path, "show", record["id"], "--json").stdout)[0]["host"] == (
         "host-one"
     )
+
+
+#: Verbs with --json and a usage error each can make (a bad value, an unknown flag).
+USAGE_ERRORS = [
+    ("runs", "--json", "--limit", "0"),
+    ("runs", "--json", "--bogus"),
+    ("show", "--json"),
+    ("sessions", "--json", "--status", "nope"),
+    ("session", "show", "--json"),
+    ("journal", "show", "--json", "--limit", "x"),
+    ("recover", "--json"),
+    ("run", "--json"),
+    ("run", "--format", "json", "--timeout", "-1", "--agent-command", AGENT, "hi"),
+]
+
+
+def test_every_json_verb_prints_a_json_error_line_for_a_usage_error(tmp_path: Path) -> None:
+    for argv in USAGE_ERRORS:
+        done = baton(tmp_path, *argv)
+        assert done.returncode == exit_codes.USAGE, (argv, done.stderr)
+        [line] = json_lines(done.stdout)
+        assert line["type"] == "error" and line["exitCode"] == exit_codes.USAGE, argv
+        assert line["schemaVersion"] == SCHEMA_VERSION and line["errorCode"], argv
+        assert "error:" in done.stderr  # the usage text stays on stderr
+
+
+def test_a_failing_json_verb_prints_its_error_code_as_json(tmp_path: Path) -> None:
+    done = baton(tmp_path, "show", "run-nope", "--json")
+    assert done.returncode == exit_codes.USAGE
+    [line] = json_lines(done.stdout)
+    assert line["errorCode"] == "DATA_DIR_NOT_FOUND" and line["exitCode"] == exit_codes.USAGE
+    assert not json_lines(baton(tmp_path, "show", "run-nope").stdout)  # text: stderr only
+
+
+def test_a_missing_agent_exits_5_however_it_is_named(tmp_path: Path) -> None:
+    done = baton(tmp_path, "run", "--json", "--agent-command", "nonexistent-agent-x", "hi")
+    assert done.returncode == exit_codes.NOT_INSTALLED, done.stderr
+    [line] = json_lines(done.stdout)
+    assert (line["errorCode"], line["exitCode"]) == ("AGENT_LAUNCH_FAILED", 5)
+
+
+def test_a_program_that_is_not_an_acp_agent_says_so_and_exits_5(tmp_path: Path) -> None:
+    for program in ("true", "ls /"):
+        done = baton(tmp_path, "run", "--agent-command", program, "hi")
+        assert done.returncode == exit_codes.NOT_INSTALLED, (program, done.stderr)
+        assert "NOT_AN_ACP_AGENT: not an ACP agent" in done.stderr
+        assert "does not speak ACP" in done.stderr  # the next step
+    crashed = baton(tmp_path, "run", "--agent-command", "sh -c 'exit 3'", "hi")
+    assert crashed.returncode == exit_codes.TURN_FAILED  # an agent that crashed is reported so
+    assert "TRANSPORT_CLOSED" in crashed.stderr

@@ -20,11 +20,11 @@ def test_text_output_and_show(tmp_path: Path) -> None:
     assert "⟲ context compaction [completed]: Short summary" in err
     assert "(Bash)" in err
     summary = next(line for line in err.splitlines() if line.startswith("— "))
-    assert "42/200000 tokens · $1.5000 · turn " in summary and " in, " in summary
+    assert "42/200,000 tokens · $1.5000 · turn " in summary and " in, " in summary
     run_id = summary.rsplit("run ", 1)[1].strip()
     shown = baton(tmp_path, "show", run_id)
     assert shown.returncode == 0, shown.stderr
-    assert "usage      42/200000 tokens · $1.5000 · turn" in shown.stdout
+    assert "usage      42/200,000 tokens · $1.5000 · turn" in shown.stdout
     assert "notice" in shown.stdout and "[warning] Slow down — Retrying" in shown.stdout
     assert "[completed] Short summary" in shown.stdout
 
@@ -73,7 +73,7 @@ def test_v2_turn_usage_in_the_result_line_summary_and_show(tmp_path: Path) -> No
     text = baton(tmp_path, "run", "--protocol", "2", "--agent-command", agent, "cost 150; echo ok")
     assert text.returncode == 0, text.stderr
     summary = next(line for line in text.stderr.splitlines() if line.startswith("— "))
-    assert "42/200000 tokens · $1.5000 · turn " in summary and " in, " in summary
+    assert "42/200,000 tokens · $1.5000 · turn " in summary and " in, " in summary
     shown = baton(tmp_path, "show", summary.rsplit("run ", 1)[1].strip())
     assert shown.returncode == 0, shown.stderr
-    assert "usage      42/200000 tokens · $1.5000 · turn" in shown.stdout
+    assert "usage      42/200,000 tokens · $1.5000 · turn" in shown.stdout

@@ -15,6 +15,8 @@ import pexpect
 import pytest
 
 from baton.cli.permission_prompt import (
+    MAX_DIFF_LINE_CHARS,
+    MAX_DIFF_PREVIEW_LINES,
     MAX_DISPLAY_CHARS,
     TtyAsker,
     describe,
@@ -212,6 +214,33 @@ def test_describe_lists_a_bounded_number_of_paths() -> None:
     lines = describe(prompt)
     assert sum(line.startswith("  path: ") for line in lines) == 10
     assert lines[-1] == "  ... and 15 more paths"
+
+
+def _edit(old: str | None, new: str) -> list[str]:
+    diff = {"type": "diff", "path": "/w/a.txt", "oldText": old, "newText": new}
+    request = parse_permission_request(
+        {
+            "sessionId": "s",
+            "toolCall": {"toolCallId": "t", "kind": "edit", "title": "Write", "content": [diff]},
+            "options": [{"optionId": "a", "name": "A", "kind": "allow_once"}],
+        }
+    )
+    prompt = AskPrompt(
+        request, request.tool_call, request.options, LocalDecision(True, "c", "d"), "r"
+    )
+    return describe(prompt)
+
+
+def test_describe_shows_the_text_an_edit_would_write_escaped_and_bounded() -> None:
+    lines = _edit(None, "Hello,\n\x1b[2Jworld\n")
+    assert lines[-2:] == ["    +Hello,", "    +\\x1b[2Jworld"]
+    changed = _edit("keep\nold\n", "keep\nnew\n")
+    assert changed[-2:] == ["    -old", "    +new"]
+    many = _edit(None, "".join(f"line {n}\n" for n in range(40)))
+    assert many[-1] == f"    ... {40 - MAX_DIFF_PREVIEW_LINES} more lines"
+    assert sum(line.startswith("    +line") for line in many) == MAX_DIFF_PREVIEW_LINES
+    long = _edit(None, "x" * 1000)
+    assert long[-1] == "    +" + "x" * (MAX_DIFF_LINE_CHARS - 2) + "…"
 
 
 def test_describe_names_the_tool() -> None:

@@ -15,7 +15,7 @@ README = Path(__file__).parents[2] / "README.md"
 
 def library_example() -> str:
     text = README.read_text(encoding="utf-8")
-    section = text.split("## The library", 1)[1]
+    section = text.split("## The first turn from Python", 1)[1]
     match = re.search(r"```python\n(.*?)```", section, re.S)
     assert match is not None
     return match.group(1)
@@ -47,12 +47,13 @@ def test_the_public_names_a_caller_needs_are_exported() -> None:
 
 
 def test_library_errors_name_fields_not_flags() -> None:
+    from baton.errors import AgentLaunchFailed
     from baton.runtime.agents.launch import from_command
 
     for command in ("", "no-such-agent-anywhere", "a\0b"):
         try:
             from_command(command, {"PATH": "/nonexistent"})
-        except baton.ConfigurationError as exc:
+        except (baton.ConfigurationError, AgentLaunchFailed) as exc:
             assert "--" not in exc.message, exc.message
         else:  # pragma: no cover - the test fails
             raise AssertionError(command)

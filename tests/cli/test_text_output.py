@@ -90,7 +90,7 @@ def test_counts_usage_cost_and_plurals_in_the_summary() -> None:
     summary = err.getvalue().splitlines()[0]
     assert "1 tool call ·" in summary
     assert "permissions 1 granted, 1 denied, 1 cancelled" in summary
-    assert "1200/200000 tokens · $0.0123" in summary
+    assert "1,200/200,000 tokens · $0.0123" in summary
     assert permission_counts(views) == {"granted": 1, "denied": 1, "cancelled": 1}
     assert plural(1, "event") == "1 event" and plural(2, "segment") == "2 segments"
     assert usage_text(None) is None
@@ -169,6 +169,6 @@ def test_turn_usage_shows_only_what_was_sent() -> None:
     )
     assert (
         usage_text({"used": 43, "size": 200000, "turn": {"inputTokens": 5, "cachedReadTokens": 0}})
-        == "43/200000 tokens · turn (5 in, 0 cache read)"
+        == "43/200,000 tokens · turn (5 in, 0 cache read)"
     )
     assert usage_text({"used": 1, "size": 2}) == "1/2 tokens"

@@ -74,7 +74,7 @@ async def test_a_browser_without_the_token_gets_the_login_page(
         answer = await client.get(path)
         assert answer.status_code == 401, path
         assert answer.headers["content-type"] == "text/html; charset=utf-8"
-        assert b'<form method="post" action="/login">' in answer.content
+        assert b'<form method="post" action="/login"' in answer.content
         assert answer.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
         assert answer.headers["cache-control"] == "no-store"
     login = await client.get("/login")

@@ -141,7 +141,7 @@ def test_serve_page_sends_its_headers(wheel_smoke: ModuleType, tmp_path: Path) -
     env = {**inst.env, "BATON_SERVE_TOKEN": wheel_smoke.INSPECT_TOKEN}
     argv = [*inst.baton, "inspect", "--no-browser", "--port", "{port}", "--data-dir", "d"]
     with pytest.raises(wheel_smoke.CheckFailed, match="401"):
-        wheel_smoke.serve_page(argv, "/", env, inst.work)  # the 401 ends the wait
+        wheel_smoke.serve_page(argv, "/", env, inst.work, final_refusal=True)  # 401 ends it
 
 
 def test_the_import_check_fails_for_baton_from_the_checkout(

@@ -24,6 +24,11 @@ AGENT = [sys.executable, "-m", "baton.agents.scripted"]
 #: (which speaks only the draft) answers 2, which auto accepts.
 PROTOCOL_FLAGS = {"v1": (), "v2": ("--protocol", "2")}
 
+#: How long an interrupted turn waits for the agent's `cancelled` answer in these tests: long
+#: enough for a loaded machine (2 s was not, with the suite on two workers beside other work:
+#: an idle-bound turn ended FAILED instead of INTERRUPTED).
+INTERRUPT_SECONDS = 5.0
+
 #: The flags of the version the current test runs with (set by the ``protocol`` fixture).
 _protocol_flags: tuple[str, ...] = ()
 
@@ -45,7 +50,11 @@ def agent(*flags: str) -> list[str]:
 
 @pytest.fixture
 async def runtime(tmp_path: Path) -> AsyncIterator[Runtime]:
-    rt = Runtime(data_dir=tmp_path / "data", environ=dict(os.environ), interrupt_timeout=2.0)
+    rt = Runtime(
+        data_dir=tmp_path / "data",
+        environ=dict(os.environ),
+        interrupt_timeout=INTERRUPT_SECONDS,
+    )
     await rt.open()
     yield rt
     await rt.close()

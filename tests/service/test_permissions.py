@@ -99,10 +99,15 @@ async def test_nobody_answering_is_no_user_available(tmp_path: Path) -> None:
         await runtime.close()
 
 
+#: The turn budget of the run whose permission wait it bounds: it must cover the prompt up to
+#: the request on a loaded machine; the lane is started first, so it does not also cover the
+#: agent's start-up (a 1 s budget that did failed under contention: no request was asked).
+WAIT_BOUNDING_BUDGET_SECONDS = 5.0
+
+
 async def test_a_turn_budget_bounds_the_wait_as_in_the_cli(api: Api) -> None:
-    # The budget covers the agent's start too (its keeper and the agent, two interpreters on
-    # a loaded machine): long enough to reach the permission request, far below the wait.
-    run_id = await api.start("write d.txt hi", timeout=3.0)
+    await api.finish(await api.start("echo warm"))  # the lane is up before the budget starts
+    run_id = await api.start("write d.txt hi", timeout=WAIT_BOUNDING_BUDGET_SECONDS)
     view = await api.finish(run_id)
     [interaction] = view["interactions"]
     assert interaction["choice"] is None and interaction["chosenBy"] == "default"

@@ -533,3 +533,34 @@ def test_serve_refuses_a_store_that_is_not_a_postgresql_url(tmp_path: Path) -> N
     assert refused.returncode == 2
     assert "STORE_URL_INVALID" in refused.stderr and "Traceback" not in refused.stderr
     assert not (tmp_path / "d").exists()  # refused before anything was created
+
+
+def test_serve_status_and_stop_from_another_process(tmp_path: Path) -> None:
+    served = launch(tmp_path)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+
+    def serve(*flags: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "baton.cli.main", "serve", *flags],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    try:
+        running = serve("--status")
+        assert running.returncode == 0, running.stderr
+        assert f"running: pid {served.process.pid}, {served.url}" in running.stdout
+        as_json = orjson.loads(serve("--status", "--json").stdout)
+        assert (as_json["running"], as_json["pid"]) == (True, served.process.pid)
+        stopped = serve("--stop")
+        assert stopped.returncode == 0, stopped.stderr
+        assert f"stopped the service (pid {served.process.pid})" in stopped.stdout
+        assert served.process.wait(timeout=60) == 0  # its own graceful stop
+        gone = serve("--status")
+        assert gone.returncode == 1 and "no service runs on" in gone.stdout
+        assert serve("--stop").returncode == 0  # nothing to stop is not an error
+        assert serve("--status", "--stop").returncode == 2  # one or the other
+    finally:
+        stop(served)

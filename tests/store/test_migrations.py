@@ -27,7 +27,7 @@ TABLES = {
     "fleet_workers",
     "fleet_sessions",
     "run_events",
-    # Version 7 (issue 31): workspaces and their runs' snapshots.
+    # Version 8 (issue 31): workspaces and their runs' snapshots.
     "workspaces",
     "workspace_runs",
 }
@@ -178,7 +178,11 @@ def test_version_5_rebuilds_runs_for_cancelled_and_loses_nothing(tmp_path: Path)
         "runs_created",
         "runs_status_created",
     }
-    assert [row[1] for row in conn.execute("PRAGMA table_info(runs)")] == columns
+    # Version 7 (after 6) adds the count of open questions; nothing else changes.
+    assert [row[1] for row in conn.execute("PRAGMA table_info(runs)")] == [
+        *columns,
+        "pending_questions",
+    ]
     assert not conn.execute("PRAGMA foreign_key_check").fetchall()
     assert _tables(conn) == TABLES  # no rebuild table left behind
     # The new constraint: CANCELLED is a status, a made-up one still is not.

@@ -114,3 +114,38 @@ async def test_a_cancelled_run_ended_without_starting(store: Store) -> None:
     assert cancelled.ended_at is not None
     with pytest.raises(RunStatusTransitionInvalid, match="already CANCELLED"):
         await store.update_run_status(run.id, "STARTING")
+
+
+async def test_open_questions_move_a_running_run_through_awaiting_approval(store: Store) -> None:
+    run_id = await _run_in(store, "RUNNING")
+    first = store.set_pending_questions(run_id, 1)
+    assert (first.status, first.pending_questions) == ("AWAITING_APPROVAL", 1)
+    assert store.set_pending_questions(run_id, 2).status == "AWAITING_APPROVAL"
+    assert store.set_pending_questions(run_id, 1).status == "AWAITING_APPROVAL"
+    back = store.set_pending_questions(run_id, 0)
+    assert (back.status, back.pending_questions) == ("RUNNING", 0)
+    store.set_pending_questions(run_id, 1)
+    ended = await store.update_run_status(run_id, "INTERRUPTED")
+    assert (ended.status, ended.pending_questions) == ("INTERRUPTED", 0)  # cleared at the end
+    assert store.set_pending_questions(run_id, 3).pending_questions == 0  # ended: stays zero
+    with pytest.raises(ValueError):
+        store.set_pending_questions(run_id, -1)
+
+
+async def test_questions_outside_running_change_only_the_count(store: Store) -> None:
+    starting = await _run_in(store, "STARTING")
+    assert store.set_pending_questions(starting, 1).status == "STARTING"
+    interrupting = await _run_in(store, "AWAITING_APPROVAL")
+    await store.update_run_status(interrupting, "INTERRUPTING")
+    moved = store.set_pending_questions(interrupting, 0)
+    assert (moved.status, moved.pending_questions) == ("INTERRUPTING", 0)
+
+
+async def test_a_question_opened_before_running_makes_the_run_wait_once_running(
+    store: Store,
+) -> None:
+    run_id = await _run_in(store, "STARTING")
+    store.set_pending_questions(run_id, 1)  # the agent asked while RUNNING was being written
+    moved = await store.update_run_status(run_id, "RUNNING", expected="STARTING")
+    assert (moved.status, moved.pending_questions) == ("AWAITING_APPROVAL", 1)
+    assert store.set_pending_questions(run_id, 0).status == "RUNNING"

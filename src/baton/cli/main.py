@@ -90,7 +90,7 @@ def build_parser(verb: str | None = "*") -> argparse.ArgumentParser:
 
     from baton.cli import exit_codes
 
-    parser = _bounded_parser_class()(
+    parser = _parser_class()(
         prog="baton",
         description="Drive ACP coding agents safely, headlessly and durably.",
         epilog=_TOP_EXAMPLES + "\n" + exit_codes.EPILOG,
@@ -109,20 +109,44 @@ def build_parser(verb: str | None = "*") -> argparse.ArgumentParser:
     return parser
 
 
-def _bounded_parser_class() -> type[argparse.ArgumentParser]:
-    """argparse's parser whose usage errors echo at most a bounded part of what was typed
-    (``baton.errors.bounded_message``): "invalid choice: '<100 KB>'" stays one short line.
-    Subcommand parsers are of the same class (argparse builds them from their parent's).
-    Built on first use: the fast paths of this module never import argparse."""
+class ArgumentsRefused(SystemExit):
+    """argparse refused the command line (exit 2). A :class:`SystemExit`, as argparse's own
+    refusal is, so callers that expect that keep working; :func:`main` catches it to add the
+    JSON error line when ``--json`` was asked for."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(2)
+        self.message = message
+
+
+def _parser_class() -> type[argparse.ArgumentParser]:
+    """argparse's parser class for Baton, built on first use (the fast paths of this module
+    never import argparse)."""
     import argparse
 
     from baton.errors import bounded_message
 
-    class BoundedParser(argparse.ArgumentParser):
-        def error(self, message: str) -> NoReturn:
-            super().error(bounded_message(message))
+    class Parser(argparse.ArgumentParser):
+        """argparse's parser, whose usage errors raise :class:`ArgumentsRefused` after printing
+        what argparse prints (the usage line and ``PROG: error: MESSAGE`` on stderr). Every
+        subparser is of this class too (argparse gives subparsers their parent's class)."""
 
-    return BoundedParser
+        def error(self, message: str) -> NoReturn:
+            # What was typed is echoed bounded: "invalid choice: '<100 KB>'" stays one line.
+            message = bounded_message(message)
+            self.print_usage(sys.stderr)
+            print(f"{self.prog}: error: {message}", file=sys.stderr)
+            raise ArgumentsRefused(f"{self.prog}: {message}")
+
+    return Parser
+
+
+def _json_error(code: str, message: str, exit_code: int) -> None:
+    """The contract's JSON error line on stdout (imported only when a verb failed)."""
+    from baton.cli.json_output import write_json
+    from baton.views.contract import error_document
+
+    write_json(sys.stdout, error_document(code, message, exit_code))
 
 
 def _remember_parser(parser: argparse.ArgumentParser) -> None:
@@ -141,15 +165,22 @@ def main(
 ) -> int:
     """Run `baton` with ``argv``; return the exit code."""
     from baton.cli import exit_codes
+    from baton.cli.json_output import json_requested
     from baton.cli.terminal import error_line
     from baton.errors import BatonError
 
     words = list(sys.argv[1:] if argv is None else argv)
+    as_json = json_requested(words)
     parser = parser or build_parser(verb_of(words))
-    args, extra = parser.parse_known_args(words)
-    if extra:
-        reporter = getattr(args, "verb_parser", None) or parser
-        reporter.error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        args, extra = parser.parse_known_args(words)
+        if extra:
+            reporter = getattr(args, "verb_parser", None) or parser
+            reporter.error(f"unrecognized arguments: {' '.join(extra)}")
+    except ArgumentsRefused as refused:
+        if as_json:
+            _json_error("USAGE_ERROR", refused.message, exit_codes.USAGE)
+        return exit_codes.USAGE
     handler = getattr(args, "handler", None)
     if handler is None:
         parser.print_help()
@@ -161,7 +192,10 @@ def main(
         return reader_gone()
     except BatonError as exc:
         print(error_line(exc), file=sys.stderr)
-        return exit_codes.of_error(exc)
+        code = exit_codes.of_error(exc)
+        if as_json:
+            _json_error(exc.code, exc.message, code)
+        return code
     except KeyboardInterrupt:
         return exit_codes.INTERRUPTED
     return code

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import difflib
 import os
 import termios
 from collections.abc import Iterator, Mapping
@@ -41,6 +42,14 @@ from baton.wire.toolcalls import (
 MAX_DISPLAY_CHARS: Final = 300
 #: Paths (and diff summaries) listed for one tool call; the rest are counted.
 MAX_DISPLAY_PATHS: Final = 10
+#: Lines of a proposed edit's diff shown under its path (the text it would write, escaped); the
+#: rest are counted. Bounds the screen a prompt can fill, not what the user may inspect elsewhere.
+MAX_DIFF_PREVIEW_LINES: Final = 12
+#: Characters shown of one diff line.
+MAX_DIFF_LINE_CHARS: Final = 160
+#: Lines of old plus new text compared for the preview; past it only the first new lines show
+#: (a line-by-line match of huge files would stall the prompt).
+MAX_PREVIEW_COMPARED_LINES: Final = 2_000
 #: Characters kept of one typed answer; the rest are ignored (an answer is a number or ``c``).
 MAX_ANSWER_CHARS: Final = 16
 #: Unreadable answers accepted before the prompt gives up and answers cancelled.
@@ -59,6 +68,37 @@ def sanitize(text: str, limit: int = MAX_DISPLAY_CHARS) -> str:
     """``text`` safe to print: the terminal layer's one sanitizer
     (:func:`baton.cli.terminal.visible`), cut to ``limit`` characters with an ellipsis."""
     return visible(text, limit)
+
+
+def diff_preview(tool_call: Mapping[str, Any]) -> list[str]:
+    """What a proposed edit would write: the changed lines of its first ``diff`` item (v1
+    ``oldText``/``newText``) as ``+``/``-`` lines, escaped and bounded
+    (:data:`MAX_DIFF_PREVIEW_LINES` lines of :data:`MAX_DIFF_LINE_CHARS` characters)."""
+    items = tool_call.get("content")
+    if not isinstance(items, list):
+        return []
+    for item in items:
+        if not isinstance(item, dict) or item.get("type") != "diff":
+            continue
+        new_text, old_text = item.get("newText"), item.get("oldText")
+        if not isinstance(new_text, str):
+            continue
+        old = old_text.splitlines() if isinstance(old_text, str) else []
+        new = new_text.splitlines()
+        if len(old) + len(new) > MAX_PREVIEW_COMPARED_LINES:
+            changed = [f"+{line}" for line in new]  # too large to match: the text it writes
+        else:
+            changed = [
+                line
+                for line in difflib.unified_diff(old, new, lineterm="", n=0)
+                if line[:1] in "+-" and not line.startswith(("+++", "---"))
+            ]
+        shown = [f"    {sanitize(line, MAX_DIFF_LINE_CHARS)}" for line in changed]
+        if len(shown) > MAX_DIFF_PREVIEW_LINES:
+            rest = len(changed) - MAX_DIFF_PREVIEW_LINES
+            shown = [*shown[:MAX_DIFF_PREVIEW_LINES], f"    ... {rest} more lines"]
+        return shown
+    return []
 
 
 def describe(prompt: AskPrompt) -> list[str]:
@@ -91,6 +131,7 @@ def describe(prompt: AskPrompt) -> list[str]:
             lines.append(f"  path: {sanitize(path)}  +{stat.added} -{stat.removed} lines{bound}")
     if len(paths) > MAX_DISPLAY_PATHS:
         lines.append(f"  ... and {len(paths) - MAX_DISPLAY_PATHS} more paths")
+    lines += diff_preview(tool_call)
     if not prompt.local.permits_allow:
         lines.append(
             f"  Baton's local policy forbids allowing this: {sanitize(prompt.local.detail)}"

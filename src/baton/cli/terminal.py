@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 from collections.abc import Iterator, Mapping
 from typing import IO, Final
 
@@ -196,3 +197,10 @@ class Screen:
         """Stop the spinner and end an open reply line (before the summary)."""
         self.stop()
         self._end_reply_line()
+
+
+def plain_help(docstring: str) -> str:
+    """A module docstring as ``--help`` text: reST's literal and emphasis markup (````x````,
+    ``*x*``) as the plain backquotes and words a terminal reader expects."""
+    text = docstring.replace("``", "`")
+    return re.sub(r"(?<![*\w])\*([^*\s][^*]*?)\*(?![*\w])", r"\1", text)

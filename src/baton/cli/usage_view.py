@@ -9,15 +9,24 @@ from typing import Any, Final
 from baton.cli.terminal import visible
 
 
+def count_text(number: float) -> str:
+    """A count as people read it: ``1,000,000`` (never ``1e+06``); a fraction keeps ``:g``."""
+    if isinstance(number, float) and not number.is_integer():
+        return f"{number:g}"
+    return f"{int(number):,}"
+
+
 def usage_text(usage: dict[str, Any] | None) -> str | None:
-    """``42/200000 tokens · $0.0123`` from a usage event, or None."""
+    """``42/200,000 tokens · $0.0123`` from a usage event, or None."""
     if not usage:
         return None
     parts = []
     used, size = usage.get("used"), usage.get("size")
     if isinstance(used, int | float):
         parts.append(
-            f"{used:g}/{size:g} tokens" if isinstance(size, int | float) else f"{used:g} tokens"
+            f"{count_text(used)}/{count_text(size)} tokens"
+            if isinstance(size, int | float)
+            else f"{count_text(used)} tokens"
         )
     cost = usage.get("cost")
     if isinstance(cost, dict) and isinstance(cost.get("amount"), int | float):

@@ -19,7 +19,7 @@ import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from baton.errors import (
     BatonError,
@@ -49,6 +49,7 @@ from baton.runtime.permissions.policies import (
     parse_policy,
 )
 from baton.runtime.sessions.setup import SetupEnded, SetupWindow, open_session
+from baton.runtime.tracing import traced, tracer_for
 from baton.runtime.turns.context import RunContext
 from baton.runtime.turns.controls import (
     ControlSet,
@@ -83,6 +84,9 @@ from baton.wire.budget import (
     resolve_idle_bound,
 )
 from baton.wire.capabilities import NO_ELICITATION, ElicitationOffer
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import TracerProvider
 
 __all__ = [
     "AgentNotInstalled",
@@ -194,8 +198,12 @@ class Runtime:
         elicitor: Elicitor | None = None,
         elicitation_policies: frozenset[PolicyName] | None = None,
         workspace_root: str | os.PathLike[str] | None = None,
+        tracer_provider: TracerProvider | None = None,
     ) -> None:
         self.environ = dict(os.environ if environ is None else environ)
+        #: The OpenTelemetry tracer runs are traced with (``tracer_provider``'s, else the
+        #: global provider's when the ``otel`` extra is installed), or None: not traced.
+        self.tracer = tracer_for(self.environ, tracer_provider)
         self.data_dir = resolve_data_dir(
             str(data_dir) if data_dir is not None else None, self.environ
         )
@@ -445,7 +453,21 @@ class Runtime:
         whose ``interrupt()`` is the clean stop): the prompt may still run, so the run is
         recorded RECOVERY_REQUIRED (``CALLER_CANCELLED``), what streamed so far is written,
         and the session is released; the lane stays usable. Those writes are shielded from a
-        second cancellation. Before the run is created nothing is written."""
+        second cancellation. Before the run is created nothing is written.
+
+        Traced (OpenTelemetry, the ``otel`` extra; docs/tracing.md) when :attr:`tracer` is
+        set: the spans are built from the same redacted events."""
+        with traced(self.tracer, on_event) as observed:
+            return await self._run(request, on_event=observed, on_turn=on_turn)
+
+    async def _run(
+        self,
+        request: RunRequest,
+        *,
+        on_event: Callable[[RunEvent], None] | None,
+        on_turn: Callable[[Turn], None] | None,
+    ) -> RunResult:
+        """:meth:`run`, once its events are observed."""
         await self.open()
         assert self.store is not None and self.recorder is not None
         sink = on_event or (lambda _event: None)

@@ -55,8 +55,9 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-#: Paths served without a token: the login page (it says how to get in, and holds nothing).
-PUBLIC_PATHS: Final = frozenset({"/login"})
+#: Paths served without a token: the login page (it says how to get in, and holds nothing),
+#: and the stylesheet and icon it shows with (static package files, nothing of the user's).
+PUBLIC_PATHS: Final = frozenset({"/login", "/inspector/inspector.css", "/inspector/favicon.svg"})
 #: The inspector's file shown to a browser without a token (and at ``/login``).
 LOGIN_PAGE_ASSET: Final = "login.html"
 #: Methods that change nothing (the Origin rule applies to every other method).

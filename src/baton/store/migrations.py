@@ -320,14 +320,19 @@ V6: Final[Migration] = (
     "CREATE INDEX conversations_used ON conversations (last_used_at, created_at, id)",
 )
 
+#: Version 7: how many questions (permission requests, elicitations) a run has open with a
+#: person, so every surface (``baton runs``, the API, the inspector) shows the same count; the
+#: run is AWAITING_APPROVAL while it is above zero (issue 30).
+V7: Final[Migration] = ("ALTER TABLE runs ADD COLUMN pending_questions INTEGER NOT NULL DEFAULT 0",)
+
 _WORKSPACE_KINDS = ("worktree", "dir")
 _WORKSPACE_STATES = ("ACTIVE", "REMOVED")
 
-#: Version 7 (issue 31, workspaces): each workspace Baton created or used (a worktree of a
+#: Version 8 (issue 31, workspaces): each workspace Baton created or used (a worktree of a
 #: repository on a branch of its own, or a directory), the host it lives on, the session it
 #: belongs to, and each run's snapshots before and after its turn (the comparison's two
 #: sides; the changes themselves are the run's ``workspace_changes`` item).
-V7: Final[Migration] = (
+V8: Final[Migration] = (
     f"""
     CREATE TABLE workspaces (
         name         TEXT PRIMARY KEY,
@@ -360,7 +365,7 @@ V7: Final[Migration] = (
     "CREATE INDEX workspace_runs_workspace ON workspace_runs (workspace, created_at)",
 )
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7)
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7, V8)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)

@@ -136,6 +136,9 @@ class Run:
     updated_at: str
     #: The Baton process that runs it (``pid:start-ticks``), see baton.store.owner.
     owner: str | None = None
+    #: Questions (permission requests, elicitations) open with a person; the run is
+    #: AWAITING_APPROVAL while this is above zero.
+    pending_questions: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,6 +18,7 @@ from typing import Any, Final, TypeVar
 
 from baton.errors import StoreConflict, StoreUnavailable
 from baton.store.models import RunStatus
+from baton.store.run_status import reached
 from baton.store.store import Store
 
 _T = TypeVar("_T")
@@ -67,7 +68,7 @@ async def status_written(store: Store, run_id: str, status: RunStatus, **fields:
 
     async def write() -> None:
         nonlocal tried
-        if tried and store.get_run(run_id).status == status:
+        if tried and reached(store.get_run(run_id).status, status):
             return  # the try that was cut off had committed
         tried = True
         await store.update_run_status(run_id, status, **fields)
@@ -75,5 +76,5 @@ async def status_written(store: Store, run_id: str, status: RunStatus, **fields:
     try:
         await until_stored(write)
     except StoreConflict:
-        if store.get_run(run_id).status != status:
+        if not reached(store.get_run(run_id).status, status):
             raise  # another writer moved it elsewhere; one that moved it here agrees with us

@@ -18,8 +18,9 @@ run's status) calls it inside the write's transaction. Built from what Baton wri
   without starting. Only a QUEUED run may become CANCELLED (``QueuedRun.cancel``: nothing of
   it was started, nothing reached an agent); a run that started is interrupted, never
   cancelled.
-- AWAITING_APPROVAL (a turn waiting for a permission answer) is in the schema but not yet
-  written by the runtime; its edges are those of RUNNING it pauses.
+- AWAITING_APPROVAL: a turn with a question (permission request, elicitation) open with a
+  person (runtime/turns/questions.py through :meth:`Store.set_pending_questions`); back to
+  RUNNING when the last is answered. Its other edges are those of RUNNING it pauses.
 
 The final statuses (COMPLETED, FAILED, INTERRUPTED, LOST, CANCELLED) have no way out. A status never
 "moves" to itself: a repeated write is a caller's bug, and refused like any other edge that
@@ -61,6 +62,13 @@ RUN_STATUS_TRANSITIONS: Final[Mapping[RunStatus, frozenset[RunStatus]]] = {
 #: Statuses a run may be created in: QUEUED (the default), STARTING (``baton run``) or
 #: RUNNING (a run recorded once its prompt is already out, as recovery tests do).
 INITIAL_RUN_STATUSES: Final = _to("QUEUED", "STARTING", "RUNNING")
+
+
+def reached(current: str, wanted: str) -> bool:
+    """Whether a run in ``current`` is where a write of ``wanted`` leaves it: the same status,
+    or AWAITING_APPROVAL for RUNNING (a run with a question already open starts waiting:
+    :meth:`Store.update_run_status`)."""
+    return current == wanted or (wanted == "RUNNING" and current == "AWAITING_APPROVAL")
 
 
 def check_run_transition(run_id: str, current: str, new: str) -> None:

@@ -32,7 +32,7 @@ from baton.store.run_status import check_initial_status, check_run_transition
 RUN_COLUMNS: Final = (
     "id, session_id, server_instance_id, status, stop_reason, prompt_text, error_code, "
     "diagnostic, skipped_frames, violations, recovery_reason, policy, unattended, prompt_ref, "
-    "response_ref, created_at, started_at, ended_at, updated_at, owner"
+    "response_ref, created_at, started_at, ended_at, updated_at, owner, pending_questions"
 )
 
 
@@ -188,6 +188,16 @@ class RunRecords(StoreDatabase):
                 raise RecordNotFound(f"no run {run_id!r}")
             current = row[0]
             check_run_transition(run_id, current, status)
+            if status == "RUNNING" and current in ("STARTING", "QUEUED"):
+                # A question opened before RUNNING was written (the agent asked at once, while
+                # the prompt's own record was being written): the run goes on to wait, along
+                # the table's RUNNING -> AWAITING_APPROVAL edge, in this one write.
+                waiting = conn.execute(
+                    "SELECT pending_questions FROM runs WHERE id = ?", (run_id,)
+                ).fetchone()
+                if waiting is not None and int(waiting[0] or 0) > 0:
+                    check_run_transition(run_id, status, "AWAITING_APPROVAL")
+                    status = "AWAITING_APPROVAL"
             if allowed is not None and current not in allowed:
                 raise StoreConflict(
                     f"run {run_id} is {current}, not {' or '.join(sorted(allowed))}"
@@ -204,7 +214,8 @@ class RunRecords(StoreDatabase):
                 "skipped_frames = COALESCE(?, skipped_frames), "
                 "violations = COALESCE(?, violations), "
                 "response_ref = COALESCE(?, response_ref), owner = COALESCE(?, owner), "
-                "started_at = COALESCE(started_at, ?), ended_at = COALESCE(ended_at, ?) "
+                "started_at = COALESCE(started_at, ?), ended_at = COALESCE(ended_at, ?), "
+                "pending_questions = CASE WHEN ? THEN 0 ELSE pending_questions END "
                 "WHERE id = ?",
                 (
                     status,
@@ -220,8 +231,38 @@ class RunRecords(StoreDatabase):
                     owner,
                     started,
                     ended,
+                    # An ended run has no question open (each was withdrawn with its turn).
+                    ended is not None,
                     run_id,
                 ),
+            )
+        return self.get_run(run_id)
+
+    def set_pending_questions(self, run_id: str, count: int) -> Run:
+        """Record that ``count`` questions of the run wait for a person, and move the run
+        through the run-status table with it: RUNNING becomes AWAITING_APPROVAL when the
+        first opens, AWAITING_APPROVAL becomes RUNNING when the last closes. In any other
+        status (STARTING, INTERRUPTING, an outcome) only the count is written; an ended run
+        keeps zero. One transaction; no-op for an unknown run id is refused (RecordNotFound)."""
+        if count < 0:
+            raise ValueError("a count of questions is never negative")
+        with self._tx() as conn:
+            row = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
+            if row is None:
+                raise RecordNotFound(f"no run {run_id!r}")
+            current = row[0]
+            status = current
+            if count > 0 and current == "RUNNING":
+                status = "AWAITING_APPROVAL"
+            elif count == 0 and current == "AWAITING_APPROVAL":
+                status = "RUNNING"
+            if status != current:
+                check_run_transition(run_id, current, status)
+            if current in ENDED_RUN_STATUSES:
+                count = 0
+            conn.execute(
+                "UPDATE runs SET status = ?, pending_questions = ?, updated_at = ? WHERE id = ?",
+                (status, count, self._now(), run_id),
             )
         return self.get_run(run_id)
 
@@ -275,4 +316,5 @@ def _run(row: Sequence[Any]) -> Run:
         ended_at=row[17],
         updated_at=row[18],
         owner=row[19],
+        pending_questions=int(row[20] or 0),
     )

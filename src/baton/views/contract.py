@@ -85,3 +85,13 @@ def plain(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return [plain(item) for item in value]
     return value
+
+
+def error_document(code: str, message: str, exit_code: int, **extra: Any) -> dict[str, Any]:
+    """The one JSON error line every verb prints on stdout with ``--json`` when it fails
+    (a refused run, a usage error, any Baton error): ``{"type": "error", "errorCode",
+    "message", "exitCode", ..., "schemaVersion"}``; ``extra`` adds fields (``hint``,
+    ``runId``)."""
+    return document(
+        {"type": "error", "errorCode": code, "message": message, "exitCode": exit_code, **extra}
+    )

@@ -47,6 +47,9 @@ def run_contexts(store: Store, runs: Sequence[Run]) -> list[dict[str, Any]]:
         session = sessions.get(run.session_id) if run.session_id else None
         contexts.append(
             {
+                # The run's id under the name every other object uses (``id`` is kept,
+                # deprecated, until the next schema version: docs/events.md).
+                "run_id": run.id,
                 "agent": server.profile
                 if server is not None
                 else (session.profile if session else None),

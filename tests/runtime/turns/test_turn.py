@@ -104,6 +104,8 @@ class StandInRecorder:
     #: Item appends that fail as a shared store's outage would (the first ones commit first).
     items_cut: int = 0
     items_after: list[int | None] = field(default_factory=list)
+    #: Each count of open questions written (runtime/turns/questions.py).
+    questions: list[int] = field(default_factory=list)
 
     async def prompt_submitted(self, run_id: str, prompt_ref: object) -> None:
         self.submitted.append(prompt_ref)
@@ -115,6 +117,9 @@ class StandInRecorder:
 
     async def interaction(self, *args: Any) -> None:
         return None
+
+    async def pending_questions(self, run_id: str, count: int) -> None:
+        self.questions.append(count)
 
     def items(self, run_id: str, items: Any, *, after: int | None = None) -> None:
         self.items_after.append(after)
@@ -277,6 +282,10 @@ async def test_an_interrupt_with_no_answer_in_time_is_recovery_required(rig: Rig
         "INTERRUPT_DEADLINE_EXPIRED",
     )
     assert rig.lane.quarantined == ["the interrupt deadline expired"]
+    # A v1 session is not told about v2's idle state.
+    assert outcome.recovery_reason is not None
+    assert outcome.recovery_reason.startswith("session/cancel got no prompt answer within")
+    assert "v2" not in outcome.recovery_reason
 
 
 async def test_a_loss_mid_turn_is_ambiguous_and_later_losses_change_nothing(rig: Rig) -> None:

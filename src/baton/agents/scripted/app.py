@@ -35,6 +35,10 @@ def build_parser(prog: str = "python -m baton.agents.scripted") -> argparse.Argu
 
 async def serve(options: AgentOptions, input_fd: int, output_fd: int, error_fd: int) -> int:
     """Run the agent on these descriptors until it exits; return its exit code."""
+    if options.startup_delay > 0:
+        # A real adapter's start-up (claude-agent-acp: seconds before it answers anything):
+        # nothing is read before it ends, so the client's initialize waits it out.
+        await asyncio.sleep(options.startup_delay)
     agent = ScriptedAgent(options, RawWriter(output_fd), RawWriter(error_fd))
     return await agent.serve(input_fd)
 

@@ -38,6 +38,9 @@ _CAP_PATH: Final = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*
 #: Where the default state directory lives under the user's cache directory.
 DEFAULT_STATE_SUBDIR: Final = Path("baton", "scripted-agent")
 
+#: Longest ``--startup-delay`` accepted (seconds): a stand-in for a slow adapter, not a hang.
+MAX_STARTUP_DELAY_SECONDS: Final = 60.0
+
 #: Highest protocol version ``--protocol-version`` accepts (the wire field is a uint16).
 MAX_PROTOCOL_VERSION: Final = 65535
 
@@ -151,6 +154,9 @@ class AgentOptions:
     prompt_log: Path | None = None
     max_frame_bytes: int = DEFAULT_MAX_FRAME_BYTES
     verbose: bool = False
+    #: Seconds the process waits before it reads anything (``--startup-delay``): stands in for
+    #: a real adapter's slow start in benchmarks of the warm path.
+    startup_delay: float = 0.0
 
     @property
     def auth_method_ids(self) -> tuple[str, ...]:
@@ -370,6 +376,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help=f"cap on one inbound frame (default: {DEFAULT_MAX_FRAME_BYTES})",
     )
     behaviour.add_argument(
+        "--startup-delay",
+        metavar="SECONDS",
+        help=f"wait this long before reading anything, like a slow adapter's start "
+        f"(0-{MAX_STARTUP_DELAY_SECONDS:g}; default 0)",
+    )
+    behaviour.add_argument(
         "--verbose",
         action="store_true",
         default=None,
@@ -423,9 +435,23 @@ def options_from_namespace(args: argparse.Namespace) -> AgentOptions:
         changes["state_dir"] = default_state_dir(os.environ)
     if getattr(args, "prompt_log", None) is not None:
         changes["prompt_log"] = Path(str(args.prompt_log)).expanduser().resolve()
+    if getattr(args, "startup_delay", None) is not None:
+        changes["startup_delay"] = _startup_delay(str(args.startup_delay))
     if args.max_frame_bytes is not None:
         changes["max_frame_bytes"] = validate_frame_cap(args.max_frame_bytes)
     return replace(options, **changes)
+
+
+def _startup_delay(text: str) -> float:
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not 0 <= seconds <= MAX_STARTUP_DELAY_SECONDS:
+        raise ConfigurationError(
+            f"--startup-delay takes seconds from 0 to {MAX_STARTUP_DELAY_SECONDS:g}, got {text!r}"
+        )
+    return seconds
 
 
 def _protocol_version(text: str) -> int | None:

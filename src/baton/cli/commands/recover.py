@@ -27,9 +27,10 @@ import sys
 from typing import Any, Final
 
 from baton.cli import exit_codes
+from baton.cli.commands.show import choice_text
 from baton.cli.json_output import write_json
 from baton.cli.store_access import open_store
-from baton.cli.terminal import visible
+from baton.cli.terminal import plain_help, visible
 from baton.errors import BatonError, RunNotRecoverable, UsageError
 from baton.redaction import redact_text
 from baton.runtime.runtime import Runtime
@@ -56,7 +57,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser = subparsers.add_parser(
         "recover",
         help="inspect and settle a RECOVERY_REQUIRED run",
-        description=__doc__,
+        description=plain_help(__doc__ or ""),
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -152,7 +153,7 @@ def _print_known(known: dict[str, Any], as_json: bool) -> None:
             summary = str(content.get("title") or content.get("text") or "")
         print(f"  - {item['kind']}: {visible(summary, 120)}")
     for interaction in known["interactions"]:
-        print(f"permission {interaction['state']} choice={visible(str(interaction['choice']), 80)}")
+        print(f"permission {interaction['state']} choice={choice_text(interaction['choice'])}")
     print("journal    (stream text is masked in the journal; routing and status are kept)")
     for entry in known["journal_tail"]:
         print(

@@ -56,7 +56,7 @@ from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS, Turn
 from baton.runtime.workspaces.tracking import split_workspace_flag
 from baton.store.location import resolve_store
-from baton.views.contract import SCHEMA_VERSION
+from baton.views.contract import SCHEMA_VERSION, error_document
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS
 from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
 from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice
@@ -448,7 +448,15 @@ class TextPrinter:
             reason = visible(str(data.get("reason") or data.get("reasonCode") or ""), 120)
             self._note(f"{self.screen.style('✗', 'red')} permission: cancelled ({reason})")
 
-    def summary(self, result: RunResult, exit_code: int, fail_on_denied: bool) -> None:
+    def summary(
+        self,
+        result: RunResult,
+        exit_code: int,
+        fail_on_denied: bool,
+        session: str | None = None,
+    ) -> None:
+        """The run's last stderr lines: stop reason, counts, usage, time, the run (and the
+        named session it was a turn of), then the error and the next step."""
         self.flush_thought()
         self.screen.end()
         counts = permission_counts(result.permissions)
@@ -465,6 +473,8 @@ class TextPrinter:
         if usage:
             parts.append(usage)
         parts += [f"{result.duration_ms / 1000:.1f}s", f"run {result.run_id}"]
+        if session is not None:
+            parts.append(f"session {visible(session, 64)}")
         if result.workspace_changes is not None:
             self._note(counts_line(result.workspace_changes))
             for line in unreported_lines(result.workspace_changes):
@@ -509,6 +519,11 @@ def next_step(result: RunResult, exit_code: int) -> str | None:
         )
     if exit_code == exit_codes.AUTH_REQUIRED:
         return "sign in with the agent's own command, then run again (`baton doctor --live` shows its methods)"
+    if result.error_code == "NOT_AN_ACP_AGENT":
+        return (
+            "the command ran but does not speak ACP: name an ACP adapter (or its ACP flag); "
+            "`baton doctor` lists the agents it found"
+        )
     if exit_code == exit_codes.NOT_INSTALLED:
         return (
             "install the agent or point BATON_*_ACP_BIN at it; `baton doctor` shows what was found"
@@ -667,16 +682,7 @@ def _refused(exc: BatonError, fmt: str, hint: str | None) -> int:
     if hint:
         print(f"hint: {hint}", file=sys.stderr)
     if fmt == "json":
-        write_json(
-            sys.stdout,
-            {
-                "type": "error",
-                "errorCode": exc.code,
-                "message": exc.message,
-                "hint": hint,
-                "exitCode": code,
-            },
-        )
+        write_json(sys.stdout, error_document(exc.code, exc.message, code, hint=hint))
     return code
 
 
@@ -942,7 +948,7 @@ class _RunSession:
         try:
             if self.printer is not None:
                 self.printer.usage = self.usage
-                self.printer.summary(result, exit_code, self.fail_on_denied)
+                self.printer.summary(result, exit_code, self.fail_on_denied, self.session_name)
             else:
                 event = self.result_event or result.to_event()
                 write_json(

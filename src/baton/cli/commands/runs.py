@@ -33,7 +33,7 @@ EXAMPLES: Final = """examples:
   baton runs --limit 5
   baton runs --status recovery_required
   baton runs --status cancelled --store postgresql://baton@db/baton
-  baton runs --json | jq -r .id
+  baton runs --json | jq -r .runId
 """
 
 
@@ -135,9 +135,12 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     with_host = show_host_column(rows, shared=shared)
     host_header = f"{'HOST':<{HOST_COLUMN_CHARS}} " if with_host else ""
+    # Questions waiting for a person: a column only when some run has one.
+    with_waiting = any(row.get("pendingQuestions") for row in rows)
+    waiting_header = f"{'WAITING':>7} " if with_waiting else ""
     out.write(
-        f"{'RUN':<24} {'STATUS':<18} {'STOP':<10} {'AGENT':<8} {host_header}{'TIME':>7}  "
-        f"{'CWD':<{CWD_COLUMN_CHARS}}  PROMPT\n"
+        f"{'RUN':<24} {'STATUS':<18} {waiting_header}{'STOP':<10} {'AGENT':<8} {host_header}"
+        f"{'TIME':>7}  {'CWD':<{CWD_COLUMN_CHARS}}  PROMPT\n"
     )
     for row in rows:
         prompt = visible(row["promptText"].replace("\n", " "), PROMPT_COLUMN_CHARS)
@@ -145,8 +148,9 @@ def run(args: argparse.Namespace) -> int:
         host = ""
         if with_host:
             host = f"{visible(row.get('host') or '-', HOST_COLUMN_CHARS):<{HOST_COLUMN_CHARS}} "
+        waiting = f"{row.get('pendingQuestions') or '-':>7} " if with_waiting else ""
         out.write(
-            f"{row['id']:<24} {row['status']:<18} {row['stopReason'] or '-':<10} "
+            f"{row['runId']:<24} {row['status']:<18} {waiting}{row['stopReason'] or '-':<10} "
             f"{visible(row['agent'] or '-', 8):<8} {host}"
             f"{_duration(row['durationSeconds']):>7}  {cwd:<{CWD_COLUMN_CHARS}}  {prompt}\n"
         )

@@ -32,6 +32,8 @@ EXAMPLES: Final = """examples:
   baton serve --port 8765 --open       # a fixed port, and open the browser
   baton serve --policy auto-edits      # runs that name no policy use auto-edits
   baton serve --store postgresql://baton@db/baton   # the fleet's shared store (docs/fleet.md)
+  baton serve --status                 # is a service running on the data directory?
+  baton serve --stop                   # stop it (gracefully) and wait
   curl -H "Authorization: Bearer $(jq -r .token ~/.local/share/baton/serve.json)" \\
        http://127.0.0.1:8765/api/v1/runs
 """
@@ -106,6 +108,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"bytes a slow event-stream client may lag (default {SUBSCRIBER_QUEUE_BYTES})",
     )
     parser.add_argument("--open", action="store_true", help="open the service in a browser")
+    control = parser.add_mutually_exclusive_group()
+    control.add_argument(
+        "--status",
+        action="store_true",
+        help="say whether a service runs on the data directory (exit 0 if so, 1 if not)",
+    )
+    control.add_argument(
+        "--stop",
+        action="store_true",
+        help="stop the data directory's service (its graceful SIGTERM stop) and wait for it",
+    )
+    parser.add_argument("--json", action="store_true", help="with --status/--stop: one JSON object")
     parser.add_argument(
         "--config", "--config-file", metavar="FILE", dest="config_file", help="config file"
     )
@@ -136,7 +150,15 @@ def _count(value: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Handle `baton serve`."""
+    """Handle `baton serve` (and its ``--status`` and ``--stop``)."""
+    if args.status or args.stop:
+        from baton.cli.commands import serve_control
+        from baton.store import resolve_data_dir
+
+        data_dir = resolve_data_dir(args.data_dir)
+        if args.status:
+            return serve_control.status(data_dir, as_json=args.json)
+        return serve_control.stop(data_dir, as_json=args.json)
     options = ServeOptions(
         host=args.host,
         port=args.port,

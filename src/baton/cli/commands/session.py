@@ -42,7 +42,7 @@ from baton.store import (
     resolve_data_dir,
 )
 from baton.store.owner import current_host
-from baton.views.contract import SCHEMA_VERSION, document
+from baton.views.contract import SCHEMA_VERSION, document, error_document
 from baton.views.sessions import queued_session_rows, record_json, view_json
 
 _T = TypeVar("_T")
@@ -354,14 +354,11 @@ def _new(args: argparse.Namespace) -> int:
         if args.json:
             write_json(
                 sys.stdout,
-                document(
-                    {
-                        "type": "error",
-                        "error_code": exc.result.error_code,
-                        "message": exc.result.message,
-                        "run_id": exc.result.run_id,
-                        "exit_code": exc.result.exit_code,
-                    }
+                error_document(
+                    exc.result.error_code or exc.code,
+                    exc.result.message or exc.message,
+                    exc.result.exit_code or exit_codes.TURN_FAILED,
+                    runId=exc.result.run_id,
                 ),
             )
         return exc.result.exit_code or exit_codes.TURN_FAILED

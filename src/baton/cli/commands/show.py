@@ -33,6 +33,11 @@ EXAMPLES: Final = """examples:
 """
 
 
+def choice_text(choice: object) -> str:
+    """A permission's chosen option id as shown, ``-`` when none was chosen (cancelled)."""
+    return "-" if choice is None else visible(str(choice), 80)
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``show`` verb."""
     parser = subparsers.add_parser(
@@ -155,7 +160,7 @@ def print_view(view: dict[str, Any]) -> None:
             print(line)
     for interaction in view["interactions"]:
         print(
-            f"permission {interaction['state']:<9} choice={visible(str(interaction['choice']), 80)} "
+            f"permission {interaction['state']:<9} choice={choice_text(interaction['choice'])} "
             f"by={interaction['chosen_by']} {visible(interaction['reason'] or '', 200)}"
         )
     for observation in view["observations"]:

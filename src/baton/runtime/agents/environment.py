@@ -232,6 +232,41 @@ OPENCODE_GROUP: Final = group(
     ("OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR"),
 )
 
+_OTEL_HEADER_KEYS: Final = (
+    "OTEL_EXPORTER_OTLP_HEADERS",
+    "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+    "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+    "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+)
+
+#: OpenTelemetry's standard SDK variables, for an agent that exports its own telemetry (ACP's
+#: guidance: the client sets the standard ``OTEL_*`` variables). Never in a built-in contract:
+#: a profile gets it only when the user names it (``env_groups = ["otel"]``, docs/tracing.md).
+#: The OTLP headers usually carry an exporter's credentials, so they are sensitive.
+OTEL_GROUP: Final = group(
+    "otel",
+    (
+        "OTEL_SDK_DISABLED",
+        "OTEL_SERVICE_NAME",
+        "OTEL_RESOURCE_ATTRIBUTES",
+        "OTEL_PROPAGATORS",
+        "OTEL_TRACES_EXPORTER",
+        "OTEL_METRICS_EXPORTER",
+        "OTEL_LOGS_EXPORTER",
+        "OTEL_TRACES_SAMPLER",
+        "OTEL_TRACES_SAMPLER_ARG",
+        "OTEL_EXPORTER_OTLP_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "OTEL_EXPORTER_OTLP_TIMEOUT",
+        "OTEL_EXPORTER_OTLP_CERTIFICATE",
+        *_OTEL_HEADER_KEYS,
+    ),
+    _OTEL_HEADER_KEYS,
+)
+
 #: The groups a user's config file may name (``env_groups``), by name. The base group is always
 #: part of every contract and is not named.
 SHARED_GROUPS: Final[Mapping[str, KeyGroup]] = {
@@ -246,6 +281,7 @@ SHARED_GROUPS: Final[Mapping[str, KeyGroup]] = {
         CURSOR_GROUP,
         GROK_GROUP,
         OPENCODE_GROUP,
+        OTEL_GROUP,
     )
 }
 

@@ -7,6 +7,7 @@ environment, the secrets to redact, the frame cap, and the permission policies i
 
 from __future__ import annotations
 
+import errno
 import os
 import shlex
 import shutil
@@ -15,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
-from baton.errors import ConfigurationError
+from baton.errors import AgentLaunchFailed, ConfigurationError
 from baton.runtime.agents.environment import BASE_GROUP, filter_environment, sensitive_values
 from baton.runtime.agents.profiles import ALL_POLICIES, Profile
 from baton.runtime.agents.review_lane import REVIEW_LANE, review_argv
@@ -144,7 +145,11 @@ def from_command(
             argv = [*SCRIPTED_AGENT, *argv[3:]]
             found = SCRIPTED_AGENT[0]
         if found is None:
-            raise ConfigurationError(f"the agent executable {executable!r} was not found on PATH")
+            raise AgentLaunchFailed(
+                executable,
+                f"the agent executable {executable!r} was not found on PATH",
+                errno.ENOENT,
+            )
         resolved = os.path.abspath(found)
     for key in env_keys:
         if not key or "=" in key or "\0" in key:

@@ -63,10 +63,15 @@ def refuse_unless_promptable(record: Conversation, recovery_run: str | None = No
             f"session {record.name} is closed; start another with `baton session new`"
         )
     if record.status == "RECOVERY_REQUIRED":
-        run = recovery_run or "RUN"
+        run = recovery_run or "its id: `baton runs --status recovery_required`"
+        settle = (
+            f"`baton recover {recovery_run}`"
+            if recovery_run
+            else "`baton recover` (the run listed by `baton runs --status recovery_required`)"
+        )
         raise SessionRecoveryRequired(
             f"session {record.name} has a run whose outcome is unknown ({run}); its prompt is "
-            f"never replayed. Settle it with `baton recover {run}` (e.g. --mark-failed), then "
+            f"never replayed. Settle it with {settle} (e.g. --mark-failed), then "
             "prompt again"
         )
 

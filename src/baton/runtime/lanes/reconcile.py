@@ -16,11 +16,14 @@ from typing import Final
 from baton.store import ACTIVE_RUN_STATUSES, Store, StoreConflict
 from baton.store.owner import owner_alive
 
-#: What a reconciled run's record says about why it needs the user.
-RECONCILED_REASON: Final = (
-    "Baton stopped while this turn was in flight. ACP has no prompt-status read method, so Baton "
-    "will not replay the ambiguous prompt: inspect it with `baton recover RUN`."
-)
+
+def reconciled_reason(run_id: str) -> str:
+    """What a reconciled run's record says about why it needs the user (with its own id)."""
+    return (
+        "Baton stopped while this turn was in flight. ACP has no prompt-status read method, so "
+        f"Baton will not replay the ambiguous prompt: inspect it with `baton recover {run_id}`."
+    )
+
 
 #: The stable code on a reconciled run.
 RECONCILED_CODE: Final = "RUNTIME_RESTARTED"
@@ -41,7 +44,7 @@ async def reconcile(store: Store) -> list[str]:
                 "RECOVERY_REQUIRED",
                 expected=ACTIVE_RUN_STATUSES,
                 error_code=RECONCILED_CODE,
-                recovery_reason=RECONCILED_REASON,
+                recovery_reason=reconciled_reason(run.id),
             )
         except StoreConflict:
             continue  # another process settled it first

@@ -224,6 +224,16 @@ class Recorder:
             await until_stored(lambda: self.store.set_run_prompt_ref(run_id, ref))
         await status_written(self.store, run_id, "RUNNING", expected=("STARTING",))
 
+    async def pending_questions(self, run_id: str, count: int) -> None:
+        """``count`` questions of the run wait for a person (AWAITING_APPROVAL above zero,
+        RUNNING again at zero: :meth:`Store.set_pending_questions`). A shared store's outage
+        is waited for (bounded); the write sets a value, so repeating it is safe."""
+
+        async def write() -> None:
+            self.store.set_pending_questions(run_id, count)
+
+        await until_stored(write)
+
     async def run_status(self, run_id: str, status: str, **fields: Any) -> None:
         """Move a run to ``status`` (compare-and-set against final statuses in the store),
         waiting out a shared store's outage (bounded; the status is read back before a

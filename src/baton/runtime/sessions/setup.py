@@ -25,6 +25,7 @@ from baton.errors import (
     BatonError,
     BudgetExpired,
     IncompatibleProtocolVersion,
+    NotAnAcpAgent,
     ProtocolError,
     SessionMutationAmbiguous,
     SessionNotResumable,
@@ -213,6 +214,12 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
         return _failure(exc.code, redact(exc.message), _fault_outcome(exc))
     except (TransportClosed, ProtocolError) as exc:
         message = redact(await start_failure_message(exc, lane))
+        if await _not_an_agent(lane):
+            not_acp = NotAnAcpAgent(
+                f"not an ACP agent: the program exited without answering initialize ({message}); "
+                "check the command (an ACP adapter, or the flag that makes it speak ACP)"
+            )
+            return _failure(not_acp.code, not_acp.message, RunOutcome.AGENT_UNAVAILABLE)
         return _failure(exc.code, message, RunOutcome.FAILED)
     except BatonError as exc:
         _raise_for_queued_run(ctx, exc)
@@ -410,6 +417,15 @@ async def _configure(
             text_block(request.prompt),
         ]
     return blocks
+
+
+async def _not_an_agent(lane: Lane) -> bool:
+    """True when the lane's program ended with status 0 before answering ``initialize``: an
+    ACP agent never does that (a crash exits otherwise, and is reported as it ended)."""
+    if lane.initialized is not None or lane.running:
+        return False
+    ended = await lane.last_exit(START_FAILURE_EXIT_WAIT_SECONDS)
+    return ended is not None and ended.returncode == 0
 
 
 async def start_failure_message(exc: BatonError, lane: Lane) -> str:

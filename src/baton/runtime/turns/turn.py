@@ -48,6 +48,7 @@ from baton.runtime.turns.phase import (
     TurnPhase,
     TurnPhases,
 )
+from baton.runtime.turns.questions import OpenQuestions
 from baton.runtime.turns.streaming import (
     STREAM_OUTPUT_FLUSH_SECONDS,
     TEXT_UPDATES,
@@ -153,9 +154,11 @@ class Turn:
         self.client = client
         self.recorder = recorder
         self.permissions = permissions
-        self.asker = asker
+        #: The questions this turn has open with a person (AWAITING_APPROVAL while any is).
+        self.questions = OpenQuestions(run_id, recorder.pending_questions)
+        self.asker = self.questions.asker(asker)
         #: Who answers this run's elicitations (None: nobody, each is declined).
-        self.elicitor = elicitor
+        self.elicitor = self.questions.elicitor(elicitor)
         self.clock = clock
         self.emit = emit
         self.interrupt_timeout = interrupt_timeout
@@ -805,8 +808,11 @@ class Turn:
                         bound=bound.bound if bound is not None else None,
                         interrupted_by=by,
                         recovery_reason=(
-                            f"session/cancel got no answer (v2: no idle state) within "
-                            f"{self.interrupt_timeout:g}s; the turn's outcome is unknown"
+                            # Named as the protocol spoken says it: v1's prompt answer, v2's
+                            # idle state.
+                            "session/cancel got no "
+                            f"{'idle state' if self.client.codec.normalizes else 'prompt answer'}"
+                            f" within {self.interrupt_timeout:g}s; the turn's outcome is unknown"
                         ),
                     )
                 except (TransportClosed, ProtocolError) as exc:

@@ -3,6 +3,7 @@
 // Leaving a page calls the cleanup it returned (closing its live streams and timers).
 
 import { h, replaceChildren } from "./dom.js";
+import { get, ROUTES as API } from "./api.js";
 import { agentsPage } from "./pages/agents.js";
 import { sessionsPage, sessionPage } from "./pages/sessions.js";
 import { runsPage, runPage } from "./pages/runs.js";
@@ -61,5 +62,37 @@ window.addEventListener("baton:unauthorized", () => {
       h("a", { href: "/login" }, "login page"), "."));
 });
 
+// How often the navigation's count of questions waiting for a person is refreshed (ms): a
+// bound on the requests one open page makes (two small GETs per tick).
+export const NAV_POLL_MS = 3_000;
+
+/** Put the number of questions waiting for a person (permission requests and elicitations)
+ * next to the Permissions link; nothing when none waits or the service does not answer. */
+async function refreshWaiting() {
+  const link = document.querySelector('header.top nav a[href="#/permissions"]');
+  if (!link) return;
+  let count = 0;
+  try {
+    const [permissions, elicitations] = await Promise.all([get(API.permissions()), get(API.elicitations())]);
+    count = (permissions?.permissions?.length ?? 0) + (elicitations?.elicitations?.length ?? 0);
+  } catch {
+    return; // keep the last count: a failed poll is not "nothing waits"
+  }
+  let counter = link.querySelector(".waiting-count");
+  if (count === 0) {
+    if (counter) counter.remove();
+    link.removeAttribute("aria-description");
+    return;
+  }
+  if (!counter) {
+    counter = h("span", { class: "waiting-count", "data-testid": "nav-waiting" });
+    link.append(" ", counter);
+  }
+  counter.textContent = String(count);
+  link.setAttribute("aria-description", `${count} waiting for your answer`);
+}
+
 window.addEventListener("hashchange", route);
 route();
+refreshWaiting();
+setInterval(refreshWaiting, NAV_POLL_MS);

@@ -285,7 +285,7 @@ export function renderRow(row) {
       body = [head("result"), renderResult(row.result)];
       break;
     default:
-      body = [head(row.type ?? "notice"), h("span", { class: "notice" }, row.text)];
+      body = [head(String(row.type ?? "notice").replaceAll("_", " ")), h("span", { class: "notice" }, row.text)];
   }
   return h("li", { class: "row", "data-kind": row.kind, "data-id": String(row.index) }, body);
 }

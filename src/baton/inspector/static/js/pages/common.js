@@ -105,21 +105,36 @@ export function pendingCards(box, ms, load, card, keepEnded, none) {
 /**
  * The answer button handler of a pending card: `(body, label)` posts `body` to `route`, shows
  * "Sending LABEL…" then "LABEL sent." (and tells `onDone(id)`) or the service's refusal in
- * `status`; the card's `buttons` are disabled while it is in flight and usable again after (a
+ * `status`; the card's `buttons` are disabled while it is in flight. Once the answer was
+ * accepted the card is answered: its PENDING badge becomes ANSWERED and its buttons stay
+ * disabled (a second answer could only be refused). After a refusal they are usable again (the
  * refusal is the thing to read, or a form to correct).
  */
 export function answerSender(route, id, status, buttons, onDone) {
   return async (body, label) => {
     for (const b of buttons) b.disabled = true;
     status.textContent = `Sending ${label}…`;
+    let answered = false;
     try {
       await post(route, body);
+      answered = true;
       replaceChildren(status, h("p", {}, badge("answered", "selected"), ` ${label} sent.`));
+      markAnswered(status.closest(".card"));
       onDone(id);
     } catch (error) {
       replaceChildren(status, h("p", {}, "The service refused this answer:"), errorBox(error));
     } finally {
-      for (const b of buttons) b.disabled = false;
+      if (!answered) for (const b of buttons) b.disabled = false;
     }
   };
+}
+
+/** Show `card` (a pending question's) as answered: its heading's badge says so and none of
+ * its controls can send again. */
+export function markAnswered(card) {
+  if (!card) return;
+  const shown = card.querySelector("h2 .badge");
+  if (shown) shown.replaceWith(badge("answered", "selected"));
+  card.dataset.state = "answered";
+  for (const control of card.querySelectorAll("button, input, select, textarea")) control.disabled = true;
 }

@@ -30,7 +30,12 @@ export function runStatus(run) {
   if (status === "RECOVERY_REQUIRED") {
     return h("a", { href: `#/recovery/${encodeURIComponent(run.id ?? run.runId)}`, "aria-label": "recovery required: open the recovery view" }, badge(status));
   }
-  return badge(status, status === "CANCELLED" ? "run-cancelled" : undefined);
+  const shown = badge(status, status === "CANCELLED" ? "run-cancelled" : undefined);
+  const waiting = Number(run.pendingQuestions ?? 0);
+  if (waiting > 0) {
+    return h("span", {}, shown, " ", h("span", { class: "waiting-count", "data-testid": "run-waiting", title: "questions waiting for your answer" }, `${waiting} waiting`));
+  }
+  return shown;
 }
 
 function usageText(run) {
@@ -188,7 +193,28 @@ export function followRun(runId, transcript, onState, onEach = () => {}) {
   return () => { finished = true; source.close(); };
 }
 
-export function runPage(view, [runId]) {
+export function runPage(view, [given]) {
+  // The route may name a unique prefix of the id: everything below uses the full id, once the
+  // service resolved it (the lists of pending requests filter on the exact id).
+  const heading = h("code", {}, given);
+  const page = h("div", {});
+  replaceChildren(view, h("h1", {}, "Run ", heading), page);
+  let stop = null;
+  let left = false;
+  get(ROUTES.run(given)).then((run) => {
+    const runId = String(run.runId ?? run.id ?? given);
+    heading.textContent = runId;
+    if (!left) stop = liveRun(page, runId);
+  }, (error) => replaceChildren(page, errorBox(error)));
+  return () => { left = true; if (typeof stop === "function") stop(); };
+}
+
+// The run's header (status, agent, session, cwd) is read again after events, at most once per
+// this many ms: a streaming run changes it rarely, and the page makes at most a few requests a
+// second however fast the events come.
+export const SUMMARY_REFRESH_MS = 500;
+
+function liveRun(view, runId) {
   const summary = h("div", {});
   const permissions = h("div", { class: "permissions", "aria-label": "pending permission requests" });
   const questions = h("div", { class: "elicitations", "aria-label": "pending questions of the agent" });
@@ -204,7 +230,7 @@ export function runPage(view, [runId]) {
       replaceChildren(cancelStatus, errorBox(error));
     }
   } }, "Cancel this run");
-  replaceChildren(view, h("h1", {}, "Run ", h("code", {}, runId)), summary, h("p", {}, cancel), cancelStatus,
+  replaceChildren(view, summary, h("p", {}, cancel), cancelStatus,
     h("h2", {}, "Waiting for you"), permissions, questions, changesBox,
     h("h2", {}, "Transcript"), connection, transcriptBox);
   const transcript = new TranscriptView(transcriptBox, new TranscriptModel());
@@ -232,6 +258,7 @@ export function runPage(view, [runId]) {
   };
   showSummary();
   changesInto(changesBox, runId);
+  let refreshTimer = null;
   const stopPermissions = pendingInto(permissions, runId);
   const stopQuestions = questionsInto(questions, runId);
   const close = followRun(runId, transcript, (state) => {
@@ -242,9 +269,10 @@ export function runPage(view, [runId]) {
     connection.dataset.state = state;
     if (state === "finished") { showSummary(); changesInto(changesBox, runId); stopPermissions(); stopQuestions(); cancel.disabled = true; }
   }, (event) => {
+    if (!refreshTimer) refreshTimer = setTimeout(() => { refreshTimer = null; showSummary(); }, SUMMARY_REFRESH_MS);
     // A request opened or closed: show its card (or its end) now, not at the next poll.
     if (event.type === "permission_request" || event.type === "permission_closed") stopPermissions.now();
     if (event.type === "elicitation_request" || event.type === "elicitation_closed") stopQuestions.now();
   });
-  return () => { close(); stopPermissions(); stopQuestions(); };
+  return () => { close(); stopPermissions(); stopQuestions(); clearTimeout(refreshTimer); };
 }
