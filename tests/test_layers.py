@@ -42,6 +42,9 @@ RANKS: Final[dict[str, float]] = {
     "baton.runtime.processes": 4.1,
     "baton.runtime.agents": 4.2,
     "baton.runtime.lanes": 4.3,
+    # Workspaces: hardened git, worktrees, snapshots and the comparison; a turn compares its
+    # workspace, so the room sits below the turn room and needs only the store below it.
+    "baton.runtime.workspaces": 4.35,
     "baton.runtime.turns": 4.4,
     # Provider-session setup of a run: uses the turn room's settings, controls and context.
     "baton.runtime.sessions": 4.5,

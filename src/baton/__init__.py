@@ -66,10 +66,12 @@ if TYPE_CHECKING:
         SessionInfoPayload,
         SessionPayload,
         StatePayload,
+        SteerPayload,
         TextPayload,
         ToolCallPayload,
         UsagePayload,
         WarningPayload,
+        WorkspaceChangesPayload,
     )
     from baton.runtime.turns.events import RunEvent
     from baton.runtime.turns.outcome import RunOutcome
@@ -104,6 +106,8 @@ _EXPORTS = {
     "PermissionPayload": "baton.runtime.turns.event_payloads",
     "ItemPayload": "baton.runtime.turns.event_payloads",
     "WarningPayload": "baton.runtime.turns.event_payloads",
+    "SteerPayload": "baton.runtime.turns.event_payloads",
+    "WorkspaceChangesPayload": "baton.runtime.turns.event_payloads",
     "ResultPayload": "baton.runtime.turns.event_payloads",
     "TurnBudget": "baton.wire.budget",
     "BatonError": "baton.errors",
@@ -177,6 +181,7 @@ __all__ = [
     "SessionPayload",
     "SessionSetupFailed",
     "StatePayload",
+    "SteerPayload",
     "StorageError",
     "TextPayload",
     "ToolCallPayload",
@@ -185,6 +190,7 @@ __all__ = [
     "UsageError",
     "UsagePayload",
     "WarningPayload",
+    "WorkspaceChangesPayload",
     "__version__",
 ]
 

@@ -1005,3 +1005,72 @@ class LaneFenced(BatonError):
 
     code = "RUNTIME_SAFETY_FENCED"
     fault = "baton"
+
+
+# --- workspaces (issue 31) -----------------------------------------------------------------
+
+
+class WorkspaceError(UsageError):
+    """A workspace (``--workspace``) cannot be created, used or removed as asked; nothing was
+    started or deleted. ``workspace`` names it when one is known."""
+
+    code = "WORKSPACE_ERROR"
+
+    def __init__(self, message: str, *, workspace: str | None = None) -> None:
+        super().__init__(message)
+        self.workspace = workspace
+
+
+class WorkspaceNotGitRepository(WorkspaceError):
+    """``--workspace worktree`` was asked in a directory that is not inside a git work tree;
+    no agent was started."""
+
+    code = "WORKSPACE_NOT_GIT_REPOSITORY"
+
+
+class WorkspaceBaseDirty(WorkspaceError):
+    """A clean base was asked for (``--require-clean``) and the repository's checkout has
+    uncommitted or untracked changes; no agent was started."""
+
+    code = "WORKSPACE_BASE_DIRTY"
+
+
+class WorkspaceBaseNotFound(WorkspaceError):
+    """``--base REF`` names no commit of the repository; no agent was started."""
+
+    code = "WORKSPACE_BASE_NOT_FOUND"
+
+
+class WorkspaceNotFound(WorkspaceError):
+    """No recorded workspace has this name (``baton workspace``, ``baton diff``)."""
+
+    code = "WORKSPACE_NOT_FOUND"
+
+
+class WorkspaceInUse(WorkspaceError):
+    """The workspace is used by a running or RECOVERY_REQUIRED run, or belongs to another
+    session: it is neither removed nor shared (concurrent runs never share a worktree unless
+    they share a session). ``--force`` removes a workspace anyway."""
+
+    code = "WORKSPACE_IN_USE"
+
+
+class WorkspaceUnrecordedChanges(WorkspaceError):
+    """The workspace holds changes that no turn recorded (made after the last comparison):
+    it is not removed unless forced, so nothing is deleted silently."""
+
+    code = "WORKSPACE_UNRECORDED_CHANGES"
+
+
+class WorkspaceGitFailed(WorkspaceError):
+    """A git command Baton ran for a workspace failed (its exit status and last stderr line
+    are in the message)."""
+
+    code = "WORKSPACE_GIT_FAILED"
+
+
+class WorkspaceDiffIncomplete(WorkspaceError):
+    """The recorded changes were cut by a bound (files compared, diff bytes), so the patch
+    would not be the whole change; ``baton diff`` prints it only with ``--partial``."""
+
+    code = "WORKSPACE_DIFF_INCOMPLETE"

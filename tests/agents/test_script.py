@@ -105,6 +105,9 @@ def test_every_command_parses_with_its_usage() -> None:
     samples = {
         "stream": "stream 1",
         "write": "write a b",
+        "delete": "delete a",
+        "move": "move a b",
+        "silent_write": "silent_write a b",
         "shell": "shell ls",
         "permission": "permission many",
         "stop": "stop end_turn",

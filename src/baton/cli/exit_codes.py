@@ -40,6 +40,9 @@ INTERRUPTED: Final = EXIT_CODES[RunOutcome.INTERRUPTED]
 PERMISSION_NOT_GRANTED: Final = 7
 #: `run --session`: the session has a turn running (`--no-wait`, or the wait bound elapsed).
 SESSION_BUSY: Final = 8
+#: `--fail-on-unreported`: the turn completed, but the workspace comparison found a change no
+#: tool call or permission reported (docs/workspaces.md).
+UNREPORTED_CHANGES: Final = 9
 #: Standard output's reader went away (EPIPE, e.g. `| head`): 128 + SIGPIPE, as a shell
 #: reports a process killed by SIGPIPE.
 PIPE_CLOSED: Final = 141
@@ -55,6 +58,7 @@ MEANINGS: Final = (
     (RECOVERY_REQUIRED, "recovery required (ambiguous outcome)"),
     (PERMISSION_NOT_GRANTED, "with --fail-on-denied: a permission was denied or cancelled"),
     (SESSION_BUSY, "the session has a turn running (--no-wait, or the wait bound elapsed)"),
+    (UNREPORTED_CHANGES, "with --fail-on-unreported: a workspace change nobody reported"),
     (INTERRUPTED, "interrupted or cancelled"),
     (PIPE_CLOSED, "standard output was closed by its reader (e.g. | head)"),
 )

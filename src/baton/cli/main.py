@@ -43,6 +43,8 @@ VERBS: dict[str, tuple[str, str]] = {
     "submit": ("baton.cli.commands.submit", "queue a turn for the fleet's workers"),
     "worker": ("baton.cli.commands.worker", "run the fleet's queued turns on this host"),
     "workers": ("baton.cli.commands.workers", "list the fleet's workers"),
+    "workspace": ("baton.cli.commands.workspace", "list, show, remove and export workspaces"),
+    "diff": ("baton.cli.commands.diff", "print a run's or session's workspace changes as a patch"),
     "agent": ("baton.cli.commands.agent", "run a bundled ACP agent on stdin/stdout"),
     "logout": ("baton.cli.commands.logout", "sign out of an agent (ACP logout, where advertised)"),
     "steer": (

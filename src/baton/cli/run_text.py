@@ -12,6 +12,7 @@ from typing import Any, Final
 from baton.cli import exit_codes
 from baton.cli.terminal import Screen, visible
 from baton.cli.usage_view import usage_text
+from baton.cli.workspace_view import counts_line, unreported_lines
 from baton.runtime.runtime import RunResult
 from baton.runtime.turns.events import RunEvent
 
@@ -204,6 +205,10 @@ class TextPrinter:
         parts += [f"{result.duration_ms / 1000:.1f}s", f"run {result.run_id}"]
         if session is not None:
             parts.append(f"session {visible(session, 64)}")
+        if result.workspace_changes is not None:
+            self._note(counts_line(result.workspace_changes))
+            for line in unreported_lines(result.workspace_changes):
+                self._note(self.screen.style(line, "yellow"))
         self._note("— " + " · ".join(parts))
         unanswered = counts["denied"] + counts["cancelled"]
         if result.status == "COMPLETED" and unanswered and not fail_on_denied:

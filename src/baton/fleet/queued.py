@@ -71,6 +71,13 @@ class TurnSubmission:
     timeout: float | None = None
     idempotency_key: str | None = None
     env_keys: tuple[str, ...] = field(default_factory=tuple)
+    #: The workspace on the worker's host (docs/workspaces.md): ``worktree`` (a session's is
+    #: made by its first turn and kept on that host), an absolute directory there, or None.
+    workspace: str | None = None
+    #: With ``workspace="worktree"``: the base commit (default ``HEAD``) and whether a dirty
+    #: checkout is refused.
+    base: str | None = None
+    require_clean: bool = False
 
     def request(self) -> dict[str, Any]:
         """The request a worker runs (everything but the prompt, the queue and the key)."""

@@ -369,6 +369,10 @@ class FleetWorker:
             budget=TurnBudget(idle=asked.get("idle_timeout"), absolute=asked.get("timeout")),
             attach_session=attach,
             queued_run_id=run_id,
+            workspace=asked.get("workspace"),
+            base=asked.get("base"),
+            require_clean=bool(asked.get("require_clean")),
+            session=submission.session_name,
         )
         result = await self._start_turn(run_id, request)
         if (

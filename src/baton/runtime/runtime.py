@@ -82,9 +82,11 @@ from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.system_prompts import requested_system_prompt
 from baton.runtime.turns.turn import CALLER_CANCELLED, INTERRUPT_COMPLETION_TIMEOUT_SECONDS
 from baton.runtime.turns.workspace_roots import resolve_additional_directories
+from baton.runtime.workspaces.tracking import ActiveWorkspace, WorkspaceTracker
+from baton.runtime.workspaces.worktrees import DEFAULT_WORKTREE_DIRNAME, WorktreePlan
 from baton.store import Store, prepare_data_dir, resolve_data_dir
 from baton.store.location import resolve_store
-from baton.store.models import RUN_STATUSES, RunStatus
+from baton.store.models import RUN_STATUSES, RunStatus, WorkspaceRecord
 from baton.wire.budget import (
     DEFAULT_REQUEST_LIMIT_SECONDS,
     BoundSetting,
@@ -134,6 +136,19 @@ class RunResult:
     outcome: RunOutcome | None = None
     #: What the agent reported of usage: ``{used, size, cost?, turn?}``, or None.
     usage: dict[str, Any] | None = None
+    #: The turn's workspace comparison (counts, files without diffs, unreported paths; the
+    #: diffs are in the run's ``workspace_changes`` item), or None without a workspace.
+    workspace_changes: dict[str, Any] | None = None
+    #: The run's workspace (``name``, ``kind``, ``path``, ``branch``, ``baseCommit``,
+    #: ``compared``), or None when it had none (docs/workspaces.md).
+    workspace: dict[str, Any] | None = None
+
+    @property
+    def unreported_changes(self) -> int:
+        """How many of the turn's workspace changes no tool call or permission reported."""
+        counts = (self.workspace_changes or {}).get("counts") or {}
+        return int(counts.get("unreported", 0))
+
     #: The run's warnings (``{code, message}``), as its ``warning`` events said them: a native
     #: mode chosen explicitly that acts on its own, a starting mode that may bypass approvals.
     warnings: list[dict[str, str]] = field(default_factory=list)
@@ -159,6 +174,8 @@ class RunResult:
                 "skippedFrames": self.skipped_frames,
                 "violations": self.violations,
                 "usage": self.usage,
+                "workspace": self.workspace,
+                "workspaceChanges": self.workspace_changes,
                 "warnings": [dict(w) for w in self.warnings],
             },
         )
@@ -240,6 +257,7 @@ class Runtime:
         idle_timeout: BoundSetting = None,
         elicitor: Elicitor | None = None,
         elicitation_policies: frozenset[PolicyName] | None = None,
+        workspace_root: str | os.PathLike[str] | None = None,
         tracer_provider: TracerProvider | None = None,
     ) -> None:
         self.environ = dict(os.environ if environ is None else environ)
@@ -268,6 +286,11 @@ class Runtime:
         #: Every turn's idle bound unless its run or profile sets one (the config file's
         #: ``[turns] idle_timeout``); None: the default.
         self.idle_timeout: BoundSetting = idle_timeout
+        #: Workspaces (``RunRequest.workspace``): worktrees go under ``workspace_root`` (the
+        #: config file's ``[workspaces] root``), else ``<data dir>/worktrees``.
+        self.workspaces = WorkspaceTracker(
+            str(workspace_root or Path(self.data_dir) / DEFAULT_WORKTREE_DIRNAME), self.environ
+        )
         self.memory = StreamMemory()
         self._lanes: dict[tuple[str, str, str], Lane] = {}
         self.discovery = DiscoveryCache()
@@ -619,8 +642,12 @@ class Runtime:
         )
         check_policy(policy, policies, profile=spec.profile_id, ad_hoc=ad_hoc)
         cwd = os.path.realpath(request.cwd or os.getcwd())
+        asked = request.workspace if request.workspace not in (None, "none") else None
+        if asked is not None and asked != "worktree":
+            cwd = os.path.realpath(asked)  # --workspace DIR: this directory, as today
         if not os.path.isdir(cwd):
             raise ConfigurationError(f"the working directory {cwd} is not a directory")
+        plan, recorded = await self._workspace_ask(request, asked, cwd)
         # Checked before anything starts; the resolved roots replace the asked ones.
         request = dataclasses.replace(
             request,
@@ -651,6 +678,14 @@ class Runtime:
                 unattended=request.allow_unattended and ad_hoc,
                 profile=spec.profile_id,
             )
+        active: ActiveWorkspace | None = None
+        try:
+            active = await self._open_workspace(run_id, asked, cwd, plan, recorded, request.session)
+        except BatonError as exc:
+            await recorder.run_status(run_id, "FAILED", error_code=exc.code, diagnostic=exc.message)
+            raise
+        if active is not None:
+            cwd = active.cwd
         # From here on nothing awaits before the handle is returned.
         run = Run(run_id, lane=lane, on_event=on_event)
         handle.append(run)
@@ -681,6 +716,7 @@ class Runtime:
                     "command": spec.launch_form,
                     "idleTimeout": idle.seconds,
                     "idleTimeoutSource": idle.source,
+                    **({"workspace": _workspace_view(active)} if active is not None else {}),
                 },
             )
         )
@@ -698,6 +734,8 @@ class Runtime:
             emit=emit,
             slot=run.slot,
             elicitor=elicitor,
+            workspace=active,
+            workspaces=self.workspaces,
         )
         run.drive(asyncio.ensure_future(self._drive(run, ctx, started, run_trace)))
         self.runs.add(run)
@@ -747,10 +785,59 @@ class Runtime:
         finally:
             window.close()
         result = _result(ctx.run_id, outcome, session)
+        result.workspace = _workspace_view(ctx.workspace) if ctx.workspace is not None else None
         result.warnings = list(ctx.warnings)
         result.duration_ms = int((time.monotonic() - started) * 1000)
         ctx.emit(result.to_event())
         return result
+
+    async def _workspace_ask(
+        self, request: RunRequest, asked: str | None, cwd: str
+    ) -> tuple[WorktreePlan | None, WorkspaceRecord | None]:
+        """What the run's workspace will be, checked before anything starts: the worktree to
+        create (its ask checked: not a repository, no such base, a dirty base), or the
+        recorded workspace to use (the session's own, else a Baton worktree holding the
+        directory; refused when another session's or held by another run), or neither."""
+        assert self.store is not None
+        # A session's workspace (a fleet session's worktree, made by its first turn) is kept.
+        recorded = (
+            self.store.session_workspace(request.session) if request.session is not None else None
+        )
+        plan = None
+        if recorded is None:
+            plan = await self.workspaces.plan(asked, cwd, request.base, request.require_clean)
+        if recorded is None and plan is None:
+            recorded = self.store.workspace_at(cwd)
+        if recorded is not None:
+            self.workspaces.check_use(self.store, recorded, request.session)
+        return plan, recorded
+
+    async def _open_workspace(
+        self,
+        run_id: str,
+        asked: str | None,
+        cwd: str,
+        plan: WorktreePlan | None,
+        recorded: WorkspaceRecord | None,
+        session: str | None,
+    ) -> ActiveWorkspace | None:
+        """The run's workspace: a worktree created for it (named after the run, or
+        ``session-<name>`` for a session's first turn), the recorded one holding its
+        directory, a directory asked for (recorded now), or None."""
+        assert self.store is not None
+        if plan is not None:
+            recorded = await self.workspaces.create(
+                self.store,
+                plan,
+                run_id if session is None else f"session-{session}",
+                created_by=run_id,
+                session_name=session,
+            )
+        elif recorded is None and asked is not None:
+            recorded = await self.workspaces.record_directory(
+                self.store, cwd, run_id, created_by=run_id
+            )
+        return None if recorded is None else await self.workspaces.activate(recorded)
 
     def elicitor_for(self, policy: PolicyName) -> Elicitor | None:
         """Who answers the elicitations of a run under ``policy`` (None: nobody; a lane the run
@@ -929,6 +1016,18 @@ def _drop(_event: RunEvent) -> None:
     """An event nobody reads."""
 
 
+def _workspace_view(active: ActiveWorkspace) -> dict[str, Any]:
+    record = active.record
+    return {
+        "name": record.name,
+        "kind": record.kind,
+        "path": record.path,
+        "branch": record.branch,
+        "baseCommit": record.base_commit,
+        "compared": active.layout is not None,
+    }
+
+
 def _result(run_id: str, outcome: TurnOutcome, session: LaneSession | None) -> RunResult:
     """The run's result: the outcome, with its exit code from the one table."""
     return RunResult(
@@ -949,6 +1048,7 @@ def _result(run_id: str, outcome: TurnOutcome, session: LaneSession | None) -> R
         violations=outcome.violations,
         outcome=outcome.run_outcome,
         usage=outcome.usage,
+        workspace_changes=outcome.workspace_changes,
     )
 
 

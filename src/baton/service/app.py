@@ -34,6 +34,7 @@ from baton.service import (
     routes_recovery,
     routes_runs,
     routes_sessions,
+    routes_workspaces,
 )
 from baton.service.context import Service
 from baton.service.guard import ASGIApp, Guard, HostRule
@@ -86,6 +87,7 @@ def routes() -> list[Any]:
         *routes_journal.ROUTES,
         *routes_sessions.ROUTES,
         *routes_fleet.ROUTES,
+        *routes_workspaces.ROUTES,
         *routes_inspector.ROUTES,
     ]
 

@@ -71,6 +71,11 @@ OPERATIONS: Final = (
     _op("post", "/api/v1/recovery/{run}/fail", "markFailed", "Settle an ambiguous run as FAILED", 200, (403, 404, 409)),
     _op("post", "/api/v1/recovery/{run}/attach", "attachToLook", "Attach to the run's session to look (no prompt)", 202, (400, 403, 404, 409, 503)),
     _op("get", "/api/v1/workers", "listWorkers", "The fleet's workers on a shared store (`baton workers --json`)"),
+    _op("get", "/api/v1/workspaces", "listWorkspaces", "Workspaces, newest first (all: removed too; limit)", 200, (400,)),
+    _op("get", "/api/v1/workspaces/{name}", "showWorkspace", "One workspace's record and runs", 200, (404,)),
+    _op("get", "/api/v1/runs/{run}/changes", "runChanges", "A run's recorded workspace changes: counts, markers, a page of files", 200, (400, 404, 409)),
+    _op("get", "/api/v1/runs/{run}/changes/file", "runFileDiff", "One changed file's recorded diff", 200, (400, 404, 409)),
+    _op("get", "/api/v1/runs/{run}/diff", "runPatch", "The run's patch in git's format (text/x-diff)", 200, (400, 404, 409)),
 )
 # fmt: on
 
@@ -104,6 +109,37 @@ QUERY_PARAMETERS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
     ),
 }
 
+_SIDE: Final = {"name": "side", "in": "query", "schema": {"enum": ["turn", "base"]}}
+QUERY_PARAMETERS.update(
+    {
+        "listWorkspaces": (
+            {"name": "all", "in": "query", "schema": {"type": "boolean"}},
+            {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+        ),
+        "runChanges": (
+            _SIDE,
+            {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+            {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1}},
+        ),
+        "runFileDiff": (
+            _SIDE,
+            {"name": "path", "in": "query", "required": True, "schema": _STRING},
+        ),
+        "runPatch": (_SIDE, {"name": "partial", "in": "query", "schema": {"type": "boolean"}}),
+    }
+)
+
+#: The workspace fields of a run's or a session's creation (docs/workspaces.md).
+_WORKSPACE_FIELDS: Final = {
+    "workspace": {
+        **_STRING,
+        "description": "worktree (a new git worktree of the repository holding cwd), an "
+        "absolute directory, or none; not a sandbox: restricted settings are refused",
+    },
+    "base": {**_STRING, "description": "with workspace=worktree: the commit to start from"},
+    "requireClean": {"type": "boolean", "description": "with workspace=worktree"},
+}
+
 #: The request bodies and shared values, by schema name.
 SCHEMAS: Final[dict[str, dict[str, Any]]] = {
     "RunStatus": {
@@ -135,6 +171,7 @@ SCHEMAS: Final[dict[str, dict[str, Any]]] = {
             "timeout": _SECONDS,
             "attachments": {"type": "array", "items": _STRING},
             "envKeys": {"type": "array", "items": _STRING},
+            **_WORKSPACE_FIELDS,
         },
     },
     "PermissionAnswer": {
@@ -167,6 +204,7 @@ SCHEMAS: Final[dict[str, dict[str, Any]]] = {
             "allowUnattended": {"type": "boolean"},
             "toolsFile": _STRING,
             "envKeys": {"type": "array", "items": _STRING},
+            **_WORKSPACE_FIELDS,
         },
     },
     # A steering text queued as the next turn takes a prompt's options.

@@ -44,6 +44,10 @@ _RUN_ROW: Final = _shape(
     {"id": _STRING, "status": _STRING, "agent": _NULLABLE_STRING, "schemaVersion": _INTEGER},
     "a run, as `baton runs --json` prints it",
 )
+_WORKSPACE: Final = _shape(
+    {"name": _STRING, "kind": {"enum": ["worktree", "dir"]}, "path": _STRING, "state": _STRING},
+    "a workspace, as `baton workspace list --json` prints it",
+)
 _RUN_ROWS: Final = _shape({"runs": {"type": "array", "items": _RUN_ROW}}, "runs, newest first")
 _READINESS: Final = _shape(
     {"profile": _STRING, "state": _STRING}, "one profile's readiness (`baton doctor --json`)"
@@ -190,4 +194,36 @@ RESPONSES: Final[dict[str, tuple[str, dict[str, Any]]]] = {
         _JSON,
         _shape({"workers": _OBJECTS, "shared": _BOOLEAN}, "the fleet's workers"),
     ),
+    "listWorkspaces": (
+        _JSON,
+        _shape({"workspaces": {"type": "array", "items": _WORKSPACE}}, "workspaces, newest first"),
+    ),
+    "showWorkspace": (_JSON, {**_WORKSPACE, "description": "one workspace and its runs"}),
+    "runChanges": (
+        _JSON,
+        _shape(
+            {
+                "runId": _STRING,
+                "workspace": _NULLABLE_STRING,
+                "side": {"enum": ["turn", "base"]},
+                "counts": _NULLABLE_OBJECT,
+                "truncated": {"type": "array", "items": _STRING},
+                "provisional": _BOOLEAN,
+                "atRecover": _BOOLEAN,
+                "total": _INTEGER,
+                "offset": _INTEGER,
+                "files": _OBJECTS,
+                "nextOffset": {"type": ["integer", "null"]},
+            },
+            "a run's recorded workspace changes: counts, markers, one page of files",
+        ),
+    ),
+    "runFileDiff": (
+        _JSON,
+        _shape(
+            {"runId": _STRING, "kind": _STRING, "path": _STRING, "diff": _STRING},
+            "one changed file with its recorded, redacted diff",
+        ),
+    ),
+    "runPatch": ("text/x-diff", _STRING),
 }

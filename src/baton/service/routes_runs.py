@@ -13,9 +13,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from baton.errors import ApiRequestInvalid
+from baton.errors import ApiRequestInvalid, UnsupportedExecutionSetting
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import RunRequest
+from baton.runtime.workspaces.tracking import FULL_ACCESS, split_workspace_flag
 from baton.service.bodies import (
     json_object,
     optional_bool,
@@ -101,7 +102,30 @@ def run_request(body: dict[str, Any], service: Service) -> RunRequest:
             idle=optional_seconds(body, "idleTimeout"), absolute=optional_seconds(body, "timeout")
         ),
         attachments=tuple(string_list(body, "attachments")),
+        **workspace_fields(body),
     )
+
+
+def workspace_fields(body: dict[str, Any]) -> dict[str, Any]:
+    """The workspace fields of a run's or a session's creation: ``workspace`` (``worktree``,
+    ``none`` or an absolute directory; a sandbox setting is refused), ``base``,
+    ``requireClean``."""
+    workspace = optional_str(body, "workspace")
+    asked, execution = split_workspace_flag(workspace)
+    if execution != FULL_ACCESS:
+        raise UnsupportedExecutionSetting(
+            "workspace",
+            execution,
+            f"workspace={execution!r}: ACP attests no sandbox for the "
+            "agent process, so Baton refuses a restricted or read-only workspace",
+        )
+    if asked not in (None, "worktree") and not str(asked).startswith("/"):
+        raise ApiRequestInvalid("workspace must be worktree, none or an absolute directory")
+    return {
+        "workspace": asked,
+        "base": optional_str(body, "base"),
+        "require_clean": optional_bool(body, "requireClean"),
+    }
 
 
 async def start_run(request: Request) -> Response:

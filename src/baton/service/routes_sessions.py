@@ -48,7 +48,7 @@ from baton.service.bodies import (
 )
 from baton.service.context import Service, check_agent_command, service_of
 from baton.service.launcher import Launch
-from baton.service.routes_runs import store_of
+from baton.service.routes_runs import store_of, workspace_fields
 from baton.store.owner import current_host
 from baton.views.runs import run_row
 from baton.views.sessions import queued_session_rows, record_json
@@ -154,6 +154,7 @@ async def create_session(request: Request) -> Response:
             config=string_map(body, "config"),
             allow_unattended=optional_bool(body, "allowUnattended"),
             tools_file=optional_str(body, "toolsFile"),
+            **workspace_fields(body),
         )
     )
     return JSONResponse(record_json(record, 0, host=current_host()), status_code=201)

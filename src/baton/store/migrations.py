@@ -318,7 +318,47 @@ V6: Final[Migration] = (
 #: run is AWAITING_APPROVAL while it is above zero (issue 30).
 V7: Final[Migration] = ("ALTER TABLE runs ADD COLUMN pending_questions INTEGER NOT NULL DEFAULT 0",)
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7)
+_WORKSPACE_KINDS = ("worktree", "dir")
+_WORKSPACE_STATES = ("ACTIVE", "REMOVED")
+
+#: Version 8 (issue 31, workspaces): each workspace Baton created or used (a worktree of a
+#: repository on a branch of its own, or a directory), the host it lives on, the session it
+#: belongs to, and each run's snapshots before and after its turn (the comparison's two
+#: sides; the changes themselves are the run's ``workspace_changes`` item).
+V8: Final[Migration] = (
+    f"""
+    CREATE TABLE workspaces (
+        name         TEXT PRIMARY KEY,
+        kind         TEXT NOT NULL {_in("kind", _WORKSPACE_KINDS)},
+        path         TEXT NOT NULL,
+        repository   TEXT,
+        base_ref     TEXT,
+        base_commit  TEXT,
+        branch       TEXT,
+        subdirectory TEXT NOT NULL,
+        session_name TEXT,
+        created_by   TEXT,
+        host         TEXT NOT NULL,
+        state        TEXT NOT NULL {_in("state", _WORKSPACE_STATES)},
+        created_at   TEXT NOT NULL,
+        updated_at   TEXT NOT NULL
+    ) STRICT
+    """,
+    "CREATE INDEX workspaces_path ON workspaces (path)",
+    """
+    CREATE TABLE workspace_runs (
+        run_id     TEXT PRIMARY KEY REFERENCES runs (id),
+        workspace  TEXT NOT NULL REFERENCES workspaces (name),
+        before_state TEXT NOT NULL,
+        after_state  TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    ) STRICT
+    """,
+    "CREATE INDEX workspace_runs_workspace ON workspace_runs (workspace, created_at)",
+)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7, V8)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)

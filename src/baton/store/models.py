@@ -240,3 +240,63 @@ class Conversation:
     created_at: str
     last_used_at: str
     updated_at: str
+
+
+#: Run statuses that hold a workspace: it is neither removed nor given to another run.
+UNSETTLED_WORKSPACE_RUN_STATUSES: Final[frozenset[RunStatus]] = frozenset(
+    {"QUEUED", "STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING", "RECOVERY_REQUIRED"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceRecord:
+    """A workspace Baton created (``worktree``) or used (``dir``): where it is, the repository
+    and base it came from, its branch, the session it belongs to, its host and state."""
+
+    name: str
+    kind: str
+    path: str
+    repository: str | None
+    base_ref: str | None
+    base_commit: str | None
+    branch: str | None
+    #: Where the run's working directory lies under ``path`` (``--cwd`` in a subdirectory).
+    subdirectory: str
+    session_name: str | None
+    #: The run (or session setup run) that created it.
+    created_by: str | None
+    host: str
+    state: str
+    created_at: str
+    updated_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as the CLI's ``--json`` and the API show it."""
+        return {
+            "name": self.name,
+            "kind": self.kind,
+            "path": self.path,
+            "repository": self.repository,
+            "baseRef": self.base_ref,
+            "baseCommit": self.base_commit,
+            "branch": self.branch,
+            "subdirectory": self.subdirectory,
+            "session": self.session_name,
+            "createdBy": self.created_by,
+            "host": self.host,
+            "state": self.state,
+            "createdAt": self.created_at,
+            "updatedAt": self.updated_at,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceRun:
+    """A run's use of a workspace: the snapshots before and after its turn (None: not
+    compared yet)."""
+
+    run_id: str
+    workspace: str
+    before: Any
+    after: Any
+    created_at: str

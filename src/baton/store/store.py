@@ -8,7 +8,8 @@ and their status table (:mod:`~baton.store.runs`, :mod:`~baton.store.run_status`
 (:mod:`~baton.store.items`), interactions and observations
 (:mod:`~baton.store.interactions`), readiness (:mod:`~baton.store.readiness`), conversations (named sessions, with their status table:
 :mod:`~baton.store.conversations`, :mod:`~baton.store.conversation_status`), the queue's
-submissions, workers and pinned sessions (:mod:`~baton.store.fleet`) and the journal
+submissions, workers and pinned sessions (:mod:`~baton.store.fleet`), workspaces and their runs'
+snapshots (:mod:`~baton.store.workspaces`) and the journal
 references the store cites (:mod:`~baton.store.citations`).
 """
 
@@ -30,6 +31,7 @@ from baton.store.readiness import ReadinessRecords
 from baton.store.runs import RunRecords
 from baton.store.servers import ServerRecords
 from baton.store.sessions import SessionRecords
+from baton.store.workspaces import WorkspaceRecords
 
 __all__ = ["MAX_DIAGNOSTIC_CHARS", "FlushRefs", "Store", "new_id"]
 
@@ -44,6 +46,7 @@ class Store(
     CitationChecks,
     ConversationRecords,
     FleetRecords,
+    WorkspaceRecords,
 ):
     """Baton's run store. Open with :meth:`open` (a data directory), :meth:`open_read_only`
     or the constructor (a path).

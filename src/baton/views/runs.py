@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
+from baton.runtime.workspaces.tracking import ITEM_KIND, summary_of
 from baton.store import Store
 from baton.store.models import Run
 from baton.store.owner import owner_host
@@ -106,4 +107,16 @@ def run_view(store: Store, run_id: str) -> dict[str, Any]:
         store.find_server_instance(record.server_instance_id) if record.server_instance_id else None
     )
     view["server_instance"] = plain(server) if server is not None else None
+    view["workspace_changes"] = latest_workspace_changes(view["items"])
     return view
+
+
+def latest_workspace_changes(items: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The summary of the run's last ``workspace_changes`` item (the one ``recover`` may
+    have added after the turn's), or None (docs/workspaces.md)."""
+    for item in reversed(items):
+        if item["kind"] == ITEM_KIND and isinstance(item["content"], dict):
+            if "error" in item["content"]:
+                return {"error": item["content"]["error"]}
+            return summary_of(item["content"])
+    return None

@@ -154,6 +154,23 @@ COMMAND_SPECS: Final[tuple[CommandSpec, ...]] = (
         _TEXT,
     ),
     _spec(
+        "delete",
+        "propose deleting PATH (inside the session cwd); delete it if allowed",
+        Param("PATH", ArgKind.WORD),
+    ),
+    _spec(
+        "move",
+        "propose renaming OLD to NEW (inside the session cwd); rename it if allowed",
+        Param("OLD", ArgKind.WORD),
+        Param("NEW", ArgKind.WORD),
+    ),
+    _spec(
+        "silent_write",
+        "write TEXT to PATH (inside the session cwd) with no tool call and no permission",
+        Param("PATH", ArgKind.WORD),
+        _TEXT,
+    ),
+    _spec(
         "shell",
         "propose running CMD; never runs it, reports what it would run",
         Param("CMD", ArgKind.TEXT),

@@ -10,7 +10,9 @@ session cwd; ``shell`` never executes anything.
 from __future__ import annotations
 
 import asyncio
+import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -156,6 +158,92 @@ async def write(turn: TurnContext, command: Command) -> Flow:
     return _after_refusal(turn, answer)
 
 
+async def _file_tool(
+    turn: TurnContext, kind: str, title: str, shown: list[str], act: Callable[[], None]
+) -> Flow:
+    """A reported file tool call (``delete``, ``move``): tool_call with ``locations``, the
+    permission, then ``act`` when allowed."""
+    call_id = turn.session.next_tool_call_id()
+    tool_call: Message = {
+        "sessionUpdate": "tool_call",
+        "toolCallId": call_id,
+        "title": title,
+        "kind": kind,
+        "status": "pending",
+        "locations": [{"path": path} for path in shown],
+        "rawInput": {"paths": shown},
+    }
+    turn.emit(tool_call)
+    answer = await _ask(turn, tool_call, _options(turn.options.permission_options))
+    if not answer.allowed:
+        turn.emit(frames.tool_call_update(call_id, "failed", answer.raw_output()))
+        return _after_refusal(turn, answer)
+    try:
+        act()
+    except (OSError, PathRefused) as exc:
+        turn.emit(frames.tool_call_update(call_id, "failed", answer.raw_output(error=str(exc))))
+        return Flow.NEXT
+    turn.emit(frames.tool_call_update(call_id, "completed", answer.raw_output()))
+    return Flow.NEXT
+
+
+def _refused_call(turn: TurnContext, kind: str, title: str, exc: PathRefused) -> Flow:
+    call_id = turn.session.next_tool_call_id()
+    turn.emit(
+        {
+            "sessionUpdate": "tool_call",
+            "toolCallId": call_id,
+            "title": title,
+            "kind": kind,
+            "status": "pending",
+        }
+    )
+    turn.emit(
+        frames.tool_call_update(call_id, "failed", {"outcome": "refused", "reason": str(exc)})
+    )
+    return Flow.NEXT
+
+
+async def delete(turn: TurnContext, command: Command) -> Flow:
+    """``delete PATH``: tool_call (delete, locations), permission, then the unlink."""
+    path = command.get_str("PATH")
+    try:
+        target = confine(turn.session.cwd, path)
+    except PathRefused as exc:
+        return _refused_call(turn, "delete", f"Delete {path}", exc)
+    return await _file_tool(
+        turn, "delete", f"Delete {path}", [target.shown], lambda: os.unlink(target.real)
+    )
+
+
+async def move(turn: TurnContext, command: Command) -> Flow:
+    """``move OLD NEW``: tool_call (move, both locations), permission, then the rename."""
+    old, new = command.get_str("OLD"), command.get_str("NEW")
+    cwd = turn.session.cwd
+    try:
+        source, target = confine(cwd, old), confine(cwd, new)
+    except PathRefused as exc:
+        return _refused_call(turn, "move", f"Move {old} to {new}", exc)
+    return await _file_tool(
+        turn,
+        "move",
+        f"Move {old} to {new}",
+        [source.shown, target.shown],
+        lambda: os.rename(source.real, target.real),
+    )
+
+
+async def silent_write(turn: TurnContext, command: Command) -> Flow:
+    """``silent_write PATH [TEXT]``: writes TEXT to PATH with no tool call and no permission
+    request (what an agent in its own auto mode may do): only an independent comparison of
+    the workspace sees it."""
+    try:
+        write_text(turn.session.cwd, command.get_str("PATH"), command.get_str("TEXT"))
+    except PathRefused as exc:
+        turn.emit(frames.message_chunk(f"silent_write refused: {exc}\n"))
+    return Flow.NEXT
+
+
 async def shell(turn: TurnContext, command: Command) -> Flow:
     """``shell CMD``: tool_call (execute), permission; never runs CMD, reports it instead."""
     cmd = command.get_str("CMD")
@@ -277,6 +365,9 @@ async def _labelled(call_id: str, future: asyncio.Future[ClientReply]) -> tuple[
 
 HANDLERS: Final[dict[str, Handler]] = {
     "write": write,
+    "delete": delete,
+    "move": move,
+    "silent_write": silent_write,
     "shell": shell,
     "permission": permission,
 }

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from typing import Any, Final
 
@@ -31,8 +32,11 @@ from baton.cli.json_output import write_json
 from baton.cli.options import add_record_options
 from baton.cli.store_access import open_store
 from baton.cli.terminal import plain_help, visible
-from baton.errors import RunNotRecoverable, UsageError
+from baton.errors import BatonError, RunNotRecoverable, UsageError
+from baton.redaction import redact_text
 from baton.runtime.runtime import Runtime
+from baton.runtime.workspaces.tracking import WorkspaceTracker
+from baton.store import Store
 from baton.views.contract import document, plain
 from baton.views.recovery import attach_request, note_recovery, recovery_view
 
@@ -71,6 +75,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.set_defaults(handler=run)
 
 
+def _compare_workspace(store: Store, run_id: str) -> dict[str, Any] | None:
+    """The run's workspace compared again now that its outcome is being recovered (the
+    agent may have changed files after Baton lost the turn): a new ``workspace_changes``
+    item when its state differs from the one recorded (docs/workspaces.md)."""
+    # The worktree root is not needed to compare an existing workspace.
+    tracker = WorkspaceTracker("", os.environ)
+    try:
+        return asyncio.run(tracker.compare_at_recover(store, run_id, redact_text))
+    except (BatonError, OSError) as exc:
+        print(f"baton: the workspace was not compared: {exc}", file=sys.stderr)
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     """Handle `baton recover`."""
     acting = args.mark_failed or args.attach or args.new_prompt is not None
@@ -79,6 +96,10 @@ def run(args: argparse.Namespace) -> int:
     with open_store(args.data_dir) as (store, journal):
         known = recovery_view(store, journal, args.run_id)
         run_id = known["id"]
+        if known["recoverable"]:
+            compared = _compare_workspace(store, run_id)
+            if compared is not None:
+                known = recovery_view(store, journal, run_id)
         if acting and not known["recoverable"]:
             raise RunNotRecoverable(
                 f"run {run_id} is {known['status']}, not RECOVERY_REQUIRED: nothing to recover"

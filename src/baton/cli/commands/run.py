@@ -36,6 +36,7 @@ from baton.cli.remote_turn import cancel_through_service, prompt_through_service
 from baton.cli.run_text import TextPrinter, next_step, permission_counts, warning_line
 from baton.cli.service_link import ServiceClient, service_for
 from baton.cli.terminal import Screen, error_line, visible
+from baton.cli.workspace_options import add_workspace_options
 from baton.errors import (
     AgentLaunchFailed,
     BadFlag,
@@ -53,6 +54,7 @@ from baton.runtime.run import Run
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS
+from baton.runtime.workspaces.tracking import split_workspace_flag
 from baton.store.location import resolve_store
 from baton.views.contract import SCHEMA_VERSION, error_document
 from baton.wire.budget import BOUND_OFF, DEFAULT_IDLE_TIMEOUT_SECONDS, TurnBudget
@@ -154,6 +156,13 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help=f"exit {exit_codes.PERMISSION_NOT_GRANTED} when the turn completed but a permission "
         "was denied or cancelled (nobody allowed it)",
     )
+    add_workspace_options(parser)
+    parser.add_argument(
+        "--fail-on-unreported",
+        action="store_true",
+        help=f"exit {exit_codes.UNREPORTED_CHANGES} when the turn completed but changed a "
+        "workspace file no tool call or permission reported",
+    )
     parser.add_argument(
         "--lane",
         choices=("default", "review"),
@@ -246,7 +255,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         help="also show the agent's stderr (redacted) as it arrives",
     )
-    parser.add_argument("--workspace", default="danger-full-access", help=argparse.SUPPRESS)
     parser.add_argument("--network", default="enabled", help=argparse.SUPPRESS)
     parser.add_argument("--reviewer", default="user", help=argparse.SUPPRESS)
     parser.set_defaults(handler=run, format=None)
@@ -343,6 +351,7 @@ def run(args: argparse.Namespace) -> int:
         _check_agent_flags(args)
         prompt = _read_prompt(args.prompt)
         config = load_config(args.config_file)
+        workspace, execution_workspace = split_workspace_flag(args.workspace)
         request = RunRequest(
             prompt=prompt,
             agent=args.agent,
@@ -358,7 +367,10 @@ def run(args: argparse.Namespace) -> int:
             tools_file=args.tools,
             budget=TurnBudget(idle=args.idle_timeout, absolute=args.timeout),
             attachments=tuple(args.attach),
-            execution=ExecutionSettings(args.workspace, args.network, args.reviewer),
+            execution=ExecutionSettings(execution_workspace, args.network, args.reviewer),
+            workspace=workspace,
+            base=args.base,
+            require_clean=args.require_clean,
             lane=args.lane,
             additional_directories=tuple(args.add_dirs),
             system_prompt=_system_prompt_text(args.system_prompt, "--system-prompt"),
@@ -389,6 +401,7 @@ def run(args: argparse.Namespace) -> int:
         profiles=config.all_profiles(),
         config_overrides=dict(config.executables),
         idle_timeout=config.idle_timeout,
+        workspace_root=config.workspace_root,
     )
     session = _RunSession(runtime, request, screen, args, config.all_profiles())
     return asyncio.run(session.go())
@@ -403,6 +416,8 @@ SESSION_DECIDES: Final = (
     ("effort", "--effort"),
     ("option_values", "--set-option"),
     ("lane", "--lane"),
+    ("workspace", "--workspace"),
+    ("base", "--base"),
 )
 
 
@@ -680,6 +695,12 @@ class _RunSession:
             and counts["denied"] + counts["cancelled"]
         ):
             exit_code = exit_codes.PERMISSION_NOT_GRANTED
+        if (
+            self.args.fail_on_unreported
+            and exit_code == exit_codes.OK
+            and result.unreported_changes
+        ):
+            exit_code = exit_codes.UNREPORTED_CHANGES
         if self.reader_left:
             return exit_codes.PIPE_CLOSED
         try:

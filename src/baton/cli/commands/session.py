@@ -24,6 +24,7 @@ from baton.cli.options import add_record_options
 from baton.cli.service_link import service_for
 from baton.cli.store_access import store_url
 from baton.cli.terminal import error_line, visible
+from baton.cli.workspace_options import add_workspace_options, workspace_ask
 from baton.errors import DataDirNotFound, ExportExists, UsageError
 from baton.runtime.agents.config_file import load_config
 from baton.runtime.conversations import (
@@ -98,7 +99,17 @@ def _runtime(args: argparse.Namespace, *, config: Any = None) -> Runtime:
         store=_store(args),
         profiles=config.all_profiles(),
         config_overrides=dict(config.executables),
+        workspace_root=config.workspace_root,
     )
+
+
+def _workspace_body(args: argparse.Namespace) -> dict[str, Any]:
+    """The workspace fields of an API request, a directory resolved here."""
+    return {
+        "workspace": workspace_ask(args.workspace),
+        "base": args.base,
+        "requireClean": args.require_clean,
+    }
 
 
 def _local_only(args: argparse.Namespace) -> bool:
@@ -135,6 +146,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "name is recorded, never the value)",
     )
     new.add_argument("--cwd", metavar="DIR", help="the session's working directory (default: .)")
+    add_workspace_options(new)
     new.add_argument("--mode", metavar="ID", help="the session mode (exact id)")
     new.add_argument("--model", metavar="ID", help="the model (exact advertised id)")
     new.add_argument("--effort", metavar="LEVEL", help="reasoning effort")
@@ -302,6 +314,7 @@ def _new(args: argparse.Namespace) -> int:
             "config": options,
             "allowUnattended": args.allow_unattended,
             "toolsFile": args.tools,
+            **_workspace_body(args),
         }
         made = client.request("POST", "/api/v1/sessions", body)
         if args.json:
@@ -321,6 +334,9 @@ def _new(args: argparse.Namespace) -> int:
         config=options,
         allow_unattended=args.allow_unattended,
         tools_file=args.tools,
+        workspace=workspace_ask(args.workspace),
+        base=args.base,
+        require_clean=args.require_clean,
     )
     runtime = _runtime(args, config=config)
     try:

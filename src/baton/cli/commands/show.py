@@ -15,6 +15,8 @@ from baton.cli.service_link import service_for
 from baton.cli.store_access import open_store, store_url
 from baton.cli.terminal import visible
 from baton.cli.usage_view import usage_text
+from baton.cli.workspace_view import counts_line, file_lines, unreported_lines
+from baton.runtime.workspaces.tracking import ITEM_KIND, summary_of
 from baton.views.contract import document, uncamel
 from baton.views.runs import run_view
 
@@ -141,11 +143,20 @@ def print_view(view: dict[str, Any]) -> None:
             )
         elif item["kind"] == "usage" and isinstance(content, dict):
             summary = usage_text(content) or ""
+        elif item["kind"] == ITEM_KIND and isinstance(content, dict):
+            summary = content.get("error") or counts_line(summary_of(content))
         count = item["coalesced_events"]
         print(
             f"item {item['seq']:<4} {item['kind']:<10} ({count} {'event' if count == 1 else 'events'}) "
             f"{visible(str(summary).replace(chr(10), ' '), ITEM_SUMMARY_CHARS)}"
         )
+    changes = view.get("workspace_changes")
+    if changes and "error" not in changes:
+        print(counts_line(changes))
+        for line in file_lines(changes.get("files") or []):
+            print(line)
+        for line in unreported_lines(changes):
+            print(line)
     for interaction in view["interactions"]:
         print(
             f"permission {interaction['state']:<9} choice={choice_text(interaction['choice'])} "

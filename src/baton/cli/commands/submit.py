@@ -14,6 +14,7 @@ from typing import Final
 from baton.cli.json_output import write_json
 from baton.cli.store_access import add_store_option, store_url
 from baton.cli.terminal import visible
+from baton.cli.workspace_options import add_workspace_options, workspace_ask
 from baton.errors import ConfigurationError
 from baton.views.contract import document
 
@@ -43,6 +44,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--session", metavar="NAME", help="a named session: its turns run in order on one host"
     )
     parser.add_argument("--cwd", metavar="DIR", help="the working directory on the worker's host")
+    add_workspace_options(parser)
     parser.add_argument("--policy", default="ask", choices=("ask", "auto-edits", "full"))
     parser.add_argument("--allow-unattended", action="store_true")
     parser.add_argument("--mode")
@@ -71,6 +73,15 @@ def shared_store_url(flag: str | None, config: str | None) -> str:
     return url
 
 
+def _worker_workspace(value: str | None) -> str | None:
+    """``--workspace`` for a worker: a directory is made absolute, not resolved (it names a
+    path on the worker's host); a sandbox setting is refused here."""
+    if value in (None, "none", "worktree", "danger-full-access"):
+        return workspace_ask(value)
+    workspace_ask(value)  # EXECUTION_SETTING_UNSUPPORTED for a sandbox setting
+    return os.path.abspath(str(value))
+
+
 def run(args: argparse.Namespace) -> int:
     """Handle `baton submit`."""
     from baton.fleet.queued import TurnSubmission, submit
@@ -93,6 +104,9 @@ def run(args: argparse.Namespace) -> int:
         idle_timeout=args.idle_timeout,
         timeout=args.timeout,
         idempotency_key=args.idempotency_key,
+        workspace=_worker_workspace(args.workspace),
+        base=args.base,
+        require_clean=args.require_clean,
     )
 
     async def go() -> int:

@@ -25,6 +25,9 @@ The format is TOML (docs/profiles.md has an example)::
     [turns.profiles]           # per profile, built-in or custom (seconds, or "off")
     codex = "off"
 
+    [workspaces]               # where `--workspace worktree` puts worktrees (docs/workspaces.md)
+    root = "/srv/baton-worktrees"   # default: <data dir>/worktrees
+
 Everything is validated before use; a problem raises :class:`~baton.errors.ConfigFileError`
 with a stable ``sub_code`` (the ``CONFIG_*`` constants below) naming the file and the key.
 Unknown keys are errors, not ignored: a typo must not silently weaken a contract.
@@ -153,7 +156,9 @@ CONFIG_SUB_CODES: Final = (
 
 ConfigSource = Literal["flag", "env", "default"]
 
-_TOP_KEYS: Final = frozenset({"executables", "profiles", "turns", "store"})
+_TOP_KEYS: Final = frozenset({"executables", "profiles", "turns", "store", "workspaces"})
+#: Keys of the ``[workspaces]`` table (docs/workspaces.md): ``root``, where worktrees live.
+_WORKSPACES_KEYS: Final = frozenset({"root"})
 _TURNS_KEYS: Final = frozenset({"idle_timeout", "profiles"})
 #: Keys of the ``[store]`` table (docs/fleet.md): ``url``, a shared PostgreSQL store.
 _STORE_KEYS: Final = frozenset({"url"})
@@ -194,6 +199,9 @@ class UserConfig:
     profile_idle_timeouts: Mapping[str, float | Literal["off"]] = field(default_factory=dict)
     #: ``[store] url``: a shared PostgreSQL run store (after ``--store`` and BATON_STORE).
     store_url: str | None = None
+    #: ``[workspaces] root``: the directory worktrees are created in (absolute, user-expanded);
+    #: None: ``<data dir>/worktrees``.
+    workspace_root: str | None = None
 
     def all_profiles(self) -> dict[str, Profile]:
         """Built-in profiles first, then the config file's, by id, each with the idle bound
@@ -309,7 +317,23 @@ def parse_config(
         idle_timeout=idle_timeout,
         profile_idle_timeouts=by_profile,
         store_url=_store_url(raw.get("store", {}), f"{where}: store"),
+        workspace_root=_workspace_root(raw.get("workspaces", {}), f"{where}: workspaces"),
     )
+
+
+def _workspace_root(raw: object, where: str) -> str | None:
+    """The ``[workspaces]`` table's ``root``: an absolute directory (``~`` expanded), or None."""
+    table = _table(raw, where)
+    _no_unknown_keys(table, _WORKSPACES_KEYS, where)
+    value = table.get("root")
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value or "\x00" in value:
+        raise ConfigFileError(CONFIG_WRONG_TYPE, f"{where}.root", "must be a path (a string)")
+    expanded = os.path.expanduser(value)
+    if not os.path.isabs(expanded):
+        raise ConfigFileError(CONFIG_INVALID_VALUE, f"{where}.root", "must be an absolute path")
+    return expanded
 
 
 def _turns(

@@ -71,7 +71,9 @@ from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.controls import ControlSet
 from baton.runtime.turns.event_stream import iterate_events
 from baton.runtime.turns.events import RunEvent
+from baton.runtime.workspaces.lifecycle import remove_workspace
 from baton.store import FINAL_RUN_STATUSES, Conversation, ConversationStatus, Run, Store
+from baton.store.models import WorkspaceRecord
 from baton.store.owner import current_host, owner_alive, owner_host
 from baton.wire.budget import TurnBudget
 from baton.wire.capabilities import AgentCapabilities
@@ -100,6 +102,14 @@ class NewConversation:
     config: Mapping[str, str] = field(default_factory=dict)
     allow_unattended: bool = False
     tools_file: str | None = None
+    #: The session's workspace, kept across its turns, processes and (pinned) hosts:
+    #: ``"worktree"`` (a new git worktree ``session-<name>`` of the repository holding
+    #: ``cwd``), a directory, or None / ``"none"`` (``cwd`` as it is).
+    workspace: str | None = None
+    #: With ``workspace="worktree"``: the commit to start from (default ``HEAD``).
+    base: str | None = None
+    #: With ``workspace="worktree"``: refuse a checkout with uncommitted changes.
+    require_clean: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -316,6 +326,13 @@ class Conversations:
             else generate_session_name(lambda n: store.find_conversation(n) is not None)
         )
         cwd = os.path.realpath(new.cwd or os.getcwd())
+        workspace = await self._session_workspace(store, name, new, cwd)
+        if workspace is not None:
+            cwd = (
+                os.path.join(workspace.path, workspace.subdirectory)
+                if workspace.subdirectory
+                else workspace.path
+            )
         settings: dict[str, Any] = {
             "mode": new.mode,
             "model": new.model,
@@ -340,6 +357,7 @@ class Conversations:
             tools_file=new.tools_file,
             inspect_only=True,
             keep_session=True,
+            session=name,
         )
         capabilities: AgentCapabilities | None = None
         try:
@@ -350,9 +368,11 @@ class Conversations:
         except BaseException:
             with contextlib.suppress(BatonError):
                 store.delete_conversation_claimed(name)
+            await self._drop_workspace(store, workspace)
             raise
         if result.status != "COMPLETED" or result.provider_session_id is None:
             store.delete_conversation_claimed(name)
+            await self._drop_workspace(store, workspace)
             raise SessionSetupFailed(
                 f"session {name} was not created: {result.error_code}: {result.message}", result
             )
@@ -362,6 +382,40 @@ class Conversations:
             provider_session_id=result.provider_session_id,
             capabilities=recorded_capabilities(capabilities) if capabilities is not None else None,
         )
+
+    async def _session_workspace(
+        self, store: Store, name: str, new: NewConversation, cwd: str
+    ) -> WorkspaceRecord | None:
+        """The session's workspace, created (and checked, before any agent starts) as
+        ``new`` asks: a worktree ``session-<name>``, a directory, or None."""
+        tracker = self.runtime.workspaces
+        asked = new.workspace if new.workspace not in (None, "none") else None
+        if asked is None:
+            await tracker.plan(None, cwd, new.base, new.require_clean)  # --base alone: refused
+            return None
+        if asked != "worktree":
+            directory = os.path.realpath(asked)
+            if not os.path.isdir(directory):
+                raise ConfigurationError(f"the workspace {directory} is not a directory")
+            record = await tracker.record_directory(
+                store, directory, f"session-{name}", created_by=None
+            )
+            store.set_workspace_session(record.name, name)
+            return store.get_workspace(record.name)
+        plan = await tracker.plan("worktree", cwd, new.base, new.require_clean)
+        assert plan is not None
+        return await tracker.create(
+            store, plan, f"session-{name}", created_by=None, session_name=name
+        )
+
+    async def _drop_workspace(self, store: Store, workspace: WorkspaceRecord | None) -> None:
+        """A session that was not created leaves no workspace behind (it held nothing yet)."""
+        if workspace is None:
+            return
+        with contextlib.suppress(BatonError, OSError):
+            await asyncio.to_thread(
+                remove_workspace, store, workspace.name, self.runtime.environ, force=True
+            )
 
     async def session(self, name: str | None = None, **new: Any) -> Session:
         """The handle of conversation ``name``: created first when agent settings are given
@@ -609,6 +663,7 @@ class Conversations:
             attachments=tuple(options.attachments),
             attach_session=None if plan.method == "session/new" else plan.provider_session_id,
             keep_session=True,
+            session=record.name,
         )
         run = await self.runtime.start(request, on_event=on_event or (lambda _event: None))
         store.attach_conversation_run(record.name, run.id)

@@ -19,6 +19,7 @@ from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.turns.events import RunEvent, RunEventType
 from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.slot import TurnSlot
+from baton.runtime.workspaces.tracking import ActiveWorkspace, WorkspaceTracker
 from baton.wire.budget import BudgetClock
 from baton.wire.mcp import ToolDeclarations
 
@@ -48,6 +49,10 @@ class RunContext:
     slot: TurnSlot
     #: Who answers this run's elicitations (None: nobody; the lane it starts offers none).
     elicitor: Elicitor | None = None
+    #: The run's workspace (None: none recorded; the turn is not compared) and the tracker
+    #: that compares it.
+    workspace: ActiveWorkspace | None = None
+    workspaces: WorkspaceTracker | None = None
     #: The run's warnings so far (``{code, message}``), in the order :meth:`warn` said them;
     #: the result carries them (``warnings``).
     warnings: list[dict[str, str]] = field(default_factory=list)

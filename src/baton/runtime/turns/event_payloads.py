@@ -35,6 +35,7 @@ RunEventType = Literal[
     "commands",
     "state",
     "permission",
+    "workspace_changes",
     "item",
     "warning",
     "result",
@@ -217,6 +218,21 @@ class WarningPayload(TypedDict):
     message: str
 
 
+class WorkspaceChangesPayload(TypedDict):
+    """``workspace_changes``: what the turn really changed in its compared workspace
+    (docs/workspaces.md); the diffs are in the run's ``workspace_changes`` item."""
+
+    workspace: str
+    path: str
+    branch: str | None
+    counts: dict[str, int]
+    unreported: list[str]
+    truncated: list[str]
+    provisional: bool
+    files: list[dict[str, Any]]
+    baseCounts: dict[str, int]
+
+
 class ResultPayload(TypedDict):
     """``result``: always last (the CLI adds the fields docs/events.md lists for it)."""
 
@@ -236,6 +252,9 @@ class ResultPayload(TypedDict):
     violations: int
     usage: dict[str, Any] | None
     warnings: list[dict[str, str]]
+    #: The run's workspace and the turn's comparison (docs/workspaces.md), or None.
+    workspace: dict[str, Any] | None
+    workspaceChanges: dict[str, Any] | None
 
 
 #: The payload type of each run event type (the service's own feed events, such as
@@ -259,6 +278,7 @@ PAYLOAD_TYPES: Final[Mapping[str, type[Any]]] = {
     "session_info": SessionInfoPayload,
     "commands": CommandsPayload,
     "state": StatePayload,
+    "workspace_changes": WorkspaceChangesPayload,
     "permission": PermissionPayload,
     "item": ItemPayload,
     "warning": WarningPayload,

@@ -6,7 +6,10 @@ turn without sending session/cancel (``Turn.interrupt`` is the clean stop): the 
 still be running, so the run is recorded RECOVERY_REQUIRED (``CALLER_CANCELLED``) and its
 session released, in a shielded step that a second cancellation does not cut short; then the
 cancellation propagates. The turn leaves the run's :class:`~baton.runtime.turns.slot.TurnSlot`
-and its session's ``active`` slot either way.
+and its session's ``active`` slot either way. With a compared workspace, the snapshot is taken
+before the prompt and the comparison after the turn settles
+(:mod:`~baton.runtime.turns.workspace_turn`); cancelled during the comparison, the outcome is
+still recorded (shielded) before the cancellation propagates.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from baton.runtime.turns.context import RunContext
 from baton.runtime.turns.outcome import AMBIGUOUS_STATUSES, TurnOutcome
 from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.turn import Turn
+from baton.runtime.turns.workspace_turn import compare_after, snapshot_before
 
 
 async def execute_turn(
@@ -47,7 +51,8 @@ async def execute_turn(
         policy=ctx.policy,
         allow_remembered=spec.allow_remembered_permissions,
         context=LocalContext(
-            worktree=ctx.cwd,
+            # The policy's boundary is the run's workspace when it has one.
+            worktree=ctx.workspace.record.path if ctx.workspace is not None else ctx.cwd,
             network_allowed=request.execution.network == "enabled",
             read_only=spec.read_only,
             additional_roots=tuple(request.additional_directories),
@@ -67,6 +72,7 @@ async def execute_turn(
         emit=ctx.emit,
         interrupt_timeout=interrupt_timeout,
     )
+    before = await snapshot_before(ctx)
     ctx.slot.hold(turn)
     try:
         outcome = await turn.execute(blocks, profile_mapped=profile_mapped)
@@ -77,6 +83,12 @@ async def execute_turn(
         raise
     finally:
         ctx.slot.release()
+    try:
+        await compare_after(ctx, before, turn, outcome)
+    except asyncio.CancelledError:
+        # The turn is over: its outcome is recorded whatever happens to the comparison.
+        await _shielded(_settle(ctx, client, session, outcome))
+        raise
     await _settle(ctx, client, session, outcome)
     return outcome
 

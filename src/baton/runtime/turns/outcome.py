@@ -85,6 +85,9 @@ class TurnOutcome:
     violations: int = 0
     #: ``{used, size, cost?, turn?}``: what the agent reported, or None (see LiveUpdates).
     usage: dict[str, Any] | None = None
+    #: The turn's workspace comparison as a result carries it (``workspaceChanges``: counts,
+    #: files without diffs, unreported paths), or None when the run had no compared workspace.
+    workspace_changes: dict[str, Any] | None = None
 
     @property
     def run_outcome(self) -> RunOutcome:

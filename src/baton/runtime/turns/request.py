@@ -63,3 +63,16 @@ class RunRequest:
     queued_run_id: str | None = None
     #: Pin the ACP version for this run (``--protocol``); None: the profile's (default auto).
     protocol: ProtocolChoice | None = None
+    #: The run's workspace (docs/workspaces.md): ``"worktree"`` (a new git worktree of the
+    #: repository holding ``cwd``, on a branch named after the run), a directory (used as it
+    #: is), or None / ``"none"`` (today's behaviour: ``cwd``). A run whose directory lies in a
+    #: recorded workspace (a session's) is compared in it either way.
+    workspace: str | None = None
+    #: With ``workspace="worktree"``: the commit to start from (default ``HEAD``).
+    base: str | None = None
+    #: With ``workspace="worktree"``: refuse (WORKSPACE_BASE_DIRTY) when the repository's
+    #: checkout has uncommitted or untracked changes.
+    require_clean: bool = False
+    #: The Baton session this run is a turn of (set by conversations): a session's workspace
+    #: is shared by its turns only.
+    session: str | None = None

@@ -36,6 +36,10 @@ export const ROUTES = {
   runJournal: (id) => `${BASE}/runs/${enc(id)}/journal`,
   serverJournal: (id) => `${BASE}/servers/${enc(id)}/journal`,
   workers: () => `${BASE}/workers`,
+  workspaces: () => `${BASE}/workspaces`,
+  runChanges: (id) => `${BASE}/runs/${enc(id)}/changes`,
+  runFileDiff: (id) => `${BASE}/runs/${enc(id)}/changes/file`,
+  runPatch: (id) => `${BASE}/runs/${enc(id)}/diff`,
 };
 
 /** A refusal or failure from the service, with its stable code. */

@@ -8,6 +8,7 @@ import { ENDED_STATUSES, TranscriptModel, TranscriptView } from "../transcript.j
 import { errorBox, field, listOf, table } from "./common.js";
 import { pendingInto } from "./permissions.js";
 import { questionsInto } from "./elicitations.js";
+import { changesInto } from "./changes.js";
 
 // Run statuses the filter offers (docs/journal.md, run-status table).
 const STATUSES = ["", "QUEUED", "STARTING", "RUNNING", "AWAITING_APPROVAL", "INTERRUPTING", "COMPLETED",
@@ -219,6 +220,7 @@ function liveRun(view, runId) {
   const questions = h("div", { class: "elicitations", "aria-label": "pending questions of the agent" });
   const connection = h("p", { class: "connection", "aria-live": "polite", "data-testid": "connection" }, "connecting…");
   const transcriptBox = h("section", { "aria-label": "transcript" });
+  const changesBox = h("section", { "aria-label": "workspace changes", "data-testid": "workspace-changes" });
   const cancelStatus = h("div", { "aria-live": "polite" });
   const cancel = h("button", { type: "button", onclick: async () => {
     try {
@@ -229,7 +231,7 @@ function liveRun(view, runId) {
     }
   } }, "Cancel this run");
   replaceChildren(view, summary, h("p", {}, cancel), cancelStatus,
-    h("h2", {}, "Waiting for you"), permissions, questions,
+    h("h2", {}, "Waiting for you"), permissions, questions, changesBox,
     h("h2", {}, "Transcript"), connection, transcriptBox);
   const transcript = new TranscriptView(transcriptBox, new TranscriptModel());
   const showSummary = async () => {
@@ -255,6 +257,7 @@ function liveRun(view, runId) {
     }
   };
   showSummary();
+  changesInto(changesBox, runId);
   let refreshTimer = null;
   const stopPermissions = pendingInto(permissions, runId);
   const stopQuestions = questionsInto(questions, runId);
@@ -264,7 +267,7 @@ function liveRun(view, runId) {
       closed: "the stream closed", finished: "finished",
     }[state] ?? state;
     connection.dataset.state = state;
-    if (state === "finished") { showSummary(); stopPermissions(); stopQuestions(); cancel.disabled = true; }
+    if (state === "finished") { showSummary(); changesInto(changesBox, runId); stopPermissions(); stopQuestions(); cancel.disabled = true; }
   }, (event) => {
     if (!refreshTimer) refreshTimer = setTimeout(() => { refreshTimer = null; showSummary(); }, SUMMARY_REFRESH_MS);
     // A request opened or closed: show its card (or its end) now, not at the next poll.
