@@ -20,10 +20,13 @@ import pytest
 #: Raised once, when main's views room (baton/views/: the row and record documents), the
 #: service's runtime file module (finding a running service) and the native-mode guard landed:
 #: modules these verbs use.
+# Raised when the run handle, steering and workspaces landed (issues 28, 29, 31: run 162,
+# runs 72, show 73 before): `runs` and `show` now import the workspace comparison's modules
+# for the changes they show; importing those only when a run has a workspace is open work.
 BATON_MODULE_BOUNDS: Final[dict[str, int]] = {
-    "run": 162,
-    "runs": 72,
-    "show": 73,
+    "run": 185,
+    "runs": 84,
+    "show": 86,
     "journal": 68,
 }
 

@@ -199,7 +199,7 @@ async def test_closing_early_is_recovery_required_only_when_ambiguous(
     await until_streaming(run)  # closes the stream: the agent never answers the cancel
     result = await run.result()
     assert (result.status, result.error_code) == ("RECOVERY_REQUIRED", "INTERRUPT_DEADLINE_EXPIRED")
-    assert result.message is not None and "session/cancel got no answer" in result.message
+    assert result.message is not None and "session/cancel got no" in result.message
 
 
 # --- one protocol for a local run and a queued one --------------------------------------------

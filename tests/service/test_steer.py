@@ -19,7 +19,7 @@ OVERRIDE = "BATON_SCRIPTED_STEER_TEST_BIN"
 async def _busy(api: Api) -> None:
     runtime = api.service.runtime
     for _ in range(1500):
-        if any(s.active for lane in runtime.lanes.values() for s in lane.sessions.values()):
+        if any(s.active for lane in runtime._lanes.values() for s in lane.sessions.values()):
             return
         await asyncio.sleep(0.02)
     raise AssertionError("no turn started")

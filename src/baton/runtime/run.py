@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import AsyncGenerator, Callable, Iterator
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
 from baton.errors import RunEventsUnavailable
 from baton.runtime.lanes.lane import Lane
@@ -74,9 +74,11 @@ class Run:
         *,
         lane: Lane,
         on_event: Callable[[RunEvent], None] | None,
+        workspace: dict[str, Any] | None = None,
     ) -> None:
         self._id = run_id
         self._lane = lane
+        self._workspace = workspace
         self._on_event = on_event
         self._slot = TurnSlot()
         #: Unread events for :meth:`events` (None with an ``on_event`` callback: each event
@@ -120,6 +122,23 @@ class Run:
         running)."""
         client = self._lane.client
         return client.capabilities if client is not None else None
+
+    @property
+    def workspace(self) -> dict[str, Any] | None:
+        """The run's workspace (``name``, ``kind``, ``path``, ``branch``, ``baseCommit``,
+        ``compared``; docs/workspaces.md), known when the handle is returned; None when the
+        run works in a plain directory (``workspace="none"``)."""
+        return self._workspace
+
+    @property
+    def workspace_changes(self) -> dict[str, Any] | None:
+        """What the turn really changed in its compared workspace (the ``workspace_changes``
+        event's object: counts, files, unreported paths), once the run has ended; None before
+        that, without a compared workspace, or when the run ended by an error."""
+        task = self._task
+        if task is None or not task.done() or task.cancelled() or task.exception() is not None:
+            return None
+        return task.result().workspace_changes
 
     def stderr_tail(self) -> str:
         """The redacted, bounded tail of the stderr of the run's agent process (shared by

@@ -687,7 +687,12 @@ class Runtime:
         if active is not None:
             cwd = active.cwd
         # From here on nothing awaits before the handle is returned.
-        run = Run(run_id, lane=lane, on_event=on_event)
+        run = Run(
+            run_id,
+            lane=lane,
+            on_event=on_event,
+            workspace=_workspace_view(active) if active is not None else None,
+        )
         handle.append(run)
         for event in early:
             run.publish(event)
