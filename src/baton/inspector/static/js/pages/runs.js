@@ -252,12 +252,18 @@ function liveRun(view, runId) {
         ["violations", String(run.violations ?? 0)],
         ["journal", h("a", { href: `#/journal/run/${encodeURIComponent(runId)}` }, "the run's journal records")],
       ]));
+      return run;
     } catch (error) {
       replaceChildren(summary, errorBox(error));
+      return null;
     }
   };
-  showSummary();
-  changesInto(changesBox, runId);
+  // A run's changes are asked for only when its record says a comparison was recorded (a run
+  // without a workspace has none: no request, so no 404 in the console).
+  const showChanges = (run) => {
+    if (run && (run.workspaceChanges || run.workspace_changes)) changesInto(changesBox, runId);
+  };
+  showSummary().then(showChanges);
   let refreshTimer = null;
   const stopPermissions = pendingInto(permissions, runId);
   const stopQuestions = questionsInto(questions, runId);
@@ -267,7 +273,7 @@ function liveRun(view, runId) {
       closed: "the stream closed", finished: "finished",
     }[state] ?? state;
     connection.dataset.state = state;
-    if (state === "finished") { showSummary(); changesInto(changesBox, runId); stopPermissions(); stopQuestions(); cancel.disabled = true; }
+    if (state === "finished") { showSummary().then(showChanges); stopPermissions(); stopQuestions(); cancel.disabled = true; }
   }, (event) => {
     if (!refreshTimer) refreshTimer = setTimeout(() => { refreshTimer = null; showSummary(); }, SUMMARY_REFRESH_MS);
     // A request opened or closed: show its card (or its end) now, not at the next poll.
