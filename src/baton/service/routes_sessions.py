@@ -263,13 +263,13 @@ async def _queue_prompt(request: Request, options: PromptOptions, text: str) -> 
             f"session {name}: {ahead - 1} prompts already wait behind its running turn"
         )
     conversations = desk.conversations
-    launch = service.launcher.begin(
-        lambda on_event: conversations.prompt(name, text, options, on_event=on_event)
+    launch = service.launcher.start_session_prompt(
+        lambda on_event: conversations.start(name, text, options, on_event=on_event)
     )
     ticket = PromptTicket("prompt-" + secrets.token_hex(6), launch)
     desk.remember(name, ticket)
     if ahead == 0:
-        await service.launcher.run_id_of(launch)  # refused before a run: its own code
+        await service.launcher.started(launch)  # refused before a run: its own code
     answer = ticket.to_json(ahead if not launch.created.done() else 0)
     answer["events"] = f"/api/v1/runs/{answer['runId']}/events" if answer["runId"] else None
     return answer

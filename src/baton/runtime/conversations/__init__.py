@@ -24,6 +24,7 @@ _EXPORTS: dict[str, str] = {
     "NewConversation": "baton.runtime.conversations.service",
     "PromptOptions": "baton.runtime.conversations.service",
     "Session": "baton.runtime.conversations.service",
+    "SessionRun": "baton.runtime.conversations.session_run",
     "SessionSetupFailed": "baton.errors",
     "QUEUED": "baton.runtime.conversations.service",
     "SteerResult": "baton.runtime.conversations.service",
@@ -51,6 +52,7 @@ if TYPE_CHECKING:
         Session,
         SteerResult,
     )
+    from baton.runtime.conversations.session_run import SessionRun
     from baton.runtime.conversations.turn_queue import (
         DEFAULT_WAIT_SECONDS,
         MAX_WAITING_PROMPTS,
@@ -74,6 +76,7 @@ __all__ = [
     "RemoteListing",
     "RemoteSession",
     "Session",
+    "SessionRun",
     "SessionSetupFailed",
     "SteerResult",
     "ToolCallSummary",

@@ -2,8 +2,10 @@
 
 :class:`Conversations` is the small typed API every surface calls (the CLI today, `baton
 serve` later): :meth:`~Conversations.create`, :meth:`~Conversations.list`,
-:meth:`~Conversations.show`, :meth:`~Conversations.history`, :meth:`~Conversations.prompt`
-(and :meth:`~Conversations.events`), :meth:`~Conversations.cancel`,
+:meth:`~Conversations.show`, :meth:`~Conversations.history`, :meth:`~Conversations.start`
+(a :class:`~baton.runtime.conversations.session_run.SessionRun` handle once the turn's run
+exists; :meth:`~Conversations.prompt` and :meth:`~Conversations.events` are built on it),
+:meth:`~Conversations.cancel`,
 :meth:`~Conversations.close` and :meth:`~Conversations.remove`. :class:`Session` is one
 conversation's handle for library users::
 
@@ -40,6 +42,7 @@ from typing import Any, Final
 from baton.errors import (
     BatonError,
     ConfigurationError,
+    InternalError,
     SessionOnOtherHost,
     SessionSetupFailed,
     StoreConflict,
@@ -60,16 +63,15 @@ from baton.runtime.conversations.remote import (
     delete_remote_session,
     list_remote_sessions,
 )
+
+# The store's ``Run`` is a run's record; the runtime's is the handle of one running here.
+from baton.runtime.conversations.session_run import SessionRun
 from baton.runtime.conversations.turn_queue import DEFAULT_WAIT_SECONDS, TurnQueue
 from baton.runtime.lanes.lane import LaneSession
 from baton.runtime.permissions.policies import PolicyName
-
-# The store's ``Run`` is a run's record; the runtime's is the handle of one running here.
-from baton.runtime.run import EVENTS_CLOSED
 from baton.runtime.run import Run as RunningRun
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.controls import ControlSet
-from baton.runtime.turns.event_stream import iterate_events
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.workspaces.lifecycle import remove_workspace
 from baton.store import FINAL_RUN_STATUSES, Conversation, ConversationStatus, Run, Store
@@ -431,6 +433,53 @@ class Conversations:
 
     # --- prompting -------------------------------------------------------------------------
 
+    async def start(
+        self,
+        name: str,
+        text: str,
+        options: PromptOptions | None = None,
+        *,
+        on_event: Callable[[RunEvent], None] | None = None,
+    ) -> SessionRun:
+        """Start the next turn of conversation ``name``; its
+        :class:`~baton.runtime.conversations.session_run.SessionRun` handle (a
+        :class:`~baton.runtime.run.RunHandle`) as soon as the turn's run exists, after the
+        turn's wait in the session's queue and its claim. Every surface gets ``run.id`` from
+        the handle at once. ``on_event``: every event goes to it as it happens (the handle's
+        ``events()`` stream is then not kept), as for :meth:`Runtime.start
+        <baton.runtime.runtime.Runtime.start>`.
+
+        Refused before anything is sent (raised here): SESSION_NOT_FOUND, SESSION_CLOSED,
+        SESSION_RECOVERY_REQUIRED (naming the run to settle), SESSION_NOT_RESUMABLE, or
+        SESSION_BUSY (``wait=False`` while a turn runs, a full queue, or the wait bound), and
+        the runtime's own refusals.
+
+        Cancellation: cancelled while waiting for its turn (or before the run exists),
+        nothing was claimed or sent: the prompt is withdrawn. Cancelled as the run comes to
+        exist, the run is abandoned as :meth:`prompt`'s would be. The turn goes on once this
+        returned: :meth:`SessionRun.interrupt` stops it."""
+        options = options or PromptOptions()
+        store = await self._store()
+        store.get_conversation(name)
+        await self.refuse_other_host(name)
+        created: asyncio.Future[RunningRun] = asyncio.get_running_loop().create_future()
+        turn = asyncio.ensure_future(self._turn(store, name, text, options, on_event, created))
+        try:
+            waited: set[asyncio.Future[Any]] = {created, turn}
+            await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            if created.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await created.result().abandon()
+            turn.cancel()
+            with contextlib.suppress(BaseException):
+                await turn
+            raise
+        if not created.done():
+            turn.result()  # refused before its run existed: the stable error
+            raise InternalError(f"session {name}'s turn ended without a run")  # pragma: no cover
+        return SessionRun(name, created.result(), turn)
+
     async def prompt(
         self,
         name: str,
@@ -439,20 +488,29 @@ class Conversations:
         *,
         on_event: Callable[[RunEvent], None] | None = None,
     ) -> RunResult:
-        """The next turn of conversation ``name``; events go to ``on_event`` as they happen.
-
-        Refused before anything is sent: SESSION_NOT_FOUND, SESSION_CLOSED,
-        SESSION_RECOVERY_REQUIRED (naming the run to settle), SESSION_NOT_RESUMABLE, or
-        SESSION_BUSY (``wait=False`` while a turn runs, a full queue, or the wait bound).
+        """The next turn of conversation ``name`` to its end (:meth:`start`, then the
+        handle's result); events go to ``on_event`` as they happen. Refused as
+        :meth:`start` is.
 
         Cancellation: cancelled while waiting, nothing was claimed or sent. Cancelled during
-        the turn, the turn's run becomes RECOVERY_REQUIRED when the runtime closes (its prompt
-        was outstanding) and the conversation is left RECOVERY_REQUIRED with it; cancelled
-        after the outcome was recorded, the conversation is IDLE."""
-        options = options or PromptOptions()
-        store = await self._store()
-        store.get_conversation(name)
-        await self.refuse_other_host(name)
+        the turn, the turn's run is abandoned (RECOVERY_REQUIRED when its prompt was
+        outstanding, :meth:`Run.abandon <baton.runtime.run.Run.abandon>`) and the
+        conversation is left RECOVERY_REQUIRED with it; cancelled after the outcome was
+        recorded, the conversation is IDLE."""
+        run = await self.start(name, text, options, on_event=on_event or _drop)
+        return await run.result_or_abandon()
+
+    async def _turn(
+        self,
+        store: Store,
+        name: str,
+        text: str,
+        options: PromptOptions,
+        on_event: Callable[[RunEvent], None] | None,
+        created: asyncio.Future[RunningRun],
+    ) -> RunResult:
+        """The turn, in a task of its own: its wait in the queue, the claim, the run (handed
+        to ``created`` as soon as it exists), the release of the record."""
         loop = asyncio.get_running_loop()
         started = loop.time()
         async with self.queue.turn(name, wait=options.wait, timeout=options.wait_timeout):
@@ -462,7 +520,7 @@ class Conversations:
             record, plan = await self._claim(store, name, options.wait, remaining)
             try:
                 result, capabilities = await self._run_turn(
-                    store, record, plan, text, options, on_event
+                    store, record, plan, text, options, on_event, created
                 )
             except BaseException:
                 self._end_turn_after_abort(store, name)
@@ -481,17 +539,15 @@ class Conversations:
     async def events(
         self, name: str, text: str, options: PromptOptions | None = None
     ) -> AsyncIterator[RunEvent]:
-        """:meth:`prompt`, as an async iterator of its events; the last is ``result``. A
-        refusal before the turn (busy, closed...) is raised from the iterator.
+        """:meth:`start`, then the handle's events; the last is ``result``. A refusal before
+        the turn (busy, closed...) is raised from the iterator.
 
-        Cancellation: closing the iterator early interrupts the turn as :meth:`cancel` does
-        (session/cancel and the interrupt deadline) and waits for it to settle; a prompt still
-        waiting for its turn is withdrawn (nothing was sent for it)."""
-        events = iterate_events(
-            lambda emit: self.prompt(name, text, options, on_event=emit),
-            stop=lambda: self.cancel(name, EVENTS_CLOSED),
-        )
-        async with contextlib.aclosing(events):  # closed at once with this iterator
+        Cancellation: closing the iterator early interrupts the turn as closing
+        :meth:`SessionRun.events` does (session/cancel and the interrupt deadline) and waits
+        for it to settle; a prompt still waiting for its turn is withdrawn (nothing was sent
+        for it)."""
+        run = await self.start(name, text, options)
+        async with run.events() as events:
             async for event in events:
                 yield event
 
@@ -641,9 +697,10 @@ class Conversations:
         text: str,
         options: PromptOptions,
         on_event: Callable[[RunEvent], None] | None,
+        created: asyncio.Future[RunningRun],
     ) -> tuple[RunResult, dict[str, bool] | None]:
-        """The turn's run, from its start to its result; with the session capabilities its
-        agent advertised (None when its process no longer runs)."""
+        """The turn's run, from its start (handed to ``created``) to its result; with the
+        session capabilities its agent advertised (None when its process no longer runs)."""
         settings = record.settings
         command = record.agent_command
         request = RunRequest(
@@ -665,8 +722,10 @@ class Conversations:
             keep_session=True,
             session=record.name,
         )
-        run = await self.runtime.start(request, on_event=on_event or (lambda _event: None))
+        run = await self.runtime.start(request, on_event=on_event)
         store.attach_conversation_run(record.name, run.id)
+        if not created.done():
+            created.set_result(run)
         result = await run.result_or_abandon()
         capabilities = run.capabilities
         return result, recorded_capabilities(capabilities) if capabilities is not None else None
@@ -723,6 +782,17 @@ class Session:
         """The next turn (see :meth:`Conversations.prompt`, cancellation included)."""
         return await self.conversations.prompt(self.name, text, options, on_event=on_event)
 
+    async def start(
+        self,
+        text: str,
+        options: PromptOptions | None = None,
+        *,
+        on_event: Callable[[RunEvent], None] | None = None,
+    ) -> SessionRun:
+        """Start the next turn; its handle once its run exists (see
+        :meth:`Conversations.start`, cancellation included)."""
+        return await self.conversations.start(self.name, text, options, on_event=on_event)
+
     def events(self, text: str, options: PromptOptions | None = None) -> AsyncIterator[RunEvent]:
         """The next turn's events (see :meth:`Conversations.events`)."""
         return self.conversations.events(self.name, text, options)
@@ -752,6 +822,10 @@ class Session:
     async def close(self) -> Conversation:
         """Close the conversation (see :meth:`Conversations.close`, cancellation included)."""
         return await self.conversations.close(self.name)
+
+
+def _drop(_event: RunEvent) -> None:
+    """An event nobody reads."""
 
 
 def _stored_command(command: str | Sequence[str]) -> Any:
