@@ -12,6 +12,14 @@ Events. The worker running the turn appends its events to the store (``run_event
 :meth:`QueuedRun.events` reads them as they arrive, ending with the ``result`` event. A run
 that ends without one (its worker was lost: RECOVERY_REQUIRED; CANCELLED before it started)
 ends with a ``result`` event built from the run's record.
+
+Interrupts. :meth:`QueuedRun.interrupt` cancels a run no worker took yet (CANCELLED); a run
+a worker took is asked to stop through the store (an interrupt request on the run, see
+:func:`interrupt_requests`), which its worker reads at its next heartbeat and hands to the
+run's own interrupt: session/cancel and the interrupt deadline, exactly as a local run's
+(INTERRUPTED on a ``cancelled`` answer, RECOVERY_REQUIRED when none comes in time). Closing
+:meth:`QueuedRun.events` early (``break``, ``aclose``, a cancelled reader) interrupts the run
+the same way, with the reason ``events_closed``, as a local run's stream does.
 """
 
 from __future__ import annotations
@@ -29,7 +37,7 @@ from baton.fleet.engine import (
     ensure_engine_schema,
     session_lock,
 )
-from baton.runtime.run import EventStream
+from baton.runtime.run import EVENTS_CLOSED, EventStream
 from baton.runtime.runtime import RunResult
 from baton.runtime.turns.events import RunEvent, event_type
 from baton.runtime.turns.outcome import exit_code_of, run_outcome_of
@@ -46,6 +54,13 @@ RESULT_GRACE_SECONDS: Final = 2.0
 #: The error code a run cancelled before it started carries (it moves QUEUED -> CANCELLED;
 #: an earlier Baton made such runs INTERRUPTED with it, which schema version 5 migrated).
 CANCELLED_CODE: Final = "QUEUED_RUN_CANCELLED"
+#: The observation payload key of an interrupt request for a run a worker took (its
+#: ``reason``): recorded by :meth:`QueuedRun.interrupt`, acted on by the run's worker.
+INTERRUPT_REQUEST_KEY: Final = "interruptRequest"
+#: How long a closed event stream waits for its interrupted run to end (seconds): the
+#: worker's heartbeat (when it reads the request), the interrupt deadline, and a lost worker's
+#: lease (its runs are settled RECOVERY_REQUIRED by a peer) fit in it.
+SETTLE_WAIT_SECONDS: Final = 60.0
 #: The priority a session's turn is re-queued with when it reached a worker that does not
 #: hold the session: above the default (0), so it stays ahead of the session's later turns.
 REDIRECT_PRIORITY: Final = 1
@@ -157,11 +172,37 @@ class QueuedRun:
         """The run's events as its worker records them; the last is ``result`` (an async
         iterator, and an ``async with`` that closes it).
 
-        Cancellation: safe at any await; nothing is written. Closing the stream early only
-        stops reading (the queued run is not cancelled: :meth:`interrupt` does that)."""
+        Cancellation: closing the stream before its end (``break``, ``aclose``, leaving its
+        ``async with``, cancelling the reader) interrupts the run as :meth:`interrupt` does,
+        with the reason ``events_closed`` (still queued: CANCELLED; taken by a worker:
+        session/cancel and the interrupt deadline there), and waits for the run to end, at
+        most :data:`SETTLE_WAIT_SECONDS`; a reader cancelled again while it waits stops
+        waiting."""
         return EventStream(self._follow())
 
     async def _follow(self) -> AsyncGenerator[RunEvent]:
+        ended = False
+        try:
+            async for event in self._read():
+                yield event
+            ended = True
+        finally:
+            if not ended:
+                await self._interrupt_and_settle(EVENTS_CLOSED)
+
+    async def _interrupt_and_settle(self, reason: str) -> None:
+        """Interrupt the run (see :meth:`interrupt`) and wait for it to end, bounded."""
+        if not await self.interrupt(reason):
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SETTLE_WAIT_SECONDS
+        with Store(self.url, read_only=True) as store:
+            while loop.time() < deadline:
+                if store.get_run(self.run_id).status in ENDED_RUN_STATUSES:
+                    return
+                await asyncio.sleep(EVENT_POLL_SECONDS)
+
+    async def _read(self) -> AsyncGenerator[RunEvent]:
         after = -1
         ended_at: float | None = None
         loop = asyncio.get_running_loop()
@@ -190,19 +231,32 @@ class QueuedRun:
             store.close()
 
     async def result(self) -> RunResult:
-        """Wait for the run to end; its result. Cancellation: safe, writes nothing."""
-        async for event in self.events():
+        """Wait for the run to end; its result. Cancellation: safe, writes nothing (the run
+        goes on: :meth:`interrupt` stops it)."""
+        async for event in self._read():
             if event.type == "result":
                 return RunResult.from_event(event)
         raise AssertionError("events() ends with a result event")  # pragma: no cover
 
     async def interrupt(self, reason: str = "user") -> bool:
-        """Stop the run if it has not started (see :meth:`cancel`; ``reason`` is not recorded:
-        the run's diagnostic says it was cancelled before a worker started it). False when a
-        worker already took it."""
-        return await self.cancel()
+        """Ask the run to stop: still queued, it is cancelled (see :meth:`cancel`; its
+        diagnostic names ``reason``); taken by a worker and not ended, an interrupt request
+        naming ``reason`` is recorded on it, which the worker hands to the run's interrupt at
+        its next heartbeat (session/cancel and the interrupt deadline, as a local run's).
+        False when the run has ended. Returns without waiting for the outcome.
 
-    async def cancel(self) -> bool:
+        Cancellation: as :meth:`cancel`, then one write (the request is recorded or not)."""
+        if await self.cancel(reason):
+            return True
+        with Store(self.url) as store:
+            if store.get_run(self.run_id).status in ENDED_RUN_STATUSES:
+                return False
+            await store.record_observation(
+                "BATON_RESOLUTION", {INTERRUPT_REQUEST_KEY: {"reason": reason}}, run_id=self.run_id
+            )
+        return True
+
+    async def cancel(self, reason: str | None = None) -> bool:
         """Cancel the run if it has not started: its job is cancelled and the run becomes
         CANCELLED (error code QUEUED_RUN_CANCELLED). False when a worker already took it (a
         started turn is not cancelled from here).
@@ -222,11 +276,24 @@ class QueuedRun:
                     expected=("QUEUED",),
                     error_code=CANCELLED_CODE,
                     stop_reason="cancelled",
-                    diagnostic="cancelled before a worker started it",
+                    diagnostic="cancelled before a worker started it"
+                    + (f" ({reason})" if reason is not None else ""),
                 )
             except StoreConflict:
                 return False
             return True
+
+
+def interrupt_requests(store: Store, run_id: str) -> list[str]:
+    """The reasons of the interrupt requests recorded on ``run_id`` (oldest first), for
+    its worker (see :meth:`QueuedRun.interrupt`)."""
+    reasons: list[str] = []
+    for observation in store.list_observations(run_id=run_id, kind="BATON_RESOLUTION"):
+        payload = observation.payload
+        request = payload.get(INTERRUPT_REQUEST_KEY) if isinstance(payload, dict) else None
+        if isinstance(request, dict):
+            reasons.append(str(request.get("reason") or "user"))
+    return reasons
 
 
 def _event(run_id: str, data: dict[str, Any]) -> RunEvent | None:

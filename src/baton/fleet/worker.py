@@ -46,7 +46,7 @@ from baton.fleet.engine import (
     worker_queue,
 )
 from baton.fleet.limits import HEARTBEAT_SECONDS, LEASE_SECONDS, MAX_CONCURRENCY, SETTLE_SECONDS
-from baton.fleet.queued import REDIRECT_PRIORITY
+from baton.fleet.queued import REDIRECT_PRIORITY, interrupt_requests
 from baton.fleet.recovery import settle_lost_workers
 from baton.fleet.sweep import OrphanSweep
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
@@ -168,6 +168,8 @@ class FleetWorker:
         #: own (a store outage stops every heartbeat; the peers get a lease to write theirs).
         self.healthy_since: float | None = None
         self._sweep = OrphanSweep()
+        #: The running runs whose interrupt request was handed to them (asked once).
+        self._interrupted: set[str] = set()
         self._adopted: set[asyncio.Future[None]] = set()
 
     @property
@@ -244,6 +246,27 @@ class FleetWorker:
             else:
                 if self.healthy_since is None:
                     self.healthy_since = loop.time()
+                self._deliver_interrupts()
+
+    def _deliver_interrupts(self) -> None:
+        """Hand the interrupt requests recorded on this worker's running runs
+        (:meth:`QueuedRun.interrupt <baton.fleet.queued.QueuedRun.interrupt>`, from any host)
+        to the runs themselves: session/cancel and the interrupt deadline, as a local
+        interrupt (during setup: no prompt is sent). Read at each heartbeat; a store away
+        waits for the next one."""
+        assert self.runtime is not None
+        for run_id in sorted(self.running_runs - self._interrupted):
+            run = self.runtime.runs.get(run_id)
+            if run is None:
+                continue
+            try:
+                reasons = interrupt_requests(self.store, run_id)
+            except BatonError as exc:
+                LOG.warning("interrupt requests not read: %s", exc)
+                return
+            if reasons:
+                self._interrupted.add(run_id)
+                run.interrupt_nowait(reasons[0])
 
     async def _settle_loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -319,6 +342,7 @@ class FleetWorker:
         finally:
             self.running_jobs.pop(job_id, None)
             self.running_runs.discard(run_id)
+            self._interrupted.discard(run_id)
 
     async def _take(self, run_id: str) -> tuple[Submission, str | None] | None:
         """Take the queued run for this worker (safe to repeat: every step is idempotent or
