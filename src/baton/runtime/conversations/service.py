@@ -35,8 +35,7 @@ import asyncio
 import builtins
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Final
 
 from baton.errors import (
@@ -65,19 +64,25 @@ from baton.runtime.conversations.remote import (
 )
 
 # The store's ``Run`` is a run's record; the runtime's is the handle of one running here.
+from baton.runtime.conversations.requests import (
+    QUEUED,
+    ConversationView,
+    NewConversation,
+    PromptOptions,
+    SteerResult,
+)
+from baton.runtime.conversations.session import Session
 from baton.runtime.conversations.session_run import SessionRun
-from baton.runtime.conversations.turn_queue import DEFAULT_WAIT_SECONDS, TurnQueue
+from baton.runtime.conversations.turn_queue import TurnQueue
 from baton.runtime.lanes.lane import LaneSession
-from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.run import Run as RunningRun
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.controls import ControlSet
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.workspaces.lifecycle import remove_workspace
-from baton.store import FINAL_RUN_STATUSES, Conversation, ConversationStatus, Run, Store
+from baton.store import FINAL_RUN_STATUSES, Conversation, ConversationStatus, Store
 from baton.store.models import WorkspaceRecord
 from baton.store.owner import current_host, owner_alive, owner_host
-from baton.wire.budget import TurnBudget
 from baton.wire.capabilities import AgentCapabilities
 from baton.wire.extensions import steering
 
@@ -86,84 +91,6 @@ CLAIM_POLL_SECONDS: Final = 0.2
 #: The prompt text recorded on the run that creates a conversation's provider session
 #: (session/new; no prompt is sent).
 SETUP_PROMPT: Final = "(baton session new {name}: session/new, no prompt is sent)"
-
-
-@dataclass(frozen=True, slots=True)
-class NewConversation:
-    """What :meth:`Conversations.create` records: the agent (a profile, or an ad-hoc command
-    with the names of the environment keys it gets), the cwd and the requested settings."""
-
-    name: str | None = None
-    agent: str | None = None
-    agent_command: str | Sequence[str] | None = None
-    env_keys: Sequence[str] = ()
-    cwd: str | None = None
-    mode: str | None = None
-    model: str | None = None
-    effort: str | None = None
-    config: Mapping[str, str] = field(default_factory=dict)
-    allow_unattended: bool = False
-    tools_file: str | None = None
-    #: The session's workspace, kept across its turns, processes and (pinned) hosts:
-    #: ``"worktree"`` (a new git worktree ``session-<name>`` of the repository holding
-    #: ``cwd``), a directory, or None / ``"none"`` (``cwd`` as it is).
-    workspace: str | None = None
-    #: With ``workspace="worktree"``: the commit to start from (default ``HEAD``).
-    base: str | None = None
-    #: With ``workspace="worktree"``: refuse a checkout with uncommitted changes.
-    require_clean: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class PromptOptions:
-    """Per-prompt options: the permission policy, bounds, attachments and how to wait."""
-
-    policy: PolicyName = "ask"
-    allow_unattended: bool = False
-    tools_file: str | None = None
-    #: The turn's bounds (see ``RunRequest.budget``: an idle of None is the profile's, the
-    #: config file's, else the default).
-    budget: TurnBudget = field(default_factory=TurnBudget)
-    attachments: Sequence[str] = ()
-    #: Wait for a running turn (FIFO in this process; polling the store across processes).
-    wait: bool = True
-    #: Seconds to wait at most before SESSION_BUSY (None: no bound).
-    wait_timeout: float | None = DEFAULT_WAIT_SECONDS
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationView:
-    """A conversation as `session show` reports it: the record, its runs and the last known
-    native state (settings and controls as the provider reported them or Baton resolved
-    them), and whether it is attached in this process."""
-
-    record: Conversation
-    runs: list[Run]
-    native_state: Any
-    attached_here: bool
-
-
-#: A steering text that was not steered: the caller runs it as the session's next turn.
-QUEUED: Final = "queued"
-
-
-@dataclass(frozen=True, slots=True)
-class SteerResult:
-    """What became of a steering text: ``outcome`` is the agent's answer (``injected``,
-    ``startedNewTurn``, ``failed``, or another kept verbatim) or :data:`QUEUED`; ``reason``
-    says why when there is one."""
-
-    outcome: str
-    reason: str = ""
-
-    @property
-    def queued(self) -> bool:
-        """True when the text was not steered and belongs to the session's next turn."""
-        return self.outcome == QUEUED
-
-    def to_json(self) -> dict[str, Any]:
-        """``{outcome, reason}``."""
-        return {"outcome": self.outcome, "reason": self.reason}
 
 
 class Conversations:
@@ -758,70 +685,6 @@ class Conversations:
                 f"session {name} is not attached in this process; prompt it here first"
             )
         return attached.session_id
-
-
-class Session:
-    """One conversation's handle (see :class:`Conversations`); every method is the same
-    machinery as the CLI's."""
-
-    def __init__(self, conversations: Conversations, name: str) -> None:
-        self.conversations = conversations
-        self.name = name
-
-    async def record(self) -> Conversation:
-        """The conversation's record, reconciled."""
-        return await self.conversations.get(self.name)
-
-    async def prompt(
-        self,
-        text: str,
-        options: PromptOptions | None = None,
-        *,
-        on_event: Callable[[RunEvent], None] | None = None,
-    ) -> RunResult:
-        """The next turn (see :meth:`Conversations.prompt`, cancellation included)."""
-        return await self.conversations.prompt(self.name, text, options, on_event=on_event)
-
-    async def start(
-        self,
-        text: str,
-        options: PromptOptions | None = None,
-        *,
-        on_event: Callable[[RunEvent], None] | None = None,
-    ) -> SessionRun:
-        """Start the next turn; its handle once its run exists (see
-        :meth:`Conversations.start`, cancellation included)."""
-        return await self.conversations.start(self.name, text, options, on_event=on_event)
-
-    def events(self, text: str, options: PromptOptions | None = None) -> AsyncIterator[RunEvent]:
-        """The next turn's events (see :meth:`Conversations.events`)."""
-        return self.conversations.events(self.name, text, options)
-
-    def cancel(self) -> bool:
-        """Interrupt the running turn in this process (see :meth:`Conversations.cancel`)."""
-        return self.conversations.cancel(self.name)
-
-    async def steer(self, text: str) -> SteerResult:
-        """Add ``text`` to the running turn (see :meth:`Conversations.steer`)."""
-        return await self.conversations.steer(self.name, text)
-
-    def controls(self) -> ControlSet:
-        """The attached provider session's safe controls."""
-        return self.conversations.controls(self.name)
-
-    async def apply_control(
-        self, control_id: object, value: object, revision: object
-    ) -> ControlSet:
-        """Change one control (see :meth:`Runtime.apply_control`, cancellation included)."""
-        return await self.conversations.apply_control(self.name, control_id, value, revision)
-
-    async def history(self, limit: int | None = None) -> list[HistoryTurn]:
-        """The conversation's turns, oldest first."""
-        return await self.conversations.history(self.name, limit)
-
-    async def close(self) -> Conversation:
-        """Close the conversation (see :meth:`Conversations.close`, cancellation included)."""
-        return await self.conversations.close(self.name)
 
 
 def _drop(_event: RunEvent) -> None:
