@@ -84,8 +84,9 @@ class Notification:
     """A notification of a method that is not grouped: its ``method``, the decoded
     ``message`` and the ``raw`` frame it was parsed from.
 
-    Reused: one object per :meth:`Peer.receive` call, whose fields are those of the
-    notification just pulled and change when the next one is pulled. It is the one event made
+    Reused: one object per :class:`Peer`, whose fields are those of the notification just
+    pulled and change when the next one is pulled (a peer's reads are pulled one at a time, by
+    its one owner). It is the one event made
     per message on a client's one-by-one path, so it must cost next to nothing: a new object
     per message (a tuple subclass, a dataclass, a ``__slots__`` class with an ``__init__``)
     cost bench/flood.py 8-30% CPU (docs/decisions.md), three slot writes cost what a tuple
@@ -201,6 +202,7 @@ class Peer:
         "_in_flight",
         "_max_frame_bytes",
         "_next_id",
+        "_note",
         "_owed",
         "_pending",
         "frames_in",
@@ -218,6 +220,8 @@ class Peer:
         self._in_flight: dict[RequestId, str] = {}
         self._owed: deque[RequestId] = deque()
         self._grouped: set[str] = set()
+        #: The one plain-notification event, reused for every one pulled (see Notification).
+        self._note = Notification()
         #: Valid inbound frames so far (violations included, skipped lines not).
         self.frames_in = 0
         #: Unparseable inbound lines skipped so far (blank lines are not counted).
@@ -338,10 +342,10 @@ class Peer:
 
         Consecutive notifications of a grouped method (:meth:`group`) become one
         :class:`Notifications`; any other frame ends the group. Every other notification is
-        the same reused :class:`Notification`, holding the one just pulled.
+        the peer's one reused :class:`Notification`, holding the one just pulled.
         """
         grouped = self._grouped
-        note = Notification()  # reused for every plain notification of this read
+        note = self._note  # reused: a read of one line must not pay for a new object
         group: list[Message] = []
         group_raws: list[bytes] = []
         group_method = ""  # no group yet (a group always holds its method's first message)

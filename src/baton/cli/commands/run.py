@@ -515,7 +515,8 @@ class _RunSession:
     # --- the event sink -----------------------------------------------------------------
 
     def emit(self, event: RunEvent) -> None:
-        if event.type == "run_started":
+        if event.type == "run_started" and self.remote is not None:
+            # A turn run by `baton serve`: its events are the service's, the id with them.
             self.run_id = event.run_id
         elif event.type == "usage":
             self.usage = dict(event.data)
@@ -642,7 +643,7 @@ class _RunSession:
         args = self.args
         if args.session is None and not args.continue_latest:
             run = await self.runtime.start(self.request, on_event=self.emit)
-            self.run = run
+            self.run, self.run_id = run, run.id
             if self.reader_left:
                 run.interrupt_nowait("reader")  # the reader left while the run was created
             return await run.result()
@@ -685,7 +686,7 @@ class _RunSession:
             wait_timeout=args.wait_timeout,
         )
         turn = await conversations.start(name, self.request.prompt, options, on_event=self.emit)
-        self.run = turn
+        self.run, self.run_id = turn, turn.id
         if self.reader_left:
             turn.interrupt_nowait("reader")  # the reader left while the turn's run was created
         return await turn.result()
