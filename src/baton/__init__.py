@@ -44,6 +44,7 @@ if TYPE_CHECKING:
         NewConversation,
         PromptOptions,
         Session,
+        SessionRun,
     )
     from baton.runtime.permissions.ask import AskAnswer, Asker, AskPrompt, NoUserAsker
     from baton.runtime.permissions.policies import PolicyName as Policy
@@ -130,6 +131,7 @@ _EXPORTS = {
     "SCRIPTED_AGENT": "baton.runtime.agents.launch",
     "Conversations": "baton.runtime.conversations",
     "Session": "baton.runtime.conversations",
+    "SessionRun": "baton.runtime.conversations",
     "NewConversation": "baton.runtime.conversations",
     "PromptOptions": "baton.runtime.conversations",
 }
@@ -179,6 +181,7 @@ __all__ = [
     "Session",
     "SessionInfoPayload",
     "SessionPayload",
+    "SessionRun",
     "SessionSetupFailed",
     "StatePayload",
     "SteerPayload",
