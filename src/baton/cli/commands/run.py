@@ -689,7 +689,9 @@ class _RunSession:
         self.run, self.run_id = turn, turn.id
         if self.reader_left:
             turn.interrupt_nowait("reader")  # the reader left while the turn's run was created
-        return await turn.result()
+        # A second Ctrl-C abandons the turn here, so the session is released with it before
+        # the runtime closes.
+        return await turn.result_or_abandon()
 
     def _finish(self, result: RunResult) -> int:
         exit_code = result.exit_code
