@@ -37,7 +37,6 @@ from baton.runtime.agents.profiles import BUILTIN_PROFILES, Profile
 from baton.runtime.agents.review_lane import DEFAULT_LANE, check_review_root
 from baton.runtime.agents.tools_file import load_tool_declarations
 from baton.runtime.drive import TurnDeps, drive
-from baton.runtime.kept_sessions import KeptSessions
 from baton.runtime.lane_pool import LanePool
 from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.lanes.loss import Quarantined
@@ -85,6 +84,8 @@ from baton.wire.extensions import steering
 
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
+
+    from baton.runtime.kept_sessions import KeptSessions
 
 __all__ = [
     "AgentNotInstalled",
@@ -152,8 +153,7 @@ class Runtime:
         self._pool = LanePool(self._new_lane)
         #: The lanes, by runtime identity (the pool's).
         self._lanes = self._pool.lanes
-        #: The sessions kept attached on those lanes (the one lookup, by either id).
-        self._kept = KeptSessions(self._lanes, lambda: self._recorder)
+        self._kept_sessions: KeptSessions | None = None
         self.discovery = DiscoveryCache()
         self._journal: Journal | None = None
         self._store: Store | None = None
@@ -242,6 +242,16 @@ class Runtime:
         spec = await self.resolve(request)
         lane = await self._lane_for(spec, lambda _event: None)
         return await lane.ensure_started(None)
+
+    @property
+    def _kept(self) -> KeptSessions:
+        """The sessions kept attached on the lanes (the one lookup, by either id); loaded on
+        first use: a one-shot run never reads one (the import budget, docs/performance.md)."""
+        if self._kept_sessions is None:
+            from baton.runtime.kept_sessions import KeptSessions
+
+            self._kept_sessions = KeptSessions(self._lanes, lambda: self._recorder)
+        return self._kept_sessions
 
     def kept_session(self, provider_session_id: str) -> LaneSession | None:
         """The kept (attached) session of agent session ``provider_session_id`` whose lane
