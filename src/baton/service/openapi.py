@@ -89,6 +89,9 @@ _PROMPT_OPTIONS: Final[dict[str, Any]] = {
     "idleTimeout": _SECONDS,
     "timeout": _SECONDS,
     "attachments": {"type": "array", "items": _STRING},
+    # Whether the sender can answer the turn's questions itself (a CLI with a terminal): false
+    # and nobody else following the run answers them at once "no user available".
+    "callerAnswers": {"type": "boolean"},
 }
 
 #: The query parameters of the operations that take some, by operationId.
@@ -112,6 +115,14 @@ QUERY_PARAMETERS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
 _SIDE: Final = {"name": "side", "in": "query", "schema": {"enum": ["turn", "base"]}}
 QUERY_PARAMETERS.update(
     {
+        "runEvents": (
+            {
+                "name": "answers",
+                "in": "query",
+                "description": "none: this client cannot answer the run's questions",
+                "schema": {"enum": ["none"]},
+            },
+        ),
         "listWorkspaces": (
             {"name": "all", "in": "query", "schema": {"type": "boolean"}},
             {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1}},

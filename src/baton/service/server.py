@@ -35,6 +35,7 @@ from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import Runtime
 from baton.runtime.turns.event_payloads import ServiceEventType
 from baton.runtime.turns.events import RunEvent
+from baton.service.answerers import CallerAnswers
 from baton.service.app import build_app
 from baton.service.asking import ApiAsker, PendingPermission
 from baton.service.context import Service, ServiceSettings
@@ -151,10 +152,20 @@ def build_service(
 
         return announce
 
-    asker = ApiAsker(announce=announcer("permission"), wait_seconds=permission_wait)
+    callers = CallerAnswers(feeds)
+    launcher.on_result.append(lambda event: callers.forget(event.run_id))
+    asker = ApiAsker(
+        announce=announcer("permission"),
+        wait_seconds=permission_wait,
+        nobody_answers=callers.nobody_answers,
+    )
     runtime.asker = asker
 
-    elicitor = ApiElicitor(announce=announcer("elicitation"), wait_seconds=elicitation_wait)
+    elicitor = ApiElicitor(
+        announce=announcer("elicitation"),
+        wait_seconds=elicitation_wait,
+        nobody_answers=callers.nobody_answers,
+    )
     runtime.elicitor = elicitor
     runtime.elicitation_policies = ELICITATION_POLICIES
     return Service(
@@ -164,6 +175,7 @@ def build_service(
         asker=asker,
         elicitor=elicitor,
         settings=settings,
+        callers=callers,
         pid=os.getpid(),
         started_at=format_timestamp(datetime.now(UTC)),
     )

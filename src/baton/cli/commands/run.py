@@ -32,6 +32,7 @@ from baton.cli.json_output import write_json
 from baton.cli.main import reader_gone
 from baton.cli.options import add_record_options
 from baton.cli.permission_prompt import TtyAsker, terminal_asker
+from baton.cli.remote_questions import RemoteQuestions
 from baton.cli.remote_turn import cancel_through_service, prompt_through_service
 from baton.cli.run_text import TextPrinter, next_step, permission_counts, warning_line
 from baton.cli.service_link import ServiceClient, service_for
@@ -651,6 +652,9 @@ class _RunSession:
             if client is not None:
                 self.session_name = args.session
                 self.remote = (client, args.session)
+                questions = RemoteQuestions(
+                    client, self.screen, self.runtime.asker, self.runtime.elicitor
+                )
                 return await prompt_through_service(
                     client,
                     args.session,
@@ -658,6 +662,7 @@ class _RunSession:
                     no_wait=args.no_wait,
                     wait_timeout=args.wait_timeout,
                     emit=self.emit,
+                    questions=questions,
                 )
         # Only a turn of a named session loads the conversations service (issue 34).
         from baton.runtime.conversations import Conversations, PromptOptions
