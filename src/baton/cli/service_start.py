@@ -3,7 +3,7 @@ session new` on a data directory with no running service starts one in the backg
 
 The service is this user's `baton serve` on the data directory (loopback, its own token),
 started detached with an idle bound (``[service] idle_stop``, else
-:data:`~baton.service.limits.DEFAULT_IDLE_STOP_SECONDS`): it stops by itself once nothing is
+:data:`~baton.service.runtime_file.DEFAULT_IDLE_STOP_SECONDS`): it stops by itself once nothing is
 queued, running or waiting for an answer for that long, so agents stay warm between a
 person's turns without a service left behind for good. Its output goes to ``serve.log`` in the
 data directory. ``--no-server``, ``[service] autostart = false`` or ``BATON_AUTOSTART=0``
@@ -23,8 +23,7 @@ from typing import IO, Final
 
 from baton.cli.service_link import ServiceClient, service_for
 from baton.runtime.agents.config_file import UserConfig
-from baton.service.limits import DEFAULT_IDLE_STOP_SECONDS
-from baton.service.runtime_file import RuntimeInfo, find_service
+from baton.service.runtime_file import DEFAULT_IDLE_STOP_SECONDS, RuntimeInfo, find_service
 
 #: The variable that turns the background start off (``0``, ``false``, ``no``, ``off``).
 AUTOSTART_ENV: Final = "BATON_AUTOSTART"

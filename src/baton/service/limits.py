@@ -63,10 +63,7 @@ DEFAULT_ELICITATION_WAIT_SECONDS: Final = 600.0
 #: (``no_user``): an agent that floods questions cannot grow the service's memory.
 MAX_PENDING_ELICITATIONS: Final = 256
 
-#: Seconds an auto-started service (issue 30, item 2) waits with nothing to do before it stops
-#: by itself (``[service] idle_stop``, ``baton serve --idle-stop``): keeps agents warm between
-#: a person's turns without leaving a service behind for good. Nothing queued, running or
-#: waiting for an answer, no event stream open and no request for this long.
-DEFAULT_IDLE_STOP_SECONDS: Final = 1800.0
+# The idle bound of a service started in the background (DEFAULT_IDLE_STOP_SECONDS) lives in
+# runtime_file: the CLI that starts the service reads it too.
 #: Seconds between two looks of the idle watch: how late past its bound an idle service stops.
 IDLE_CHECK_SECONDS: Final = 1.0

@@ -227,10 +227,11 @@ async def steer_session(request: Request) -> Response:
     body = await json_object(request)
     text = required_str(body, "text")
     options = _prompt_options(request, body)  # the whole body is checked before anything
+    caller_answers = _caller_answers(body)
     steered = await desk.conversations.steer(name, text)
     if not steered.queued:
         return JSONResponse({"session": name, **steered.to_json()})
-    answer = await _queue_prompt(request, options, text, _caller_answers(body))
+    answer = await _queue_prompt(request, options, text, caller_answers)
     return JSONResponse({"session": name, **steered.to_json(), "prompt": answer}, status_code=202)
 
 

@@ -18,12 +18,12 @@ from baton.service.context import ServiceSettings
 from baton.service.feeds import QueueBounds
 from baton.service.limits import (
     DEFAULT_ELICITATION_WAIT_SECONDS,
-    DEFAULT_IDLE_STOP_SECONDS,
     DEFAULT_PERMISSION_WAIT_SECONDS,
     DEFAULT_SHUTDOWN_GRACE_SECONDS,
     SUBSCRIBER_QUEUE_BYTES,
     SUBSCRIBER_QUEUE_EVENTS,
 )
+from baton.service.runtime_file import DEFAULT_IDLE_STOP_SECONDS
 from baton.service.server import ServeOptions, serve
 
 #: The highest TCP port.
