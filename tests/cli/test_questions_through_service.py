@@ -168,6 +168,7 @@ def test_the_terminal_answers_a_question_of_a_turn_the_service_runs(
 ) -> None:
     _new_session(tmp_path, "tty")
     child = spawn(tmp_path, "run", "--session", "tty", WRITE)
+    child.expect(r"\(question perm-[0-9a-f]+: answer here, or in the inspector, http://")
     allow = _expect_choice(child)
     with served.client() as client:
         [pending] = client.get("/api/v1/permissions").json()["permissions"]
@@ -307,5 +308,32 @@ def test_the_spinner_says_it_waits_for_your_answer(tmp_path: Path, served: Serve
         follower.join(60)
         if answerer.is_alive():
             answerer.join(60)
+    child.close()
+    assert child.exitstatus == 0
+
+
+def test_the_terminal_fills_in_a_form_of_a_turn_the_service_runs(
+    tmp_path: Path, served: Served
+) -> None:
+    _new_session(tmp_path, "form")
+    child = spawn(tmp_path, "run", "--session", "form", "elicit form")
+    child.expect("The agent asks: The scripted agent needs a few details")
+    child.expect("Answer\\? y = fill in")
+    child.sendline("y")
+    child.expect("Project name: ")
+    child.sendline("web")
+    child.expect("Replicas: ")
+    child.sendline("9")
+    child.expect("above the maximum 5")  # the form's rules, rebuilt from the service's view
+    child.expect("Replicas: ")
+    child.sendline("2")
+    child.expect("Region \\(number or value\\): ")
+    child.sendline("1")
+    child.expect("Deploy now \\[y/n\\]: ")
+    child.sendline("y")
+    child.expect(
+        '"action":"accept","content":\\{"name":"web","replicas":2,"region":"eu","confirm":true\\}'
+    )
+    child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0

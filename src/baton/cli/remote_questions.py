@@ -146,12 +146,14 @@ class RemoteQuestions:
         if kind == "permission_request":
             permission = prompt_from_view(data, run_id)
             if self.asker is not None:
+                self._also_there(question_id, run_id)
                 self._ask(question_id, self._permission(question_id, permission))
                 return
             what = describe(permission)[0].removesuffix(":")
         else:
             elicitation = elicitation_from_view(data, run_id)
             if self.elicitor is not None:
+                self._also_there(question_id, run_id)
                 self._ask(question_id, self._elicitation(question_id, elicitation))
                 return
             what = f"the agent asks: {visible(elicitation.request.message, 200)}"
@@ -161,6 +163,15 @@ class RemoteQuestions:
             f"baton: {what} (question {question_id} of run {run_id}); nobody can answer at "
             f"this terminal: answer it in the inspector, {self.inspector_url(run_id)} "
             "(`baton inspect` prints a login link), or through the API"
+        )
+
+    def _also_there(self, question_id: str, run_id: str) -> None:
+        self.screen.note(
+            self.screen.style(
+                f"(question {question_id}: answer here, or in the inspector, "
+                f"{self.inspector_url(run_id)}; the first answer counts)",
+                "dim",
+            )
         )
 
     def _ask(self, question_id: str, work: Any) -> None:
