@@ -146,13 +146,12 @@ def test_without_a_terminal_a_question_nobody_can_answer_does_not_hang(
     tmp_path: Path, served: Served
 ) -> None:
     _new_session(tmp_path, "ci")
-    started = time.monotonic()
+    # baton() gives up after 120 s, far below the service's permission wait (600 s): a question
+    # waited for would fail the test.
     done = baton(tmp_path, "run", "--session", "ci", "--fail-on-denied", WRITE)
     assert done.returncode == 7, done.stderr
     assert "no user available" in done.stderr
     assert "waiting" not in done.stderr and "inspector" not in done.stderr
-    # Far below the service's permission wait (600 s): nobody was waited for.
-    assert time.monotonic() - started < 120
 
 
 def _expect_choice(child: pexpect.spawn) -> str:
