@@ -38,8 +38,8 @@ ExportFormat = Literal["atif", "acp-jsonl"]
 EXPORT_FORMATS: Final[tuple[ExportFormat, ...]] = ("atif", "acp-jsonl")
 #: Runs of a session exported at most (its newest), like `baton session show`.
 MAX_SESSION_TURNS: Final = 1000
-#: Runs of one stored session looked at to find the cost reported before a run (ACP's cost
-#: is the session's running total).
+#: Runs of each stored session of one provider session looked at to find the cost reported
+#: before a run (ACP's cost is the session's running total).
 MAX_COST_LOOKBACK_RUNS: Final = 1000
 #: The agent version when nothing recorded it (ATIF requires one).
 UNKNOWN_VERSION: Final = "unknown"
@@ -375,13 +375,21 @@ def _turn_cost(
 
 
 def _cost_before(store: Store, run: Run, currency: str) -> float | None:
-    """The running cost the run's stored session reported before this run: 0 when this is
-    its first turn; None when the previous turn reported none (unknown)."""
+    """The running cost the run's provider session reported before this run (over every
+    process that attached it): 0 when this is its first turn; None when the previous turn
+    reported none (unknown)."""
     if run.session_id is None:
         return 0.0
+    stored = store.find_session(run.session_id)
+    sessions = [run.session_id]
+    if stored is not None and stored.provider_session_id:
+        sessions = [
+            s.id for s in store.sessions_by_provider_id(stored.profile, stored.provider_session_id)
+        ] or sessions
     earlier = [
         r
-        for r in store.list_runs(session_id=run.session_id, limit=MAX_COST_LOOKBACK_RUNS)
+        for session_id in sessions
+        for r in store.list_runs(session_id=session_id, limit=MAX_COST_LOOKBACK_RUNS)
         if r.created_at < run.created_at and r.id != run.id
     ]
     if not earlier:
