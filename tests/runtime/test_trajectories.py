@@ -1,7 +1,7 @@
 """Trajectories without Harbor (its models validate them in tests/atif, `make test-atif`):
 the ATIF structure of a run with text, thoughts, tool calls, a diff, permissions, usage and
 cost, a subagent and failures; unknown metrics absent, never 0; the acp-jsonl lines; steps
-split from a live event stream (docs/trajectories.md)."""
+split from a live event stream, folded and as a fleet run stores it (docs/trajectories.md)."""
 
 from __future__ import annotations
 
@@ -14,6 +14,8 @@ import orjson
 import pytest
 
 from baton.errors import RunNotFound
+from baton.runtime.runtime import RunRequest, Runtime
+from baton.runtime.turns.events import RunEvent
 from baton.store import Store
 from baton.views.trajectory import (
     ATIF_SCHEMA_VERSION,
@@ -22,7 +24,7 @@ from baton.views.trajectory import (
     run_trajectories,
 )
 from baton.views.trajectory_steps import atif_step, fold_events
-from trajectory_runs import CRASH_PROMPT, RICH_PROMPT, MadeRuns, make_runs
+from trajectory_runs import AGENT, CRASH_PROMPT, RICH_PROMPT, MadeRuns, make_runs
 
 
 @pytest.fixture(scope="module")
@@ -166,3 +168,39 @@ def test_a_live_stream_splits_steps_after_a_completed_tool_call() -> None:
     assert step["extra"]["permissions"][0]["granted"] is False
     # Not split (a record rebuilt: the interleaving is unknown): one step.
     assert len(fold_events(events, split=False).steps) == 1
+
+
+async def test_a_fleet_runs_stored_events_give_the_steps_in_order(tmp_path: Path) -> None:
+    # A fleet worker stores the run's live events (docs/fleet.md); stored the same way here.
+    live: list[RunEvent] = []
+    async with Runtime(data_dir=tmp_path / "data", environ=dict(os.environ)) as rt:
+        result = await rt.run(
+            RunRequest(
+                prompt=RICH_PROMPT,
+                agent_command=AGENT,
+                cwd=str(tmp_path),
+                policy="auto-edits",
+                allow_unattended=True,
+            ),
+            on_event=live.append,
+        )
+        assert rt.store is not None
+        rt.store.append_run_events(result.run_id, [e.to_dict() for e in live])
+        [trajectory] = run_trajectories(rt.store, [result.run_id])
+        lines = list(acp_jsonl_lines(rt.store, [rt.store.get_run(result.run_id)]))
+    check_structure(trajectory)
+    assert trajectory["extra"]["baton"]["eventSource"] == ["stream"]
+    user, *agent = trajectory["steps"]
+    assert user["source"] == "user" and user["message"] == RICH_PROMPT
+    assert [s["message"] for s in agent] == ["Looking around.", "", "Done."]
+    assert agent[0]["reasoning_content"] == "The notes file is missing"
+    assert [c["function_name"] for c in agent[0]["tool_calls"]] == ["Write"]
+    assert [c["function_name"] for c in agent[1]["tool_calls"]] == ["Bash"]
+    write = agent[0]["observation"]["results"][0]
+    assert [p["granted"] for p in write["extra"]["permissions"]] == [True]
+    shell = agent[1]["observation"]["results"][0]
+    assert [p["granted"] for p in shell["extra"]["permissions"]] == [False]
+    assert "metrics" not in agent[0] and agent[-1]["metrics"]["cost_usd"] == pytest.approx(0.3)
+    events = [orjson.loads(line) for line in lines]
+    assert [e["type"] for e in events][:2] == ["prompt", "run_started"]
+    assert len(events) == len(live) + 1

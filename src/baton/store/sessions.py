@@ -105,7 +105,7 @@ class SessionRecords(StoreDatabase):
         attached by several processes), oldest first, at most ``limit``."""
         rows = self._conn.execute(
             f"SELECT {SESSION_COLUMNS} FROM sessions WHERE profile = ? AND "
-            "provider_session_id = ? ORDER BY created_at LIMIT ?",
+            "provider_session_id = ? ORDER BY created_at, id LIMIT ?",
             (profile, provider_session_id, limit),
         ).fetchall()
         return [_session(row) for row in rows]

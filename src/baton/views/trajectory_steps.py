@@ -3,7 +3,7 @@ steps of a run, a session or a batch into a trajectory).
 
 An agent step gathers the text (``message``), the thoughts (``reasoning_content``) and the
 tool calls of one stretch of the turn, as Harbor infers them from ACP events: text or a new
-tool call that comes after a completed tool call starts the next step. Each tool call's
+tool call that comes after a finished (completed or failed) tool call starts the next step. Each tool call's
 observation is keyed by its call id (``source_call_id``): its last status, the diff it
 proposed (as a unified diff of the recorded, redacted sides) and the permission decisions
 about it. A tool call the claude profile reports inside another (``parentToolCallId``, its
@@ -23,6 +23,8 @@ from typing import Any, Final
 #: Lines of one proposed change's unified diff kept in an observation (a long rewrite is cut
 #: and says so): bounds the trajectory of an agent that rewrites big files.
 MAX_DIFF_LINES_PER_CHANGE: Final = 2000
+#: Tool call statuses that end a tool cycle: text or a new call after one starts a new step.
+_FINISHED: Final = frozenset({"completed", "failed"})
 #: Notices, compactions and elicitations one step lists at most in its ``extra``.
 MAX_STEP_EXTRA_ENTRIES: Final = 64
 
@@ -104,7 +106,7 @@ def fold_events(events: Iterable[dict[str, Any]], *, split: bool = True) -> RunS
                     continue
                 flush()
             _track(current, call_id, event)
-            if split and event.get("status") == "completed":
+            if split and event.get("status") in _FINISHED:
                 current.completed_cycle = True
         elif kind == "permission":
             _place_permission(folded, current, parents, event)
@@ -147,8 +149,10 @@ def _place_permission(
     folded: RunSteps, current: AgentStep, parents: dict[str, str], event: dict[str, Any]
 ) -> None:
     decision = {
-        k: event.get(k) for k in ("optionId", "outcome", "chosenBy", "reason", "granted", "options")
+        k: event.get(k)
+        for k in ("optionId", "outcome", "chosenBy", "reasonCode", "reason", "options")
     }
+    decision["granted"] = _granted(event)
     call_id = event.get("toolCallId")
     if isinstance(call_id, str):
         parent = parents.get(call_id)
@@ -159,6 +163,18 @@ def _place_permission(
                 step.calls[call_id].permissions.append(decision)
                 return
     current.permissions.append({"toolCallId": call_id, **decision})
+
+
+def _granted(event: dict[str, Any]) -> bool:
+    """Whether the decision chose an allow option (a live ``permission`` event names the
+    option; a rebuilt one says ``granted`` already)."""
+    if isinstance(event.get("granted"), bool):
+        return bool(event["granted"])
+    chosen = event.get("optionId")
+    for option in event.get("options") or ():
+        if isinstance(option, dict) and option.get("optionId") == chosen and chosen is not None:
+            return str(option.get("kind") or "").startswith("allow")
+    return False
 
 
 def atif_step(step: AgentStep, step_id: int, *, model_name: str | None) -> dict[str, Any]:
