@@ -13,6 +13,7 @@ from pathlib import Path
 from baton.runtime.agents.environment import CLAUDE_ENVIRONMENT
 from baton.runtime.agents.profiles import EXT_CLAUDE_SUBAGENT_PARENT, LaunchProbe, Profile
 from baton.runtime.runtime import RunRequest, Runtime
+from baton.runtime.turns.events import RunEvent
 
 AGENT = [sys.executable, "-m", "baton.agents.scripted", "--prompt-usage"]
 #: The rich turn: text, a thought, an allowed write (a diff), a shell call the policy does not
@@ -77,3 +78,24 @@ async def make_runs(data_dir: Path, work: Path, environ: dict[str, str]) -> Made
         crashed = await rt.run(RunRequest(prompt=CRASH_PROMPT, agent_command=AGENT, cwd=str(work)))
         failed = await rt.run(RunRequest(prompt=REFUSED_PROMPT, agent_command=AGENT, cwd=str(work)))
     return MadeRuns(rich.run_id, sub.run_id, crashed.run_id, failed.run_id)
+
+
+async def make_streamed_run(data_dir: Path, work: Path, environ: dict[str, str]) -> str:
+    """The rich turn with its live events stored as a fleet worker stores them
+    (``run_events``, docs/fleet.md); its run id."""
+    work.mkdir(parents=True, exist_ok=True)
+    live: list[RunEvent] = []
+    async with Runtime(data_dir=data_dir, environ=environ) as rt:
+        result = await rt.run(
+            RunRequest(
+                prompt=RICH_PROMPT,
+                agent_command=AGENT,
+                cwd=str(work),
+                policy="auto-edits",
+                allow_unattended=True,
+            ),
+            on_event=live.append,
+        )
+        assert rt.store is not None
+        rt.store.append_run_events(result.run_id, [e.to_dict() for e in live])
+    return result.run_id

@@ -14,8 +14,6 @@ import orjson
 import pytest
 
 from baton.errors import RunNotFound
-from baton.runtime.runtime import RunRequest, Runtime
-from baton.runtime.turns.events import RunEvent
 from baton.store import Store
 from baton.views.trajectory import (
     ATIF_SCHEMA_VERSION,
@@ -24,7 +22,7 @@ from baton.views.trajectory import (
     run_trajectories,
 )
 from baton.views.trajectory_steps import atif_step, fold_events
-from trajectory_runs import AGENT, CRASH_PROMPT, RICH_PROMPT, MadeRuns, make_runs
+from trajectory_runs import CRASH_PROMPT, RICH_PROMPT, MadeRuns, make_runs, make_streamed_run
 
 
 @pytest.fixture(scope="module")
@@ -171,23 +169,11 @@ def test_a_live_stream_splits_steps_after_a_completed_tool_call() -> None:
 
 
 async def test_a_fleet_runs_stored_events_give_the_steps_in_order(tmp_path: Path) -> None:
-    # A fleet worker stores the run's live events (docs/fleet.md); stored the same way here.
-    live: list[RunEvent] = []
-    async with Runtime(data_dir=tmp_path / "data", environ=dict(os.environ)) as rt:
-        result = await rt.run(
-            RunRequest(
-                prompt=RICH_PROMPT,
-                agent_command=AGENT,
-                cwd=str(tmp_path),
-                policy="auto-edits",
-                allow_unattended=True,
-            ),
-            on_event=live.append,
-        )
-        assert rt.store is not None
-        rt.store.append_run_events(result.run_id, [e.to_dict() for e in live])
-        [trajectory] = run_trajectories(rt.store, [result.run_id])
-        lines = list(acp_jsonl_lines(rt.store, [rt.store.get_run(result.run_id)]))
+    run_id = await make_streamed_run(tmp_path / "data", tmp_path / "work", dict(os.environ))
+    with Store.open(tmp_path / "data") as store:
+        [trajectory] = run_trajectories(store, [run_id])
+        lines = list(acp_jsonl_lines(store, [store.get_run(run_id)]))
+        stored = store.run_events(run_id)
     check_structure(trajectory)
     assert trajectory["extra"]["baton"]["eventSource"] == ["stream"]
     user, *agent = trajectory["steps"]
@@ -203,4 +189,4 @@ async def test_a_fleet_runs_stored_events_give_the_steps_in_order(tmp_path: Path
     assert "metrics" not in agent[0] and agent[-1]["metrics"]["cost_usd"] == pytest.approx(0.3)
     events = [orjson.loads(line) for line in lines]
     assert [e["type"] for e in events][:2] == ["prompt", "run_started"]
-    assert len(events) == len(live) + 1
+    assert events[1:] == [event for _seq, event in stored]
