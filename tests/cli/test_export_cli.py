@@ -22,6 +22,8 @@ def test_a_run_as_atif_and_as_json_lines(tmp_path: Path) -> None:
     assert trajectory["trajectory_id"] == run_id
     assert [s["source"] for s in trajectory["steps"]] == ["user", "agent"]
     assert trajectory["steps"][1]["reasoning_content"] == "hmm"
+    assert trajectory["agent"]["name"] == "custom"
+    assert "baton.agents.scripted" in trajectory["agent"]["extra"]["command"]
     assert not list(tmp_path.glob(".trajectory.json.*"))
     lines = baton(tmp_path, "export", run_id, "--format", "acp-jsonl")
     assert lines.returncode == 0, lines.stderr
@@ -60,3 +62,14 @@ def test_a_name_that_is_neither_a_run_nor_a_session(tmp_path: Path) -> None:
     assert "RUN_NOT_FOUND" in missing.stderr and "Traceback" not in missing.stderr
     bad = baton(tmp_path, "export", "x", "--format", "csv")
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_exports_hold_only_redacted_text(tmp_path: Path) -> None:
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    prompt = f"echo token {token}; think also {token}; shell echo {token}"
+    done = baton(tmp_path, "run", "--agent-command", AGENT, "--json", prompt)
+    run_id = json_lines(done.stdout)[-1]["runId"]
+    for form in ("atif", "acp-jsonl"):
+        exported = baton(tmp_path, "export", run_id, "--format", form)
+        assert exported.returncode == 0, exported.stderr
+        assert token not in exported.stdout and "[REDACTED]" in exported.stdout

@@ -113,10 +113,11 @@ def trajectory_of(
     subagents: list[dict[str, Any]] = []
     turns: list[dict[str, Any]] = []
     sources: set[EventSource] = set()
-    agent_name, model_name, provider_session = None, None, None
+    agent_name, model_name, provider_session, command = None, None, None, None
     for run in runs:
         context = run_context(store, run)
         agent_name = agent_name or context["agent"]
+        command = command or _launch_command(store, run)
         stored = store.find_session(run.session_id) if run.session_id else None
         if stored is not None:
             provider_session = provider_session or stored.provider_session_id
@@ -156,7 +157,7 @@ def trajectory_of(
     trajectory: dict[str, Any] = {
         "schema_version": ATIF_SCHEMA_VERSION,
         "trajectory_id": trajectory_id,
-        "agent": _agent(agent_name, model_name),
+        "agent": _agent(agent_name, model_name, command),
         "steps": steps or [_empty_step()],
         "notes": _notes(sources),
         "final_metrics": _final_metrics(turns, len(steps) or 1),
@@ -178,12 +179,24 @@ def trajectory_of(
     return trajectory
 
 
-def _agent(name: str | None, model_name: str | None) -> dict[str, Any]:
+def _agent(name: str | None, model_name: str | None, command: str | None) -> dict[str, Any]:
     agent: dict[str, Any] = {"name": name or "custom", "version": UNKNOWN_VERSION}
     if model_name is not None:
         agent["model_name"] = model_name
     agent["extra"] = {"client": "baton", "clientVersion": __version__}
+    if command is not None:
+        agent["extra"]["command"] = command
     return agent
+
+
+def _launch_command(store: Store, run: Run) -> str | None:
+    """An ad-hoc agent's launch form as its run recorded it (redacted), or None."""
+    for observation in store.list_observations(run_id=run.id):
+        payload = observation.payload
+        launch = payload.get("launch") if isinstance(payload, dict) else None
+        if isinstance(launch, dict) and isinstance(launch.get("command"), str):
+            return str(launch["command"])
+    return None
 
 
 def _model_of(native_state: Any) -> str | None:
