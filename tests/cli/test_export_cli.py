@@ -53,6 +53,20 @@ def test_a_session_exports_its_turns_with_each_turns_cost(tmp_path: Path) -> Non
     assert trajectory["final_metrics"]["total_cost_usd"] == 0.5
     lines = json_lines(baton(tmp_path, "export", "evals", "--format", "acp-jsonl").stdout)
     assert [e["type"] for e in lines].count("prompt") == 2
+    # A turn without a cost leaves the next turn's own cost unknown (absent, never 0).
+    for prompt in ("echo three", "echo four; cost 90"):
+        turn = baton(tmp_path, "run", "--session", "evals", prompt)
+        assert turn.returncode == 0, turn.stderr
+    trajectory = orjson.loads(baton(tmp_path, "export", "evals").stdout)
+    agent = [s for s in trajectory["steps"] if s["source"] == "agent"]
+    assert [s.get("metrics", {}).get("cost_usd") for s in agent] == [0.3, 0.2, None, None]
+    assert agent[3]["metrics"]["extra"]["session_cost"] == {"amount": 0.9, "currency": "USD"}
+    assert "total_cost_usd" not in trajectory["final_metrics"]
+    # One run alone: the turn before it is read from the store.
+    run_ids = [s["extra"]["run_id"] for s in agent]
+    alone = [orjson.loads(baton(tmp_path, "export", r).stdout) for r in run_ids]
+    costs = [t["final_metrics"].get("total_cost_usd") for t in alone]
+    assert costs == [0.3, 0.2, None, None]
 
 
 def test_a_name_that_is_neither_a_run_nor_a_session(tmp_path: Path) -> None:

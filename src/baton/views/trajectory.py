@@ -114,6 +114,9 @@ def trajectory_of(
     turns: list[dict[str, Any]] = []
     sources: set[EventSource] = set()
     agent_name, model_name, provider_session, command = None, None, None, None
+    # Each provider session's running cost at the end of its last turn exported so far (its
+    # next turn's starting point, without asking the store again).
+    chain: dict[str, tuple[float, str] | None] = {}
     for run in runs:
         context = run_context(store, run)
         agent_name = agent_name or context["agent"]
@@ -125,7 +128,8 @@ def trajectory_of(
         events, source = run_events(store, run)
         sources.add(source)
         folded = fold_events(events, split=source == "stream")
-        turn = _turn_metrics(store, run, folded)
+        provider = stored.provider_session_id if stored is not None else None
+        turn = _turn_metrics(store, run, folded, chain, provider)
         turns.append(turn)
         _link_subagents(folded, run.id)
         steps.append(
@@ -318,16 +322,33 @@ def _failure_step(
 # --- metrics ------------------------------------------------------------------------------
 
 
-def _turn_metrics(store: Store, run: Run, folded: RunSteps) -> dict[str, Any]:
+class _Unseen:
+    """A provider session none of whose turns the export has met yet."""
+
+
+_UNSEEN: Final = _Unseen()
+
+
+def _turn_metrics(
+    store: Store,
+    run: Run,
+    folded: RunSteps,
+    chain: dict[str, tuple[float, str] | None],
+    provider: str | None,
+) -> dict[str, Any]:
     """The turn's reported counts and cost: ``metrics`` (an ATIF Metrics object or None)
-    and each known total's part (None: not reported)."""
+    and each known total's part (None: not reported). ``chain``: the running cost each
+    provider session ended its previous exported turn with (updated here)."""
     usage = folded.usage or {}
     sent = usage.get("turn")
     counts: dict[str, Any] = sent if isinstance(sent, dict) else {}
     prompt = _count(counts.get("inputTokens"))
     completion = _count(counts.get("outputTokens"))
     cached = _count(counts.get("cachedReadTokens"))
-    cost, currency, running = _turn_cost(store, run, usage)
+    previous = chain.get(provider, _UNSEEN) if provider is not None else _UNSEEN
+    cost, currency, running = _turn_cost(store, run, usage, previous)
+    if provider is not None:
+        chain[provider] = _cost_of(usage)
     extra = {
         "total_tokens": _count(counts.get("totalTokens")),
         "thought_tokens": _count(counts.get("thoughtTokens")),
@@ -372,16 +393,25 @@ def _cost_of(usage: Any) -> tuple[float, str] | None:
 
 
 def _turn_cost(
-    store: Store, run: Run, usage: dict[str, Any]
+    store: Store,
+    run: Run,
+    usage: dict[str, Any],
+    previous: tuple[float, str] | _Unseen | None,
 ) -> tuple[float | None, str | None, dict[str, Any] | None]:
     """The turn's own cost (ACP reports the session's running total: this turn's minus the
-    one the session's previous turn ended with), its currency, and the running total."""
+    one the session's previous turn ended with: ``previous`` when the export holds that
+    turn, else the store's), its currency, and the running total."""
     reported = _cost_of(usage)
     if reported is None:
         return None, None, None
     total, currency = reported
     running = {"amount": total, "currency": currency}
-    before = _cost_before(store, run, currency)
+    if isinstance(previous, _Unseen):
+        before = _cost_before(store, run, currency)
+    elif previous is None or previous[1] != currency:
+        before = None
+    else:
+        before = previous[0]
     if before is None:
         return None, currency, running
     return round(total - before, 10), currency, running
