@@ -41,6 +41,9 @@ MAX_SESSION_TURNS: Final = 1000
 #: Runs of each stored session of one provider session looked at to find the cost reported
 #: before a run (ACP's cost is the session's running total).
 MAX_COST_LOOKBACK_RUNS: Final = 1000
+#: Decimal digits a computed cost (a difference or a sum of reported costs) is rounded to:
+#: keeps float noise (0.30000000000000004) out of the totals, far below any currency's unit.
+COST_DIGITS: Final = 10
 #: The agent version when nothing recorded it (ATIF requires one).
 UNKNOWN_VERSION: Final = "unknown"
 #: Statuses whose turn ended as the agent meant: any other gets a ``system`` step saying so.
@@ -414,7 +417,7 @@ def _turn_cost(
         before = previous[0]
     if before is None:
         return None, currency, running
-    return round(total - before, 10), currency, running
+    return round(total - before, COST_DIGITS), currency, running
 
 
 def _cost_before(store: Store, run: Run, currency: str) -> float | None:
@@ -455,7 +458,8 @@ def _final_metrics(turns: list[dict[str, Any]], total_steps: int) -> dict[str, A
         known = [p for p in parts if p is not None]
         if not parts or len(known) < len(parts):
             return None
-        return sum(known)
+        # Costs are floats: a sum keeps the precision of its parts (no 4.000000000000002).
+        return round(sum(known), COST_DIGITS) if key == "cost_usd" else sum(known)
 
     final: dict[str, Any] = {
         "total_prompt_tokens": total("prompt_tokens"),
