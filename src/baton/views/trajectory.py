@@ -158,7 +158,7 @@ def trajectory_of(
         if failure is not None:
             steps.append(failure)
         subagents.extend(
-            _subagent_trajectory(store, run, parent, sub, context["agent"])
+            _subagent_trajectory(run, parent, sub, context["agent"])
             for parent, sub in folded.subagents.items()
         )
     trajectory: dict[str, Any] = {
@@ -262,9 +262,9 @@ def _subagent_id(run_id: str, parent: str) -> str:
 
 
 def _subagent_trajectory(
-    store: Store, run: Run, parent: str, sub: AgentStep, agent: str | None
+    run: Run, parent: str, sub: AgentStep, agent: str | None
 ) -> dict[str, Any]:
-    del store
+    """The embedded trajectory of the tool calls reported under ``parent``."""
     step = atif_step(sub, 1, model_name=None)
     return {
         "schema_version": ATIF_SCHEMA_VERSION,
