@@ -91,6 +91,9 @@ _PROMPT_OPTIONS: Final[dict[str, Any]] = {
     "idleTimeout": _SECONDS,
     "timeout": _SECONDS,
     "attachments": {"type": "array", "items": _STRING},
+    # Whether the sender can answer the turn's questions itself (a CLI with a terminal): false
+    # and nobody else following the run answers them at once "no user available".
+    "callerAnswers": {"type": "boolean"},
 }
 
 #: The query parameters of the operations that take some, by operationId.
@@ -120,6 +123,14 @@ _FORMAT: Final = {
 }
 QUERY_PARAMETERS.update(
     {
+        "runEvents": (
+            {
+                "name": "answers",
+                "in": "query",
+                "description": "none: this client cannot answer the run's questions",
+                "schema": {"enum": ["none"]},
+            },
+        ),
         "listWorkspaces": (
             {"name": "all", "in": "query", "schema": {"type": "boolean"}},
             {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1}},
