@@ -210,7 +210,8 @@ async def prompt_session(request: Request) -> Response:
     """``POST /api/v1/sessions/{name}/prompt``: the session's next turn (202)."""
     body = await json_object(request)
     text = required_str(body, "prompt")
-    answer = await _queue_prompt(request, _prompt_options(request, body), text)
+    options = _prompt_options(request, body)
+    answer = await _queue_prompt(request, options, text, _caller_answers(body))
     return JSONResponse(answer, status_code=202)
 
 
@@ -224,10 +225,11 @@ async def steer_session(request: Request) -> Response:
     body = await json_object(request)
     text = required_str(body, "text")
     options = _prompt_options(request, body)  # the whole body is checked before anything
+    caller_answers = _caller_answers(body)
     steered = await desk.conversations.steer(name, text)
     if not steered.queued:
         return JSONResponse({"session": name, **steered.to_json()})
-    answer = await _queue_prompt(request, options, text)
+    answer = await _queue_prompt(request, options, text, caller_answers)
     return JSONResponse({"session": name, **steered.to_json(), "prompt": answer}, status_code=202)
 
 
@@ -250,8 +252,11 @@ def _prompt_options(request: Request, body: dict[str, Any]) -> PromptOptions:
     )
 
 
-async def _queue_prompt(request: Request, options: PromptOptions, text: str) -> dict[str, Any]:
-    """Queue ``text`` as the session's next turn with ``options``; the ticket's view."""
+async def _queue_prompt(
+    request: Request, options: PromptOptions, text: str, caller_answers: bool | None = None
+) -> dict[str, Any]:
+    """Queue ``text`` as the session's next turn with ``options``; the ticket's view.
+    ``caller_answers`` is the body's ``callerAnswers`` (None: not said)."""
     service = service_of(request)
     desk = desk_of(request)
     name = request.path_params["name"]
@@ -263,8 +268,16 @@ async def _queue_prompt(request: Request, options: PromptOptions, text: str) -> 
             f"session {name}: {ahead - 1} prompts already wait behind its running turn"
         )
     conversations = desk.conversations
+    on_run = None
+    if caller_answers is not None:
+        answers = caller_answers
+
+        def on_run(run_id: str) -> None:
+            # Before anything of the turn happens: its questions go where its sender said.
+            service.callers.record(run_id, answers)
+
     launch = service.launcher.start_session_prompt(
-        lambda on_event: conversations.start(name, text, options, on_event=on_event)
+        lambda on_event: conversations.start(name, text, options, on_event=on_event, on_run=on_run)
     )
     ticket = PromptTicket("prompt-" + secrets.token_hex(6), launch)
     desk.remember(name, ticket)
@@ -273,6 +286,13 @@ async def _queue_prompt(request: Request, options: PromptOptions, text: str) -> 
     answer = ticket.to_json(ahead if not launch.created.done() else 0)
     answer["events"] = f"/api/v1/runs/{answer['runId']}/events" if answer["runId"] else None
     return answer
+
+
+def _caller_answers(body: dict[str, Any]) -> bool | None:
+    """The body's ``callerAnswers`` (None when absent; API_REQUEST_INVALID if not a boolean)."""
+    if "callerAnswers" not in body:
+        return None
+    return optional_bool(body, "callerAnswers")
 
 
 async def prompt_status(request: Request) -> Response:

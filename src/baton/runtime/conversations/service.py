@@ -367,6 +367,7 @@ class Conversations:
         options: PromptOptions | None = None,
         *,
         on_event: Callable[[RunEvent], None] | None = None,
+        on_run: Callable[[str], None] | None = None,
     ) -> SessionRun:
         """Start the next turn of conversation ``name``; its
         :class:`~baton.runtime.conversations.session_run.SessionRun` handle (a
@@ -374,7 +375,9 @@ class Conversations:
         turn's wait in the session's queue and its claim. Every surface gets ``run.id`` from
         the handle at once. ``on_event``: every event goes to it as it happens (the handle's
         ``events()`` stream is then not kept), as for :meth:`Runtime.start
-        <baton.runtime.runtime.Runtime.start>`.
+        <baton.runtime.runtime.Runtime.start>`. ``on_run``: called with the run's id the
+        moment the run exists, before its task has run a step (for a surface that must know
+        the run before anything of its turn happens; the handle follows a moment later).
 
         Refused before anything is sent (raised here): SESSION_NOT_FOUND, SESSION_CLOSED,
         SESSION_RECOVERY_REQUIRED (naming the run to settle), SESSION_NOT_RESUMABLE, or
@@ -390,7 +393,9 @@ class Conversations:
         store.get_conversation(name)
         await self.refuse_other_host(name)
         created: asyncio.Future[RunningRun] = asyncio.get_running_loop().create_future()
-        turn = asyncio.ensure_future(self._turn(store, name, text, options, on_event, created))
+        turn = asyncio.ensure_future(
+            self._turn(store, name, text, options, on_event, created, on_run)
+        )
         try:
             waited: set[asyncio.Future[Any]] = {created, turn}
             await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
@@ -435,6 +440,7 @@ class Conversations:
         options: PromptOptions,
         on_event: Callable[[RunEvent], None] | None,
         created: asyncio.Future[RunningRun],
+        on_run: Callable[[str], None] | None = None,
     ) -> RunResult:
         """The turn, in a task of its own: its wait in the queue, the claim, the run (handed
         to ``created`` as soon as it exists), the release of the record."""
@@ -447,7 +453,7 @@ class Conversations:
             record, plan = await self._claim(store, name, options.wait, remaining)
             try:
                 result, capabilities = await self._run_turn(
-                    store, record, plan, text, options, on_event, created
+                    store, record, plan, text, options, on_event, created, on_run
                 )
             except BaseException:
                 self._end_turn_after_abort(store, name)
@@ -625,6 +631,7 @@ class Conversations:
         options: PromptOptions,
         on_event: Callable[[RunEvent], None] | None,
         created: asyncio.Future[RunningRun],
+        on_run: Callable[[str], None] | None = None,
     ) -> tuple[RunResult, dict[str, bool] | None]:
         """The turn's run, from its start (handed to ``created``) to its result; with the
         session capabilities its agent advertised (None when its process no longer runs)."""
@@ -650,6 +657,8 @@ class Conversations:
             session=record.name,
         )
         run = await self.runtime.start(request, on_event=on_event)
+        if on_run is not None:
+            on_run(run.id)  # nothing of the run's task has run yet
         store.attach_conversation_run(record.name, run.id)
         if not created.done():
             created.set_result(run)
