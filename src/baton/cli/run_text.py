@@ -242,6 +242,11 @@ def next_step(result: RunResult, exit_code: int) -> str | None:
             "policy the profile exposes, or the agent's own edit mode (e.g. --mode acceptEdits "
             "for claude)"
         )
+    if exit_code == exit_codes.BUDGET and result.status == "CANCELLED":
+        return (
+            "no worker started the queued run within its --timeout: start one "
+            "(`baton worker --queue Q`; `baton workers` lists them) or raise --timeout"
+        )
     if exit_code == exit_codes.BUDGET:
         return (
             "a turn budget elapsed: raise --idle-timeout/--timeout, or check the agent with "
