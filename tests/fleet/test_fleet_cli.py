@@ -177,7 +177,7 @@ async def test_cancel_from_another_host_interrupts_a_running_fleet_turn(fleet: A
     code, out, err = await _baton(other, "cancel", run_id, "--store", fleet.url, "--json")
     assert code == 0, err
     assert '"how":"aborted"' in out.replace(" ", "")
-    rest, err_bytes = await asyncio.wait_for(waiter.communicate(), 120)
+    _rest, err_bytes = await asyncio.wait_for(waiter.communicate(), 120)
     assert waiter.returncode == 130, err_bytes.decode()
     with Store(fleet.url, read_only=True) as store:
         run = store.get_run(run_id)

@@ -175,6 +175,10 @@ def _cancel_owned(args: argparse.Namespace, record: Any) -> int:
 INTERRUPTIBLE_VERBS: Final = frozenset({"run", "steer"})
 
 
+#: The modules ``python -m`` runs the command line as.
+BATON_MODULES: Final = frozenset({"baton", "baton.cli.main", "baton.__main__"})
+
+
 def _is_baton_command(pid: int) -> bool:
     """Whether process ``pid`` is a `baton run` (``baton run ...`` or ``python -m baton run
     ...``): only such a process turns SIGINT into its run's interrupt (a `baton serve` would
@@ -185,8 +189,9 @@ def _is_baton_command(pid: int) -> bool:
     except OSError:
         return False
     for index, word in enumerate(argv[:4]):
-        if os.path.basename(word) == "baton" and index + 1 < len(argv):
-            prior = argv[index - 1] if index else ""
-            if index == 0 or prior == "-m" or not prior.startswith("-"):
-                return argv[index + 1] in INTERRUPTIBLE_VERBS
+        prior = argv[index - 1] if index else ""
+        entry = os.path.basename(word) == "baton" and not prior.startswith("-")
+        module = prior == "-m" and word in BATON_MODULES
+        if (entry or module) and index + 1 < len(argv):
+            return argv[index + 1] in INTERRUPTIBLE_VERBS
     return False
