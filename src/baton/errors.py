@@ -1109,3 +1109,11 @@ class BatchStateInvalid(StoreConflict):
     (:mod:`baton.store.batch_states`) does not allow; nothing was written."""
 
     code = "BATCH_STATE_INVALID"
+
+
+class SessionMaxCostReached(UsageError):
+    """The session's reported cost reached the cap it was created with (``session new
+    --max-cost``): its next prompt is refused before anything is sent (a running turn is
+    never stopped by it)."""
+
+    code = "SESSION_MAX_COST_REACHED"
