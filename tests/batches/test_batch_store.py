@@ -1,10 +1,8 @@
-"""The batch records (store V9) and their state tables: cells move only along
-CELL_TRANSITIONS, batches along BATCH_TRANSITIONS, a cell's runs are kept in order, and the
-tables render for PostgreSQL."""
+"""The batch records (store migration 9) and their state tables: cells move only along
+CELL_TRANSITIONS, batches along BATCH_TRANSITIONS, a cell's runs are kept in order; on both
+backends (PostgreSQL with a server: ``make test-fleet``, or BATON_TEST_POSTGRES_URL)."""
 
 from __future__ import annotations
-
-from pathlib import Path
 
 import pytest
 
@@ -18,10 +16,7 @@ from baton.store.batch_states import (
 )
 from baton.store.dialect import postgres_ddl
 from baton.store.migrations import _BATCH_CELL_STATES, _BATCH_STATES
-
-
-def _store(tmp_path: Path) -> Store:
-    return Store(tmp_path / "store.sqlite3")
+from conftest import StoreTarget
 
 
 def _run(store: Store) -> str:
@@ -36,8 +31,8 @@ def test_the_state_tables_match_the_schema() -> None:
             assert state not in targets and targets <= set(table)
 
 
-def test_cells_follow_their_table_and_keep_every_run(tmp_path: Path) -> None:
-    with _store(tmp_path) as store:
+def test_cells_follow_their_table_and_keep_every_run(store_target: StoreTarget) -> None:
+    with store_target.open() as store:
         batch = store.create_batch({"x": 1}, "sha256:0", [("t", "a", 1), ("t", "a", 2)], name="n")
         assert batch.state == "RUNNING" and batch.owner == store.owner
         first, second = _run(store), _run(store)
@@ -61,8 +56,8 @@ def test_cells_follow_their_table_and_keep_every_run(tmp_path: Path) -> None:
         assert store.batch_of_run(first) == (batch.id, 0)
 
 
-def test_batches_follow_their_table_and_are_found_by_prefix(tmp_path: Path) -> None:
-    with _store(tmp_path) as store:
+def test_batches_follow_their_table_and_are_found_by_prefix(store_target: StoreTarget) -> None:
+    with store_target.open() as store:
         batch = store.create_batch({}, "sha256:0", [("t", "a", 1)])
         assert store.get_batch(batch.id[:12]).id == batch.id
         with pytest.raises(BatchNotFound):
