@@ -82,13 +82,16 @@ class Batch:
         retry_ambiguous: bool = False,
         on_cell_end: Callable[[CellEnd], None] | None = None,
         on_progress: Callable[[Progress], None] | None = None,
+        fleet_queue: str | None = None,
     ) -> BatchSummary:
         """Run (or resume) the batch: start every cell that never started, ``jobs`` at a time
         (default: the cores), each through :meth:`Runtime.start` in its own workspace; a cell
         whose run ended RECOVERY_REQUIRED is reported, and rerun (a new run recorded on it)
         only with ``retry_ambiguous``. ``max_cost`` (default: the spec's) stops starting
         cells once the reported cost reaches it. ``on_cell_end`` gets each cell as its run
-        ends; ``on_progress`` the counts after every start and end.
+        ends; ``on_progress`` the counts after every start and end. ``fleet_queue`` queues
+        the cells on the fleet's workers (that queue; the runtime's store must be PostgreSQL)
+        instead of running them in this process (docs/batches.md, "On the fleet").
 
         Raises BatchBusy when another live process runs it.
 
@@ -109,6 +112,7 @@ class Batch:
             retry_ambiguous=retry_ambiguous,
             on_cell_end=on_cell_end,
             on_progress=on_progress,
+            fleet_queue=fleet_queue,
         )
         try:
             return await self._runner.run()

@@ -26,7 +26,7 @@ from typing import Any, Final
 
 from baton.batches.results import cost_totals, fields_of_record, fields_of_result
 from baton.batches.spec import BatchSpec, Cell
-from baton.errors import BatchBusy, BatonError, StoreConflict
+from baton.errors import BatchBusy, BatchError, BatonError, StoreConflict
 from baton.runtime.run import Run
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
@@ -108,8 +108,15 @@ class BatchRunner:
         retry_ambiguous: bool = False,
         on_cell_end: Callable[[CellEnd], None] | None = None,
         on_progress: Callable[[Progress], None] | None = None,
+        fleet_queue: str | None = None,
     ) -> None:
         self.runtime = runtime
+        #: Queue the cells on the fleet (this queue) instead of running them here.
+        self.fleet_queue = fleet_queue
+        #: The queued cells' handles, by cell (the fleet variant).
+        self._queued: dict[int, Any] = {}
+        #: Cells whose run is still queued or running on a worker when a resume began.
+        self._unsettled: list[BatchCell] = []
         self.batch_id = batch_id
         self.spec = spec
         self.jobs = max(1, jobs)
@@ -136,6 +143,11 @@ class BatchRunner:
         re-raises; cells not started stay PENDING for a resume."""
         began = time.monotonic()
         store = self.store
+        if self.fleet_queue is not None:
+            from baton.batches.queued_cells import check_fleet_spec
+
+            self._fleet_url()
+            check_fleet_spec(self.spec)
         record = store.get_batch(self.batch_id)
         busy = record.owner is not None and record.owner != store.owner
         if busy and record.state == "RUNNING" and owner_alive(record.owner):
@@ -193,7 +205,11 @@ class BatchRunner:
             if cell.state not in ("RUNNING", "RECOVERY_REQUIRED") or cell.run_id is None:
                 continue
             run = self.store.find_run(cell.run_id)
-            if run is None or run.status in ACTIVE_RUN_STATUSES or run.status == "QUEUED":
+            if run is None:
+                continue
+            if run.status in ACTIVE_RUN_STATUSES or run.status == "QUEUED":
+                if self.fleet_queue is not None and cell.state == "RUNNING":
+                    self._unsettled.append(cell)  # a worker has it: follow it
                 continue
             ending = CELL_STATE_OF_RUN.get(run.status, "FAILED")
             if ending == cell.state:
@@ -244,6 +260,8 @@ class BatchRunner:
     async def _start_all(self, todo: list[BatchCell]) -> None:
         slots = asyncio.Semaphore(self.jobs)
         tasks: set[asyncio.Task[None]] = set()
+        followers = [asyncio.ensure_future(self._follow_cell(cell)) for cell in self._unsettled]
+        tasks.update(followers)
         try:
             for cell in todo:
                 await slots.acquire()
@@ -303,6 +321,9 @@ class BatchRunner:
             if not first_output and event.type in OUTPUT_EVENTS:
                 first_output.append(time.monotonic())
 
+        if self.fleet_queue is not None:
+            await self._queue_cell(cell, spec_cell, started)
+            return
         try:
             run = await self.runtime.start(request, on_event=on_event)
         except BatonError as exc:
@@ -339,6 +360,56 @@ class BatchRunner:
         ending: CellState = CELL_STATE_OF_RUN.get(result.status, "FAILED")
         self.store.set_cell_state(self.batch_id, cell.index, ending, result=fields)
         self._ended(cell.index, fields)
+
+    async def _queue_cell(self, cell: BatchCell, spec_cell: Cell, started: float) -> None:
+        """The fleet variant of one cell: submit it (idempotently), record its run, follow it."""
+        from baton.batches.queued_cells import idempotency_key, submission_for
+        from baton.fleet.queued import submit
+
+        assert self.fleet_queue is not None
+        key = idempotency_key(self.batch_id, cell.index, len(cell.runs) + 1)
+        submission = submission_for(self.spec, spec_cell, queue=self.fleet_queue, key=key)
+        handle = await submit(self._fleet_url(), submission)
+        self.store.start_cell_run(self.batch_id, cell.index, handle.id)
+        self._started += 1
+        await self._follow_handle(cell.index, handle, started)
+
+    async def _follow_cell(self, cell: BatchCell) -> None:
+        """Follow a cell whose queued run a worker may still be running (a resume)."""
+        from baton.fleet.queued import QueuedRun
+
+        assert cell.run_id is not None
+        await self._follow_handle(
+            cell.index, QueuedRun(self._fleet_url(), cell.run_id), time.monotonic()
+        )
+
+    async def _follow_handle(self, index: int, handle: Any, started: float) -> None:
+        from baton.batches.queued_cells import follow_queued
+
+        self._queued[index] = handle
+        self.progress.running += 1
+        self._report()
+        if self._cancelled:
+            await handle.cancel()
+        try:
+            result, first = await follow_queued(handle)
+        finally:
+            self._queued.pop(index, None)
+            self.progress.running -= 1
+        fields = fields_of_result(
+            result,
+            wall_ms=int((time.monotonic() - started) * 1000),
+            first_output_ms=int((first - started) * 1000) if first is not None else None,
+        )
+        ending: CellState = CELL_STATE_OF_RUN.get(result.status, "FAILED")
+        self.store.set_cell_state(self.batch_id, index, ending, result=fields)
+        self._ended(index, fields)
+
+    def _fleet_url(self) -> str:
+        url = self.runtime.store_location.url
+        if url is None:
+            raise BatchError("a fleet batch needs a shared store (--store postgresql://...)")
+        return url
 
     def _ended(self, index: int, fields: dict[str, Any] | None) -> None:
         cells = self.store.batch_cells(self.batch_id)
@@ -392,6 +463,8 @@ class BatchRunner:
     async def _stop_running(self) -> None:
         for run in list(self._running.values()):
             await run.interrupt(BATCH_CANCELLED)
+        for handle in list(self._queued.values()):
+            await handle.cancel()  # only while no worker took it
 
     def _finish(self, began: float) -> BatchSummary:
         store = self.store

@@ -89,6 +89,15 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         metavar="AMOUNT",
         help="stop starting cells once the reported cost reaches AMOUNT (the agents' currency)",
     )
+    parser.add_argument(
+        "--fleet",
+        nargs="?",
+        const="default",
+        default=None,
+        metavar="QUEUE",
+        help="queue the cells for the fleet's workers (on this queue, default: default) "
+        "instead of running them here; needs --store postgresql://...",
+    )
     add_record_options(
         parser, json_help="one JSON line per cell as its run ends, then a summary", store=True
     )
@@ -180,6 +189,7 @@ async def follow(batch: Any, args: argparse.Namespace, *, retry_ambiguous: bool 
             retry_ambiguous=retry_ambiguous,
             on_cell_end=on_cell_end,
             on_progress=on_progress,
+            fleet_queue=getattr(args, "fleet", None),
         )
     except asyncio.CancelledError:  # pragma: no cover - Ctrl-C reaches asyncio.run
         return exit_codes.INTERRUPTED
