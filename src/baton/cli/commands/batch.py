@@ -288,13 +288,14 @@ class _ProgressLine:
 
 async def _read(args: argparse.Namespace) -> int:
     from baton.batches.batch import Batch
+    from baton.views.batches import batch_view
     from baton.views.contract import SCHEMA_VERSION
 
     async with make_runtime(args) as runtime:
         if args.action == "list":
             records = runtime.store.list_batches(limit=args.limit)
             for record in records:
-                view = _batch_view(runtime.store, record)
+                view = batch_view(runtime.store, record)
                 if args.json:
                     write_json(sys.stdout, {"schemaVersion": SCHEMA_VERSION, **view})
                 else:
@@ -309,7 +310,7 @@ async def _read(args: argparse.Namespace) -> int:
         batch = Batch.open(runtime, args.batch)
         if args.action == "cancel":
             await batch.cancel()
-            view = _batch_view(runtime.store, batch.record)
+            view = batch_view(runtime.store, batch.record)
             if args.json:
                 write_json(sys.stdout, {"schemaVersion": SCHEMA_VERSION, **view})
             else:
@@ -322,7 +323,7 @@ async def _read(args: argparse.Namespace) -> int:
             else:
                 sys.stdout.write(text)
             return exit_codes.OK
-        view = _batch_view(runtime.store, batch.record)
+        view = batch_view(runtime.store, batch.record)
         if args.json:
             write_json(sys.stdout, {"schemaVersion": SCHEMA_VERSION, **view, "cells": batch.rows()})
             return exit_codes.OK
@@ -344,25 +345,3 @@ async def _read(args: argparse.Namespace) -> int:
 def _write_file(path: str, text: str) -> None:
     with open(path, "w", encoding="utf-8", newline="") as handle:
         handle.write(text)
-
-
-def _batch_view(store: Any, record: Any) -> dict[str, Any]:
-    from baton.batches.results import cost_totals
-
-    cells = store.batch_cells(record.id)
-    counts: dict[str, int] = {}
-    for cell in cells:
-        counts[cell.state] = counts.get(cell.state, 0) + 1
-    return {
-        "batchId": record.id,
-        "name": record.name,
-        "state": record.state,
-        "stopReason": record.stop_reason,
-        "specHash": record.spec_hash,
-        "maxCost": record.max_cost,
-        "cells": len(cells),
-        "counts": counts,
-        "cost": cost_totals(cells),
-        "createdAt": record.created_at,
-        "updatedAt": record.updated_at,
-    }
