@@ -21,6 +21,7 @@ from baton.batches.spec import BatchSpec
 from baton.errors import UsageError
 from baton.runtime.runtime import Runtime
 from baton.store.batches import BatchCell, BatchRecord
+from baton.store.owner import owner_alive
 
 ExportFormat = Literal["jsonl", "csv"]
 
@@ -125,14 +126,19 @@ class Batch:
         ``CANCEL_POLL_SECONDS``); here, at once. Not a wait.
 
         Cancellation: safe; the record is written before the first await."""
+        store = self._runtime.store
         record = self.record
         if record.state in ("RUNNING", "STOPPED"):
-            self._runtime.store.set_batch_state(self.id, "CANCELLED", stop_reason="cancelled")
-        for cell in self.cells():
-            if cell.state == "PENDING" and self._runner is None:
-                self._runtime.store.set_cell_state(
-                    self.id, cell.index, "SKIPPED", reason="cancelled"
-                )
+            store.set_batch_state(self.id, "CANCELLED", stop_reason="cancelled")
+        # A live runner (here or in another process) skips its own pending cells: a cell it
+        # is starting right now must not change under it.
+        runner_alive = self._runner is not None or (
+            record.owner is not None and owner_alive(record.owner)
+        )
+        if not runner_alive:
+            for cell in self.cells():
+                if cell.state == "PENDING":
+                    store.set_cell_state(self.id, cell.index, "SKIPPED", reason="cancelled")
         if self._runner is not None:
             await self._runner.cancel()
 

@@ -338,7 +338,13 @@ class BatchRunner:
             self._ended(cell.index, None)
             return
         # No await between the handle and this write (see the module docstring).
-        self.store.start_cell_run(self.batch_id, cell.index, run.id)
+        try:
+            self.store.start_cell_run(self.batch_id, cell.index, run.id)
+        except BatonError:
+            # The cell changed under this process (it should not): the run's task has not
+            # begun, so this stop is noted before any prompt is sent; then it is reported.
+            run.interrupt_nowait(BATCH_CANCELLED)
+            raise
         self._started += 1
         self._running[cell.index] = run
         self.progress.running += 1
