@@ -150,7 +150,7 @@ class BatchRunner:
             check_fleet_spec(self.spec)
         record = store.get_batch(self.batch_id)
         busy = record.owner is not None and record.owner != store.owner
-        if busy and record.state == "RUNNING" and owner_alive(record.owner):
+        if busy and owner_alive(record.owner):
             raise BatchBusy(
                 f"batch {self.batch_id} is being run by another Baton process "
                 f"({record.owner}); `baton batch cancel {self.batch_id}` stops it"
