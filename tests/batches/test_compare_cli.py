@@ -4,6 +4,7 @@ that `baton batch show` reads again."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from cli.helpers import AGENT, baton, json_lines
@@ -22,14 +23,13 @@ def test_compare_runs_each_agent_in_its_own_worktree_side_by_side(tmp_path: Path
         "--allow-unattended",
         "write a.txt changed\necho done\ncost 5",
     )  # fmt: skip
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, (done.stderr, baton(tmp_path, "batch", "list", "--json").stdout)
     lines = done.stdout.splitlines()
     assert lines[0].split() == ["command-1", "command-2"]
-    rows = {
-        line.split("  ")[0]: line.split() for line in lines[1:] if line and not line.startswith("─")
-    }
-    assert rows["state"][-2:] == ["COMPLETED", "COMPLETED"]
-    assert rows["files"][-2:] == ["1", "1"]  # "files changed"
+    table = [re.split(r"\s{2,}", line.strip()) for line in lines[1:17]]
+    rows = {cells[0]: cells[1:] for cells in table}
+    assert rows["state"] == ["COMPLETED", "COMPLETED"]
+    assert rows["files changed"] == ["1", "1"] and rows["cost"] == ["0.0500 USD"] * 2
     assert "── command-1 ──" in done.stdout and "done" in done.stdout
     run_ids = rows["run"]
     assert len(run_ids) == 2
