@@ -35,6 +35,7 @@ from baton.service import (
     routes_recovery,
     routes_runs,
     routes_sessions,
+    routes_trajectories,
     routes_workspaces,
 )
 from baton.service.context import Service
@@ -90,6 +91,7 @@ def routes() -> list[Any]:
         *routes_fleet.ROUTES,
         *routes_workspaces.ROUTES,
         *routes_batches.ROUTES,
+        *routes_trajectories.ROUTES,
         *routes_inspector.ROUTES,
     ]
 
