@@ -14,6 +14,7 @@ from baton.store.batch_states import (
     CELL_STATES,
     CELL_TRANSITIONS,
 )
+from baton.store.batches import BatchRecords
 from baton.store.dialect import postgres_ddl
 from baton.store.migrations import _BATCH_CELL_STATES, _BATCH_STATES
 from conftest import StoreTarget
@@ -33,47 +34,54 @@ def test_the_state_tables_match_the_schema() -> None:
 
 def test_cells_follow_their_table_and_keep_every_run(store_target: StoreTarget) -> None:
     with store_target.open() as store:
-        batch = store.create_batch({"x": 1}, "sha256:0", [("t", "a", 1), ("t", "a", 2)], name="n")
+        batch = BatchRecords(store).create_batch(
+            {"x": 1}, "sha256:0", [("t", "a", 1), ("t", "a", 2)], name="n"
+        )
         assert batch.state == "RUNNING" and batch.owner == store.owner
         first, second = _run(store), _run(store)
-        store.start_cell_run(batch.id, 0, first)
-        store.set_cell_state(
+        BatchRecords(store).start_cell_run(batch.id, 0, first)
+        BatchRecords(store).set_cell_state(
             batch.id, 0, "RECOVERY_REQUIRED", result={"status": "RECOVERY_REQUIRED"}
         )
         with pytest.raises(BatchStateInvalid, match="RECOVERY_REQUIRED to COMPLETED"):
-            store.set_cell_state(batch.id, 0, "COMPLETED")
-        store.start_cell_run(batch.id, 0, second)  # --retry-ambiguous
-        store.set_cell_state(batch.id, 0, "COMPLETED", result={"status": "COMPLETED"})
+            BatchRecords(store).set_cell_state(batch.id, 0, "COMPLETED")
+        BatchRecords(store).start_cell_run(batch.id, 0, second)  # --retry-ambiguous
+        BatchRecords(store).set_cell_state(batch.id, 0, "COMPLETED", result={"status": "COMPLETED"})
         with pytest.raises(BatchStateInvalid):
-            store.start_cell_run(batch.id, 0, _run(store))
-        store.set_cell_state(batch.id, 1, "SKIPPED", reason="max-cost reached")
+            BatchRecords(store).start_cell_run(batch.id, 0, _run(store))
+        BatchRecords(store).set_cell_state(batch.id, 1, "SKIPPED", reason="max-cost reached")
         with pytest.raises(BatchStateInvalid):
-            store.start_cell_run(batch.id, 1, _run(store))
-        cells = store.batch_cells(batch.id)
+            BatchRecords(store).start_cell_run(batch.id, 1, _run(store))
+        cells = BatchRecords(store).batch_cells(batch.id)
         assert cells[0].runs == (first, second) and cells[0].run_id == second
         assert cells[0].result == {"status": "COMPLETED"}
         assert cells[1].state == "SKIPPED" and cells[1].reason == "max-cost reached"
-        assert store.batch_of_run(first) == (batch.id, 0)
+        assert BatchRecords(store).batch_of_run(first) == (batch.id, 0)
 
 
 def test_batches_follow_their_table_and_are_found_by_prefix(store_target: StoreTarget) -> None:
     with store_target.open() as store:
-        batch = store.create_batch({}, "sha256:0", [("t", "a", 1)])
-        assert store.get_batch(batch.id[:12]).id == batch.id
+        batch = BatchRecords(store).create_batch({}, "sha256:0", [("t", "a", 1)])
+        assert BatchRecords(store).get_batch(batch.id[:12]).id == batch.id
         with pytest.raises(BatchNotFound):
-            store.get_batch("batch-none")
-        stopped = store.set_batch_state(batch.id, "STOPPED", stop_reason="max-cost reached")
+            BatchRecords(store).get_batch("batch-none")
+        stopped = BatchRecords(store).set_batch_state(
+            batch.id, "STOPPED", stop_reason="max-cost reached"
+        )
         assert stopped.stop_reason == "max-cost reached"
         with pytest.raises(BatchStateInvalid):
-            store.set_batch_state(batch.id, "COMPLETED")
-        assert store.set_batch_state(batch.id, "RUNNING").stop_reason is None
-        store.release_batch(batch.id)
-        store.claim_batch(batch.id, None, max_cost="1")
+            BatchRecords(store).set_batch_state(batch.id, "COMPLETED")
+        assert BatchRecords(store).set_batch_state(batch.id, "RUNNING").stop_reason is None
+        BatchRecords(store).release_batch(batch.id)
+        BatchRecords(store).claim_batch(batch.id, None, max_cost="1")
         with pytest.raises(StoreConflict):
-            store.claim_batch(batch.id, "someone-else", max_cost=None)
-        assert store.get_batch(batch.id).max_cost == "1"
-        store.create_batch({}, "sha256:1", [("t", "a", 1)])
-        assert len(store.list_batches()) == 2 and len(store.list_batches(limit=1)) == 1
+            BatchRecords(store).claim_batch(batch.id, "someone-else", max_cost=None)
+        assert BatchRecords(store).get_batch(batch.id).max_cost == "1"
+        BatchRecords(store).create_batch({}, "sha256:1", [("t", "a", 1)])
+        assert (
+            len(BatchRecords(store).list_batches()) == 2
+            and len(BatchRecords(store).list_batches(limit=1)) == 1
+        )
 
 
 def test_the_batch_tables_render_for_postgresql() -> None:

@@ -14,6 +14,7 @@ import baton
 from baton import Batch, BatchSpec, Runtime
 from baton.batches import CellEnd, Progress
 from baton.batches.spec import parse_document
+from baton.store.batches import BatchRecords
 
 AGENT = f"{sys.executable} -m baton.agents.scripted"
 
@@ -82,7 +83,7 @@ def test_cancelling_the_caller_interrupts_and_a_later_run_resumes(tmp_path: Path
 
     async def resume() -> None:
         async with Runtime(data_dir=tmp_path / "d") as runtime:
-            [record] = runtime.store.list_batches()
+            [record] = BatchRecords(runtime.store).list_batches()
             batch = Batch.open(runtime, record.id)
             summary = await batch.run(jobs=2)
             assert summary.started == 2 and summary.state == "COMPLETED"

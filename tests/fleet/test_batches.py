@@ -16,6 +16,7 @@ import orjson
 import pytest
 
 from baton.store import Store
+from baton.store.batches import BatchRecords
 from baton.store.owner import owner_host
 
 from .test_fleet import _baton, _until
@@ -105,7 +106,7 @@ async def test_a_killed_fleet_batch_resumes_without_submitting_twice(
     process.send_signal(signal.SIGKILL)
     await process.wait()
     with Store(fleet.url, read_only=True) as store:
-        [batch] = store.list_batches()
+        [batch] = BatchRecords(store).list_batches()
     code, out, err = await _baton(
         env, "batch", "resume", batch.id, "--store", fleet.url, "--fleet", "evals", "--json"
     )
@@ -113,4 +114,4 @@ async def test_a_killed_fleet_batch_resumes_without_submitting_twice(
     assert _lines(out)[-1]["counts"] == {"COMPLETED": 6}, out
     assert len(fleet.prompts()) == 6
     with Store(fleet.url, read_only=True) as store:
-        assert all(len(cell.runs) == 1 for cell in store.batch_cells(batch.id))
+        assert all(len(cell.runs) == 1 for cell in BatchRecords(store).batch_cells(batch.id))

@@ -20,7 +20,7 @@ from baton.batches.runner import BatchRunner, BatchSummary, CellEnd, Progress
 from baton.batches.spec import BatchSpec
 from baton.errors import UsageError
 from baton.runtime.runtime import Runtime
-from baton.store.batches import BatchCell, BatchRecord
+from baton.store.batches import BatchCell, BatchRecord, BatchRecords
 from baton.store.owner import owner_alive
 
 ExportFormat = Literal["jsonl", "csv"]
@@ -46,7 +46,7 @@ class Batch:
     @classmethod
     def create(cls, runtime: Runtime, spec: BatchSpec) -> Batch:
         """Record a new batch of ``spec`` (every cell PENDING). The runtime must be open."""
-        record = runtime.store.create_batch(
+        record = BatchRecords(runtime.store).create_batch(
             spec.to_json(),
             spec.digest,
             [(cell.task, cell.agent, cell.repeat) for cell in spec.cells()],
@@ -58,7 +58,7 @@ class Batch:
     @classmethod
     def open(cls, runtime: Runtime, batch_id: str) -> Batch:
         """The recorded batch ``batch_id`` (or a unique prefix); BatchNotFound if none."""
-        return cls(runtime, runtime.store.get_batch(batch_id))
+        return cls(runtime, BatchRecords(runtime.store).get_batch(batch_id))
 
     @property
     def id(self) -> str:
@@ -68,12 +68,12 @@ class Batch:
     @property
     def record(self) -> BatchRecord:
         """The batch's record as the store has it now."""
-        self._record = self._runtime.store.get_batch(self._record.id)
+        self._record = BatchRecords(self._runtime.store).get_batch(self._record.id)
         return self._record
 
     def cells(self) -> list[BatchCell]:
         """The cells as the store has them now, in matrix order."""
-        return self._runtime.store.batch_cells(self.id)
+        return BatchRecords(self._runtime.store).batch_cells(self.id)
 
     async def run(
         self,
@@ -129,7 +129,7 @@ class Batch:
         store = self._runtime.store
         record = self.record
         if record.state in ("RUNNING", "STOPPED"):
-            store.set_batch_state(self.id, "CANCELLED", stop_reason="cancelled")
+            BatchRecords(store).set_batch_state(self.id, "CANCELLED", stop_reason="cancelled")
         # A live runner (here or in another process) skips its own pending cells: a cell it
         # is starting right now must not change under it.
         runner_alive = self._runner is not None or (
@@ -138,7 +138,9 @@ class Batch:
         if not runner_alive:
             for cell in self.cells():
                 if cell.state == "PENDING":
-                    store.set_cell_state(self.id, cell.index, "SKIPPED", reason="cancelled")
+                    BatchRecords(store).set_cell_state(
+                        self.id, cell.index, "SKIPPED", reason="cancelled"
+                    )
         if self._runner is not None:
             await self._runner.cancel()
 

@@ -31,7 +31,7 @@ from baton.runtime.run import Run
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.store.batch_states import CELL_STATE_OF_RUN, CellState
-from baton.store.batches import BatchCell
+from baton.store.batches import BatchCell, BatchRecords
 from baton.store.models import ACTIVE_RUN_STATUSES
 from baton.store.owner import owner_alive
 from baton.wire.budget import TurnBudget
@@ -134,6 +134,11 @@ class BatchRunner:
     def store(self) -> Any:
         return self.runtime.store
 
+    @property
+    def batches(self) -> BatchRecords:
+        """The batch records over the runtime's store."""
+        return BatchRecords(self.runtime.store)
+
     async def run(self) -> BatchSummary:
         """Run every cell that never started (and, with ``retry_ambiguous``, rerun the
         RECOVERY_REQUIRED ones), then settle the batch's state.
@@ -142,21 +147,20 @@ class BatchRunner:
         :meth:`cancel`), waits for them to settle (shielded), records the batch CANCELLED and
         re-raises; cells not started stay PENDING for a resume."""
         began = time.monotonic()
-        store = self.store
         if self.fleet_queue is not None:
             from baton.batches.queued_cells import check_fleet_spec
 
             self._fleet_url()
             check_fleet_spec(self.spec)
-        record = store.get_batch(self.batch_id)
-        busy = record.owner is not None and record.owner != store.owner
+        record = self.batches.get_batch(self.batch_id)
+        busy = record.owner is not None and record.owner != self.batches.owner
         if busy and owner_alive(record.owner):
             raise BatchBusy(
                 f"batch {self.batch_id} is being run by another Baton process "
                 f"({record.owner}); `baton batch cancel {self.batch_id}` stops it"
             )
         try:
-            store.claim_batch(
+            self.batches.claim_batch(
                 self.batch_id,
                 record.owner,
                 max_cost=None if self.max_cost is None else f"{self.max_cost:g}",
@@ -164,7 +168,7 @@ class BatchRunner:
         except StoreConflict as exc:
             raise BatchBusy(exc.message) from exc
         if record.state != "RUNNING":
-            store.set_batch_state(self.batch_id, "RUNNING")
+            self.batches.set_batch_state(self.batch_id, "RUNNING")
         try:
             self._settle_from_store()
             todo = self._to_start()
@@ -186,7 +190,7 @@ class BatchRunner:
                     self._finish(began)
             return self._finish(began)
         finally:
-            store.release_batch(self.batch_id)
+            self.batches.release_batch(self.batch_id)
 
     async def cancel(self) -> None:
         """Stop starting cells and interrupt the running ones (they end INTERRUPTED when the
@@ -201,7 +205,7 @@ class BatchRunner:
         """Cells recorded RUNNING (a killed batch process) or RECOVERY_REQUIRED take their
         run's ending as the store has it (a reconciled run is RECOVERY_REQUIRED; one settled
         with `baton recover --mark-failed` FAILED)."""
-        for cell in self.store.batch_cells(self.batch_id):
+        for cell in self.batches.batch_cells(self.batch_id):
             if cell.state not in ("RUNNING", "RECOVERY_REQUIRED") or cell.run_id is None:
                 continue
             run = self.store.find_run(cell.run_id)
@@ -214,15 +218,15 @@ class BatchRunner:
             ending = CELL_STATE_OF_RUN.get(run.status, "FAILED")
             if ending == cell.state:
                 continue
-            self.store.set_cell_state(
+            self.batches.set_cell_state(
                 self.batch_id, cell.index, ending, result=fields_of_record(run)
             )
 
     def _to_start(self) -> list[BatchCell]:
         todo: list[BatchCell] = []
-        for cell in self.store.batch_cells(self.batch_id):
+        for cell in self.batches.batch_cells(self.batch_id):
             if cell.state == "SKIPPED":
-                self.store.set_cell_state(self.batch_id, cell.index, "PENDING")
+                self.batches.set_cell_state(self.batch_id, cell.index, "PENDING")
                 todo.append(cell)
             elif cell.state == "PENDING" or (
                 cell.state == "RECOVERY_REQUIRED" and self.retry_ambiguous
@@ -231,7 +235,7 @@ class BatchRunner:
         return todo
 
     def _count(self, todo: list[BatchCell]) -> None:
-        cells = self.store.batch_cells(self.batch_id)
+        cells = self.batches.batch_cells(self.batch_id)
         progress = Progress(total=len(cells), remaining_here=len(todo))
         retried = {cell.index for cell in todo}
         for cell in cells:
@@ -304,9 +308,9 @@ class BatchRunner:
         reason = self._stop_reason or ("cancelled" if self._cancelled else None)
         if reason is None:
             return
-        for cell in self.store.batch_cells(self.batch_id):
+        for cell in self.batches.batch_cells(self.batch_id):
             if cell.state == "PENDING":
-                self.store.set_cell_state(self.batch_id, cell.index, "SKIPPED", reason=reason)
+                self.batches.set_cell_state(self.batch_id, cell.index, "SKIPPED", reason=reason)
                 self.progress.skipped += 1
         self._report()
 
@@ -328,7 +332,7 @@ class BatchRunner:
             run = await self.runtime.start(request, on_event=on_event)
         except BatonError as exc:
             # Refused before a run existed: nothing reached an agent; the cell failed.
-            self.store.set_cell_state(
+            self.batches.set_cell_state(
                 self.batch_id,
                 cell.index,
                 "FAILED",
@@ -339,7 +343,7 @@ class BatchRunner:
             return
         # No await between the handle and this write (see the module docstring).
         try:
-            self.store.start_cell_run(self.batch_id, cell.index, run.id)
+            self.batches.start_cell_run(self.batch_id, cell.index, run.id)
         except BatonError:
             # The cell changed under this process (it should not): the run's task has not
             # begun, so this stop is noted before any prompt is sent; then it is reported.
@@ -364,7 +368,7 @@ class BatchRunner:
             first_output_ms=(int((first_output[0] - started) * 1000) if first_output else None),
         )
         ending: CellState = CELL_STATE_OF_RUN.get(result.status, "FAILED")
-        self.store.set_cell_state(self.batch_id, cell.index, ending, result=fields)
+        self.batches.set_cell_state(self.batch_id, cell.index, ending, result=fields)
         self._ended(cell.index, fields)
 
     async def _queue_cell(self, cell: BatchCell, spec_cell: Cell, started: float) -> None:
@@ -376,7 +380,7 @@ class BatchRunner:
         key = idempotency_key(self.batch_id, cell.index, len(cell.runs) + 1)
         submission = submission_for(self.spec, spec_cell, queue=self.fleet_queue, key=key)
         handle = await submit(self._fleet_url(), submission)
-        self.store.start_cell_run(self.batch_id, cell.index, handle.id)
+        self.batches.start_cell_run(self.batch_id, cell.index, handle.id)
         self._started += 1
         await self._follow_handle(cell.index, handle, started)
 
@@ -408,7 +412,7 @@ class BatchRunner:
             first_output_ms=int((first - started) * 1000) if first is not None else None,
         )
         ending: CellState = CELL_STATE_OF_RUN.get(result.status, "FAILED")
-        self.store.set_cell_state(self.batch_id, index, ending, result=fields)
+        self.batches.set_cell_state(self.batch_id, index, ending, result=fields)
         self._ended(index, fields)
 
     def _fleet_url(self) -> str:
@@ -418,7 +422,7 @@ class BatchRunner:
         return url
 
     def _ended(self, index: int, fields: dict[str, Any] | None) -> None:
-        cells = self.store.batch_cells(self.batch_id)
+        cells = self.batches.batch_cells(self.batch_id)
         cell = cells[index]
         self.progress.ended_here += 1
         self.progress.remaining_here -= 1
@@ -462,7 +466,7 @@ class BatchRunner:
         """Polls the batch's record for a cancel from another process."""
         while not self._cancelled:
             await asyncio.sleep(CANCEL_POLL_SECONDS)
-            if self.store.get_batch(self.batch_id).state == "CANCELLED":
+            if self.batches.get_batch(self.batch_id).state == "CANCELLED":
                 self._cancelled = True
                 await self._stop_running()
 
@@ -473,21 +477,22 @@ class BatchRunner:
             await handle.cancel()  # only while no worker took it
 
     def _finish(self, began: float) -> BatchSummary:
-        store = self.store
-        cells = store.batch_cells(self.batch_id)
+        cells = self.batches.batch_cells(self.batch_id)
         counts: dict[str, int] = {}
         for cell in cells:
             counts[cell.state] = counts.get(cell.state, 0) + 1
-        record = store.get_batch(self.batch_id)
+        record = self.batches.get_batch(self.batch_id)
         if record.state == "RUNNING":
             if self._cancelled:
-                record = store.set_batch_state(self.batch_id, "CANCELLED", stop_reason="cancelled")
+                record = self.batches.set_batch_state(
+                    self.batch_id, "CANCELLED", stop_reason="cancelled"
+                )
             elif self._stop_reason is not None:
-                record = store.set_batch_state(
+                record = self.batches.set_batch_state(
                     self.batch_id, "STOPPED", stop_reason=self._stop_reason
                 )
             elif all(cell.state not in ("PENDING", "RUNNING") for cell in cells):
-                record = store.set_batch_state(self.batch_id, "COMPLETED")
+                record = self.batches.set_batch_state(self.batch_id, "COMPLETED")
         return BatchSummary(
             batch_id=self.batch_id,
             state=record.state,

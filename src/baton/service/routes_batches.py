@@ -14,6 +14,7 @@ from baton.service.bodies import query_int
 from baton.service.context import service_of
 from baton.service.limits import MAX_LIST_ROWS
 from baton.service.routes_runs import store_of
+from baton.store.batches import BatchRecords
 from baton.views.batches import batch_document, batch_view
 
 
@@ -21,14 +22,14 @@ async def list_batches(request: Request) -> Response:
     """``GET /api/v1/batches?limit=N``: batches, newest first, each with its counts."""
     store = store_of(service_of(request))
     limit = query_int(request, "limit", MAX_LIST_ROWS, low=1, high=MAX_LIST_ROWS)
-    rows = [batch_view(store, record) for record in store.list_batches(limit=limit)]
+    rows = [batch_view(store, record) for record in BatchRecords(store).list_batches(limit=limit)]
     return JSONResponse({"batches": rows})
 
 
 async def show_batch(request: Request) -> Response:
     """``GET /api/v1/batches/{batch}``: one batch (id or unique prefix) and its rows."""
     store = store_of(service_of(request))
-    record = store.get_batch(request.path_params["batch"])
+    record = BatchRecords(store).get_batch(request.path_params["batch"])
     return JSONResponse(batch_document(store, record))
 
 

@@ -3,7 +3,8 @@ cells (task x agent x repeat) with the result of each one's last run, and every 
 started (docs/batches.md). The state tables are :mod:`baton.store.batch_states`; every state
 write here checks them inside its transaction, compare-and-set on the state read.
 
-A cell's run is recorded in the same transaction that makes it RUNNING
+Use it as ``BatchRecords(store)`` over any open store (SQLite or PostgreSQL). A cell's run is
+recorded in the same transaction that makes it RUNNING
 (:meth:`BatchRecords.start_cell_run`), and the batch runner writes it before the run's first
 step can run: so after a crash a cell without a run never had its prompt sent, and a cell
 with one is never started again without ``--retry-ambiguous``.
@@ -94,8 +95,34 @@ def _cell(row: Any, runs: Sequence[str] = ()) -> BatchCell:
     )
 
 
-class BatchRecords(StoreDatabase):
-    """Batches and their cells. Mixed into :class:`baton.store.Store`."""
+class BatchRecords:
+    """Batches and their cells, over a :class:`baton.store.Store` (``BatchRecords(store)``).
+    Not mixed into the Store: only what works with batches imports this module (a plain
+    `baton run` stays within its import budget)."""
+
+    def __init__(self, store: StoreDatabase) -> None:
+        self._store = store
+
+    @property
+    def owner(self) -> str:
+        """This process's owner string (the store's)."""
+        return self._store.owner
+
+    @property
+    def _conn(self) -> Any:
+        return self._store._conn
+
+    def _tx(self) -> Any:
+        return self._store._tx()
+
+    def _now(self) -> str:
+        return self._store._now()
+
+    def _text(self, value: str | None) -> str | None:
+        return self._store._text(value)
+
+    def _json(self, value: Any, what: str) -> str:
+        return self._store._json(value, what)
 
     def create_batch(
         self,

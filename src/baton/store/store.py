@@ -9,9 +9,10 @@ and their status table (:mod:`~baton.store.runs`, :mod:`~baton.store.run_status`
 (:mod:`~baton.store.interactions`), readiness (:mod:`~baton.store.readiness`), conversations (named sessions, with their status table:
 :mod:`~baton.store.conversations`, :mod:`~baton.store.conversation_status`), the queue's
 submissions, workers and pinned sessions (:mod:`~baton.store.fleet`), workspaces and their runs'
-snapshots (:mod:`~baton.store.workspaces`), batches and their cells
-(:mod:`~baton.store.batches`, with their state tables: :mod:`~baton.store.batch_states`) and the journal
-references the store cites (:mod:`~baton.store.citations`).
+snapshots (:mod:`~baton.store.workspaces`) and the journal
+references the store cites (:mod:`~baton.store.citations`). Batches and their cells
+(:mod:`~baton.store.batches`, with their state tables: :mod:`~baton.store.batch_states`) are
+read and written through ``BatchRecords(store)``, imported only where batches are used.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ from pathlib import Path
 from typing import Self
 
 from baton.redaction import SecretValues
-from baton.store.batches import BatchRecords
 from baton.store.citations import CitationChecks
 from baton.store.conversations import ConversationRecords
 from baton.store.database import MAX_DIAGNOSTIC_CHARS as MAX_DIAGNOSTIC_CHARS
@@ -49,7 +49,6 @@ class Store(
     ConversationRecords,
     FleetRecords,
     WorkspaceRecords,
-    BatchRecords,
 ):
     """Baton's run store. Open with :meth:`open` (a data directory), :meth:`open_read_only`
     or the constructor (a path).

@@ -8,14 +8,14 @@ from typing import Any
 
 from baton.batches.results import cell_row, cost_totals
 from baton.store import Store
-from baton.store.batches import BatchRecord
+from baton.store.batches import BatchRecord, BatchRecords
 
 
 def batch_view(store: Store, record: BatchRecord) -> dict[str, Any]:
     """One batch's summary: ``batchId``, ``name``, ``state``, ``stopReason``, ``specHash``,
     ``maxCost``, ``cells`` (how many), ``counts`` (by state), ``cost`` (reported, by
     currency), ``matrix`` (the task and agent ids, the repeats), the times."""
-    cells = store.batch_cells(record.id)
+    cells = BatchRecords(store).batch_cells(record.id)
     counts: dict[str, int] = {}
     for cell in cells:
         counts[cell.state] = counts.get(cell.state, 0) + 1
@@ -44,5 +44,5 @@ def batch_document(store: Store, record: BatchRecord) -> dict[str, Any]:
     """One batch with every cell's result row (docs/batches.md, "Results")."""
     return {
         **batch_view(store, record),
-        "rows": [cell_row(cell) for cell in store.batch_cells(record.id)],
+        "rows": [cell_row(cell) for cell in BatchRecords(store).batch_cells(record.id)],
     }

@@ -288,12 +288,13 @@ class _ProgressLine:
 
 async def _read(args: argparse.Namespace) -> int:
     from baton.batches.batch import Batch
+    from baton.store.batches import BatchRecords
     from baton.views.batches import batch_view
     from baton.views.contract import SCHEMA_VERSION
 
     async with make_runtime(args) as runtime:
         if args.action == "list":
-            records = runtime.store.list_batches(limit=args.limit)
+            records = BatchRecords(runtime.store).list_batches(limit=args.limit)
             for record in records:
                 view = batch_view(runtime.store, record)
                 if args.json:
