@@ -1082,3 +1082,46 @@ class WorkspaceDiffIncomplete(WorkspaceError):
     would not be the whole change; ``baton diff`` prints it only with ``--partial``."""
 
     code = "WORKSPACE_DIFF_INCOMPLETE"
+
+
+# --- batches (docs/batches.md) -------------------------------------------------------------
+
+
+class BatchError(UsageError):
+    """A batch (many tasks across many agents) cannot be run, resumed or read as asked."""
+
+    code = "BATCH_ERROR"
+
+
+class BatchSpecInvalid(BatchError):
+    """A batch spec file (TOML or JSONL) is not what docs/batches.md describes; the message
+    names the file, the line (JSONL) or the field."""
+
+    code = "BATCH_SPEC_INVALID"
+
+
+class BatchNotFound(RecordNotFound):
+    """No batch of the store has this id (or unique prefix)."""
+
+    code = "BATCH_NOT_FOUND"
+
+
+class BatchBusy(BatchError):
+    """Another live Baton process is running this batch (resume it once that one ended)."""
+
+    code = "BATCH_BUSY"
+
+
+class BatchStateInvalid(StoreConflict):
+    """A write asked for a batch or cell state change its transition table
+    (:mod:`baton.store.batch_states`) does not allow; nothing was written."""
+
+    code = "BATCH_STATE_INVALID"
+
+
+class SessionMaxCostReached(UsageError):
+    """The session's reported cost reached the cap it was created with (``session new
+    --max-cost``): its next prompt is refused before anything is sent (a running turn is
+    never stopped by it)."""
+
+    code = "SESSION_MAX_COST_REACHED"

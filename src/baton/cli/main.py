@@ -59,6 +59,14 @@ VERBS: dict[str, tuple[str, str]] = {
         "baton.cli.commands.steer",
         "add text to a session's running turn (ACP steering), else queue it",
     ),
+    "batch": (
+        "baton.cli.commands.batch",
+        "run many tasks across many agents, resumably, and export the results",
+    ),
+    "compare": (
+        "baton.cli.commands.compare",
+        "run one prompt across several agents, each in its own workspace, side by side",
+    ),
     "completion": (
         "baton.cli.commands.completion",
         "print a shell completion script (bash, zsh, fish)",

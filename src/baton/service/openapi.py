@@ -76,6 +76,8 @@ OPERATIONS: Final = (
     _op("get", "/api/v1/runs/{run}/changes", "runChanges", "A run's recorded workspace changes: counts, markers, a page of files", 200, (400, 404, 409)),
     _op("get", "/api/v1/runs/{run}/changes/file", "runFileDiff", "One changed file's recorded diff", 200, (400, 404, 409)),
     _op("get", "/api/v1/runs/{run}/diff", "runPatch", "The run's patch in git's format (text/x-diff)", 200, (400, 404, 409)),
+    _op("get", "/api/v1/batches", "listBatches", "Batches, newest first, with their counts (limit)", 200, (400,)),
+    _op("get", "/api/v1/batches/{batch}", "showBatch", "One batch and its cells' result rows", 200, (404, 409)),
     _op("get", "/api/v1/runs/{run}/trajectory", "runTrajectory", "The run as an ATIF trajectory, or its events as JSON lines (format=acp-jsonl)", 200, (400, 404, 409)),
     _op("get", "/api/v1/sessions/{name}/trajectory", "sessionTrajectory", "The session's turns as one ATIF trajectory, or their events as JSON lines", 200, (400, 404)),
 )

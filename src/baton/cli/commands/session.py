@@ -162,6 +162,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     new.add_argument("--tools", metavar="FILE", help="trusted MCP stdio server declarations")
     new.add_argument(
+        "--max-cost",
+        type=float,
+        default=None,
+        metavar="AMOUNT",
+        help="refuse the next prompt once the session's reported cost reaches AMOUNT (the "
+        "agent's currency); a running turn is never stopped",
+    )
+    new.add_argument(
         "--allow-unattended",
         action="store_true",
         help="let an --agent-command agent use auto-edits and full",
@@ -340,6 +348,7 @@ def _new(args: argparse.Namespace) -> int:
         workspace=workspace_ask(args.workspace),
         base=args.base,
         require_clean=args.require_clean,
+        max_cost=args.max_cost,
     )
     runtime = _runtime(args, config=config)
     try:

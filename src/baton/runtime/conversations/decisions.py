@@ -18,10 +18,11 @@ from typing import Final, Literal
 from baton.errors import (
     SessionBusy,
     SessionClosed,
+    SessionMaxCostReached,
     SessionNotResumable,
     SessionRecoveryRequired,
 )
-from baton.store import Conversation
+from baton.store import Conversation, Store
 from baton.wire.capabilities import AgentCapabilities
 
 #: How the next prompt reaches the provider session.
@@ -109,3 +110,33 @@ def busy_error(record: Conversation, waited: float | None) -> SessionBusy:
         f"session {record.name} has a turn running (Baton process {owner}){after}; "
         "wait for it, or run again without --no-wait"
     )
+
+
+def session_cost(store: Store, name: str) -> tuple[float, str] | None:
+    """The session's reported cost: the last ``cost`` its agent sent in a usage update (ACP's
+    usage cost is the session's running total), or None when none was sent."""
+    for run in reversed(store.conversation_runs(name)):
+        for item in reversed(store.list_items(run.id)):
+            content = item.content
+            if item.kind != "usage" or not isinstance(content, dict):
+                continue
+            cost = content.get("cost")
+            amount = cost.get("amount") if isinstance(cost, dict) else None
+            if isinstance(amount, int | float) and not isinstance(amount, bool):
+                assert isinstance(cost, dict)
+                return float(amount), str(cost.get("currency") or "USD")
+    return None
+
+
+def refuse_over_cost(store: Store, name: str) -> None:
+    """Raise SESSION_MAX_COST_REACHED when the session has a ``max_cost`` and its reported
+    cost reached it."""
+    cap = store.get_conversation(name).settings.get("maxCost")
+    if not isinstance(cap, int | float):
+        return
+    spent = session_cost(store, name)
+    if spent is not None and spent[0] >= cap:
+        raise SessionMaxCostReached(
+            f"session {name} reported {spent[0]:g} {spent[1]}, its cap is {cap:g}: no more "
+            "prompts (start a new session, or `baton session new --max-cost` a higher cap)"
+        )

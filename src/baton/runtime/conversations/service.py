@@ -51,6 +51,7 @@ from baton.runtime.conversations.decisions import (
     busy_error,
     plan_attach,
     recorded_capabilities,
+    refuse_over_cost,
     refuse_unless_promptable,
 )
 from baton.runtime.conversations.history import HistoryTurn, conversation_history
@@ -110,6 +111,9 @@ class NewConversation:
     base: str | None = None
     #: With ``workspace="worktree"``: refuse a checkout with uncommitted changes.
     require_clean: bool = False
+    #: Refuse the next prompt once the session's reported cost reaches this (the agent's
+    #: currency; ``SESSION_MAX_COST_REACHED``); a running turn is never stopped by it.
+    max_cost: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,6 +343,8 @@ class Conversations:
             "effort": new.effort,
             "config": dict(new.config),
         }
+        if new.max_cost is not None:
+            settings["maxCost"] = new.max_cost
         store.create_conversation(
             name,
             new.agent or CUSTOM_PROFILE_ID,
@@ -443,7 +449,8 @@ class Conversations:
 
         Refused before anything is sent: SESSION_NOT_FOUND, SESSION_CLOSED,
         SESSION_RECOVERY_REQUIRED (naming the run to settle), SESSION_NOT_RESUMABLE, or
-        SESSION_BUSY (``wait=False`` while a turn runs, a full queue, or the wait bound).
+        SESSION_BUSY (``wait=False`` while a turn runs, a full queue, or the wait bound),
+        SESSION_MAX_COST_REACHED (the session's reported cost reached its ``max_cost``).
 
         Cancellation: cancelled while waiting, nothing was claimed or sent. Cancelled during
         the turn, the turn's run becomes RECOVERY_REQUIRED when the runtime closes (its prompt
@@ -459,6 +466,7 @@ class Conversations:
             remaining = None
             if options.wait_timeout is not None:
                 remaining = max(0.0, options.wait_timeout - (loop.time() - started))
+            refuse_over_cost(store, name)
             record, plan = await self._claim(store, name, options.wait, remaining)
             try:
                 result, capabilities = await self._run_turn(
