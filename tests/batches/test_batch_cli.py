@@ -251,3 +251,27 @@ def test_bad_specs_are_refused_with_their_line_and_field(tmp_path: Path) -> None
     assert "Traceback" not in done.stderr
     missing = baton(tmp_path, "batch", "show", "batch-nope")
     assert missing.returncode == 2 and "BATCH_NOT_FOUND" in missing.stderr
+
+
+def test_a_batch_exports_one_trajectory_per_run(tmp_path: Path) -> None:
+    spec = _spec(
+        tmp_path,
+        [{"id": "hello", "prompt": "echo hello", "cwd": str(tmp_path)}],
+        repeats=1,
+    )
+    done = baton(tmp_path, "batch", "run", str(spec), "--jobs", "1", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json_lines(done.stdout)[-1]
+    run_ids = sorted(cell["runId"] for cell in _cells(done.stdout))
+    assert len(run_ids) == 2
+
+    atif = baton(tmp_path, "export", summary["batchId"], "--format", "atif")
+    assert atif.returncode == 0, atif.stderr
+    documents = json_lines(atif.stdout)
+    assert sorted(document["trajectory_id"] for document in documents) == run_ids
+    assert all(document["schema_version"].startswith("ATIF-") for document in documents)
+
+    events = baton(tmp_path, "export", summary["batchId"], "--format", "acp-jsonl")
+    assert events.returncode == 0, events.stderr
+    started = [line for line in json_lines(events.stdout) if line.get("type") == "run_started"]
+    assert sorted(line["runId"] for line in started) == run_ids
