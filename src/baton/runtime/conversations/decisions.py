@@ -33,6 +33,8 @@ CAPABILITY_PATHS: Final[Mapping[str, str]] = {
     "load": "loadSession",
     "close": "sessionCapabilities.close",
     "list": "sessionCapabilities.list",
+    "fork": "sessionCapabilities.fork",
+    "forkAtTurn": 'sessionCapabilities.fork._meta["baton.forkAtTurn"]',
 }
 
 
@@ -51,6 +53,8 @@ def recorded_capabilities(capabilities: AgentCapabilities) -> dict[str, bool]:
         "load": capabilities.load_session,
         "close": capabilities.session_close,
         "list": capabilities.session_list,
+        "fork": capabilities.session_fork,
+        "forkAtTurn": capabilities.session_fork_at_turn,
     }
 
 
