@@ -82,7 +82,8 @@ def refuse_unless_promptable(record: Conversation, recovery_run: str | None = No
 
 def plan_attach(record: Conversation, *, attached_here: bool, prompted: bool = True) -> AttachPlan:
     """How the next prompt reaches ``record``'s provider session: as it is when attached in
-    this process; else, when no prompt ever reached it (``prompted`` false), a fresh
+    this process; else, when no prompt ever reached it (``prompted`` false) and it is not a
+    fork (which holds its parent's context from the start), a fresh
     session/new (there is no context to lose, and real adapters keep a session only once it
     was prompted); else by resume, else by load, else :class:`SessionNotResumable`."""
     provider_id = record.provider_session_id
@@ -92,7 +93,8 @@ def plan_attach(record: Conversation, *, attached_here: bool, prompted: bool = T
         )
     if attached_here:
         return AttachPlan("attached", provider_id)
-    if not prompted:
+    if not prompted and record.forked_from is None:
+        # (A fork holds its parent's context from the start: never replaced by a fresh one.)
         return AttachPlan("session/new", provider_id)
     if record.capabilities.get("resume"):
         return AttachPlan("session/resume", provider_id)

@@ -114,7 +114,7 @@ async def _fork_workspace(
             "git repository: a fork cannot have its own copy of it. Next: give the parent a "
             "worktree (`baton session new NAME --workspace worktree`) or start a new session"
         )
-    commit = await asyncio.to_thread(current_state_commit, store, workspace.name, runtime.environ)
+    commit = await asyncio.to_thread(current_state_commit, workspace, runtime.environ)
     # A worktree shares its repository's objects, so the state commit is there for the fork.
     plan = WorktreePlan(
         workspace.repository,

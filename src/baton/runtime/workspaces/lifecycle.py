@@ -240,19 +240,20 @@ def _commit_tree(
     return commit, head or None
 
 
-def current_state_commit(store: Store, name: str, environ: Mapping[str, str]) -> str:
+def current_state_commit(record: WorkspaceRecord, environ: Mapping[str, str]) -> str:
     """A commit of the workspace's files as they are now (uncommitted and untracked changes
     included, ignored files not; bounded like a snapshot), on its HEAD: the base a fork's
     worktree starts from (`baton session fork`). Its HEAD itself when nothing changed.
-    WORKSPACE_ERROR when the workspace is not a git work tree on this host."""
-    record = get_workspace(store, name)
+    WORKSPACE_ERROR when the workspace is not a git work tree on this host. Blocking (git
+    and file I/O): run it in a thread."""
     layout, tree = _current_tree(record, environ)
     head = run_git(
         layout.top, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], environ=environ, check=False
     ).text
     if head and commit_tree(layout, head, environ) == tree:
         return head
-    commit, _parent = _commit_tree(layout, tree, f"Baton: the state of workspace {name}", environ)
+    message = f"Baton: the state of workspace {record.name}"
+    commit, _parent = _commit_tree(layout, tree, message, environ)
     return commit
 
 
