@@ -54,6 +54,7 @@ def test_fork_continues_the_parents_context_as_a_session_of_its_own(tmp_path: Pa
     ]
     text = baton(tmp_path, "session", "history", "alt").stdout
     assert "— turn 1 · " in text and " · in main" in text
+    assert "forked     from main (2 turns)" in baton(tmp_path, "session", "show", "alt").stdout
     shown = json_lines(baton(tmp_path, "session", "show", "alt", "--json").stdout)[0]
     assert shown["forkedFrom"] == "main" and shown["forkTurns"] == 2
     parent = json_lines(baton(tmp_path, "session", "show", "main", "--json").stdout)[0]

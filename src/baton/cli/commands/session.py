@@ -521,6 +521,8 @@ def _show(args: argparse.Namespace) -> int:
     print(f"cwd        {visible(record.cwd, None)}")
     print(f"host       {visible(host or '-', None)}")
     print(f"provider   {visible(record.provider_session_id or '-', 200)}")
+    if record.forked_from is not None:
+        print(f"forked     from {visible(record.forked_from, None)} ({record.fork_turns} turns)")
     print(f"can        {capabilities}")
     print(f"settings   {visible(orjson.dumps(settings).decode(), 400) if settings else '-'}")
     native = view.native_state
