@@ -320,7 +320,7 @@ def _advertisements() -> list[str]:
         "that the model's next request carried the text and that the turn still ended",
         "`end_turn`, and keep the request and answer as",
         "`tests/fixtures/adapters/<adapter>-<version>/steering.jsonl` (recorded with",
-        "`BATON_QUALIFY_RECORD=1`; tests/wire/test_steering_fixtures.py replays them in `make test`).",
+        "`BATON_QUALIFY_RECORD=1`; tests/connection/test_steering_fixtures.py replays them in `make test`).",
         "",
     ]
 

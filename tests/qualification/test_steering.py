@@ -7,7 +7,7 @@ arrived and the stream still runs, Baton steers the turn through the library
 ``_session/steering`` with ``idleBehavior: promptRequired``) and the adapter's answer is
 checked and, with ``BATON_QUALIFY_RECORD=1``, saved as the fixture
 ``tests/fixtures/adapters/<adapter>-<version>/steering.jsonl`` (the request and its answer, as
-journaled, redacted; tests/wire/test_steering_fixtures.py replays it). The turn then ends
+journaled, redacted; tests/connection/test_steering_fixtures.py replays it). The turn then ends
 normally: steering is never a cancel.
 """
 
