@@ -129,7 +129,7 @@ def _steer(pin: Pin, rig: Rig, mock: MockServer) -> None:
 
 
 @pytest.mark.qualify(
-    "claude-agent-acp",
+    CLAUDE_NEWEST.key,
     "steering: a running turn steered (_session/steering answered injected; the model saw it)",
 )
 def test_newest_claude_steers_a_running_turn(tmp_path: Path, mocks: dict[str, MockServer]) -> None:
@@ -140,7 +140,7 @@ def test_newest_claude_steers_a_running_turn(tmp_path: Path, mocks: dict[str, Mo
 
 
 @pytest.mark.qualify(
-    "codex-acp",
+    CODEX_NEWEST.key,
     "steering: a running turn steered (_session/steering answered injected; the model saw it)",
 )
 def test_newest_codex_steers_a_running_turn(tmp_path: Path, mocks: dict[str, MockServer]) -> None:
