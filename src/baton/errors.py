@@ -601,6 +601,14 @@ class RunNotFound(RecordNotFound):
     code = "RUN_NOT_FOUND"
 
 
+class RunNotCancellable(UsageError):
+    """`baton cancel`: the run cannot be stopped from here: it ended already, or the process
+    running it is on another host or is not a Baton command line (the message says where to
+    stop it)."""
+
+    code = "RUN_NOT_CANCELLABLE"
+
+
 class AmbiguousRunId(UsageError):
     """A run id prefix matches more than one run; the message lists the candidates."""
 

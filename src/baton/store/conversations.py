@@ -9,7 +9,7 @@ dead owner's claim is settled by :meth:`ConversationRecords.reconcile_conversati
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
 import orjson
@@ -29,6 +29,7 @@ from baton.store.database import (
     StoreDatabase,
     check_in,
     check_name,
+    id_chunks,
     new_id,
 )
 from baton.store.models import (
@@ -182,6 +183,38 @@ class ConversationRecords(StoreDatabase):
             args = (name,)
         return {row[0]: row[1] for row in self._conn.execute(sql, args)}
 
+    def conversation_names_of_runs(self, run_ids: Iterable[str]) -> dict[str, str]:
+        """The name of the named session (conversation) each of ``run_ids`` is a turn of,
+        by run id (runs of no conversation are left out), in one query per
+        :data:`MAX_IDS_PER_QUERY` ids (listings: no query per row)."""
+        names: dict[str, str] = {}
+        for chunk in id_chunks(run_ids):
+            marks = ", ".join("?" for _ in chunk)
+            for run_id, name in self._conn.execute(
+                "SELECT cr.run_id, c.name FROM conversation_runs cr JOIN conversations c "
+                f"ON c.id = cr.conversation_id WHERE cr.run_id IN ({marks})",
+                chunk,
+            ):
+                names[str(run_id)] = str(name)
+        return names
+
+    def conversation_names_of_provider_sessions(
+        self, provider_session_ids: Iterable[str]
+    ) -> dict[tuple[str, str], str]:
+        """The name of the conversation that continues each provider session of
+        ``provider_session_ids``, by ``(profile, provider session id)`` (a session's creation
+        run, which is no turn of it, is found this way), batched as above."""
+        names: dict[tuple[str, str], str] = {}
+        for chunk in id_chunks(provider_session_ids):
+            marks = ", ".join("?" for _ in chunk)
+            for profile, provider_id, name in self._conn.execute(
+                "SELECT profile, provider_session_id, name FROM conversations "
+                f"WHERE provider_session_id IN ({marks}) ORDER BY created_at",
+                chunk,
+            ):
+                names[(str(profile), str(provider_id))] = str(name)
+        return names
+
     def conversation_runs(self, name: str, *, limit: int = MAX_CONVERSATION_RUNS) -> list[Run]:
         """The conversation's runs, oldest first (the last ``limit`` of them)."""
         conversation = self.get_conversation(name)
@@ -192,6 +225,16 @@ class ConversationRecords(StoreDatabase):
             (conversation.id, max(0, min(limit, MAX_CONVERSATION_RUNS))),
         ).fetchall()
         return [_run(row) for row in reversed(rows)]
+
+    def conversation_of_run(self, run_id: str) -> Conversation | None:
+        """The conversation whose turn ``run_id`` is, or None (a run of no named session)."""
+        columns = ", ".join(f"c.{c.strip()}" for c in CONVERSATION_COLUMNS.split(","))
+        row = self._conn.execute(
+            f"SELECT {columns} FROM conversation_runs cr "
+            "JOIN conversations c ON c.id = cr.conversation_id WHERE cr.run_id = ? LIMIT 1",
+            (run_id,),
+        ).fetchone()
+        return None if row is None else _conversation(row)
 
     def conversation_prompted(self, name: str) -> bool:
         """True when a prompt may have reached the conversation's provider session: one of its
