@@ -279,6 +279,36 @@ class CapabilityNotAdvertised(UsageError):
         self.capability = capability
 
 
+class SessionForkNotAdvertised(CapabilityNotAdvertised):
+    """`baton session fork` against an agent that does not advertise
+    ``sessionCapabilities.fork`` (unstable ACP); nothing was sent. The message names the next
+    step."""
+
+    code = "SESSION_FORK_NOT_ADVERTISED"
+
+    def __init__(self, detail: str = "") -> None:
+        UsageError.__init__(
+            self,
+            "forking a session needs the agent capability sessionCapabilities.fork (unstable "
+            f"ACP), which {detail or 'the agent'} did not advertise; nothing was sent. Next: "
+            "start a new session instead (`baton session new NAME --agent ...`), or use an "
+            "agent that advertises session/fork",
+        )
+        self.capability = "sessionCapabilities.fork"
+
+
+class SessionForkAtTurnUnsupported(CapabilityNotAdvertised):
+    """`baton session fork --at-turn N` against an agent without Baton's fork extension
+    (``sessionCapabilities.fork._meta["baton.forkAtTurn"]``, baton.wire.fork), or N beyond
+    the parent's turns; nothing was sent. The message names the next step."""
+
+    code = "SESSION_FORK_AT_TURN_UNSUPPORTED"
+
+    def __init__(self, message: str) -> None:
+        UsageError.__init__(self, message)
+        self.capability = 'sessionCapabilities.fork._meta["baton.forkAtTurn"]'
+
+
 class ChoiceNotAdvertised(UsageError):
     """A requested value (mode, model, effort, config value, auth method) is not among what the
     session or agent advertised; nothing was sent. ``advertised`` lists what was offered."""

@@ -64,6 +64,7 @@ OPERATIONS: Final = (
     _op("get", "/api/v1/sessions/{name}/prompts/{prompt}", "promptStatus", "Where a queued prompt is", 200, (404,)),
     _op("post", "/api/v1/sessions/{name}/cancel", "cancelSession", "Interrupt the session's running turn", 202, (403, 404, 409)),
     _op("post", "/api/v1/sessions/{name}/steer", "steerSession", "Add text to the running turn (_session/steering), else queue it as the next turn (202)", 200, (400, 403, 404, 409, 429, 503), "SessionSteer"),
+    _op("post", "/api/v1/sessions/{name}/fork", "forkSession", "A new session holding this one's context (session/fork, unstable ACP)", 201, (400, 403, 404, 409, 422, 503), "SessionFork"),
     _op("post", "/api/v1/sessions/{name}/close", "closeSession", "Close the session", 200, (403, 404, 409)),
     _op("get", "/api/v1/sessions/{name}/controls", "getControls", "The session's safe controls and their revision", 200, (400, 404)),
     _op("post", "/api/v1/sessions/{name}/controls", "setControl", "Apply {controlId, value, revision}", 200, (400, 403, 404, 409, 422), "ControlChange"),
@@ -235,6 +236,18 @@ SCHEMAS: Final[dict[str, dict[str, Any]]] = {
         "type": "object",
         "required": ["text"],
         "properties": {"text": _STRING, **_PROMPT_OPTIONS},
+    },
+    "SessionFork": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": _STRING,
+            "atTurn": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "keep only the first N turns (where the agent supports it)",
+            },
+        },
     },
     "SessionPrompt": {
         "type": "object",

@@ -205,6 +205,7 @@ RESPONSES: Final[dict[str, tuple[str, dict[str, Any]]]] = {
             "outcome queued, with the prompt's ticket)",
         ),
     ),
+    "forkSession": (_JSON, _SESSION),
     "closeSession": (_JSON, _SESSION),
     "getControls": (_JSON, _CONTROLS),
     "setControl": (_JSON, _CONTROLS),

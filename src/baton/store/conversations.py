@@ -43,7 +43,8 @@ from baton.store.runs import RUN_COLUMNS, _run
 
 CONVERSATION_COLUMNS: Final = (
     "id, name, profile, agent_command, env_keys, cwd, settings, provider_session_id, "
-    "capabilities, status, owner, active_run_id, note, created_at, last_used_at, updated_at"
+    "capabilities, status, owner, active_run_id, note, created_at, last_used_at, updated_at, "
+    "forked_from, fork_turns"
 )
 #: Run statuses that leave a conversation RECOVERY_REQUIRED: an unknown outcome, or a turn
 #: still recorded as in flight (its owner died before reconciliation reached it).
@@ -67,10 +68,13 @@ class ConversationRecords(StoreDatabase):
         agent_command: str | Sequence[str] | None = None,
         env_keys: Sequence[str] = (),
         settings: Mapping[str, Any] | None = None,
+        forked_from: str | None = None,
+        fork_turns: int | None = None,
     ) -> Conversation:
         """Record a new conversation, ACTIVE and owned by this process until its provider
         session exists (:meth:`release_conversation`). :class:`SessionNameTaken` when the
-        name is in use. ``agent_command`` is redacted like every stored text."""
+        name is in use. ``agent_command`` is redacted like every stored text. A fork names
+        its parent (``forked_from``) and how many of the parent's turns it holds."""
         check_name(name, "session name")
         if len(env_keys) > MAX_ENV_KEYS:
             raise UsageError(f"a session records at most {MAX_ENV_KEYS} --env keys")
@@ -92,7 +96,8 @@ class ConversationRecords(StoreDatabase):
             conn.execute(
                 "INSERT INTO conversations (id, name, profile, agent_command, env_keys, cwd, "
                 "settings, capabilities, status, owner, created_at, last_used_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?)",
+                "updated_at, forked_from, fork_turns) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?)",
                 (
                     conversation_id,
                     name,
@@ -106,6 +111,8 @@ class ConversationRecords(StoreDatabase):
                     now,
                     now,
                     now,
+                    forked_from,
+                    fork_turns,
                 ),
             )
         return self.get_conversation(name)
@@ -445,4 +452,6 @@ def _conversation(row: Sequence[Any]) -> Conversation:
         created_at=row[13],
         last_used_at=row[14],
         updated_at=row[15],
+        forked_from=row[16],
+        fork_turns=row[17],
     )

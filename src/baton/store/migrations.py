@@ -419,7 +419,15 @@ V9: Final[Migration] = (
     "CREATE INDEX batch_runs_run ON batch_runs (run_id)",
 )
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7, V8, V9)
+#: Version 10 (issue 29, `baton session fork`): the conversation a conversation was forked
+#: from and, when forked at an earlier turn, how many of its turns the fork holds (its history
+#: starts with those turns of the parent).
+V10: Final[Migration] = (
+    "ALTER TABLE conversations ADD COLUMN forked_from TEXT",
+    "ALTER TABLE conversations ADD COLUMN fork_turns INTEGER",
+)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)

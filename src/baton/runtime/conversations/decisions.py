@@ -34,6 +34,8 @@ CAPABILITY_PATHS: Final[Mapping[str, str]] = {
     "load": "loadSession",
     "close": "sessionCapabilities.close",
     "list": "sessionCapabilities.list",
+    "fork": "sessionCapabilities.fork",
+    "forkAtTurn": 'sessionCapabilities.fork._meta["baton.forkAtTurn"]',
 }
 
 
@@ -52,6 +54,8 @@ def recorded_capabilities(capabilities: AgentCapabilities) -> dict[str, bool]:
         "load": capabilities.load_session,
         "close": capabilities.session_close,
         "list": capabilities.session_list,
+        "fork": capabilities.session_fork,
+        "forkAtTurn": capabilities.session_fork_at_turn,
     }
 
 
@@ -79,7 +83,8 @@ def refuse_unless_promptable(record: Conversation, recovery_run: str | None = No
 
 def plan_attach(record: Conversation, *, attached_here: bool, prompted: bool = True) -> AttachPlan:
     """How the next prompt reaches ``record``'s provider session: as it is when attached in
-    this process; else, when no prompt ever reached it (``prompted`` false), a fresh
+    this process; else, when no prompt ever reached it (``prompted`` false) and it is not a
+    fork (which holds its parent's context from the start), a fresh
     session/new (there is no context to lose, and real adapters keep a session only once it
     was prompted); else by resume, else by load, else :class:`SessionNotResumable`."""
     provider_id = record.provider_session_id
@@ -89,7 +94,8 @@ def plan_attach(record: Conversation, *, attached_here: bool, prompted: bool = T
         )
     if attached_here:
         return AttachPlan("attached", provider_id)
-    if not prompted:
+    if not prompted and record.forked_from is None:
+        # (A fork holds its parent's context from the start: never replaced by a fresh one.)
         return AttachPlan("session/new", provider_id)
     if record.capabilities.get("resume"):
         return AttachPlan("session/resume", provider_id)

@@ -54,6 +54,7 @@ from baton.runtime.conversations.decisions import (
     refuse_over_cost,
     refuse_unless_promptable,
 )
+from baton.runtime.conversations.fork import fork_conversation
 from baton.runtime.conversations.history import HistoryTurn, conversation_history
 from baton.runtime.conversations.names import check_session_name, generate_session_name
 from baton.runtime.conversations.remote import (
@@ -423,6 +424,16 @@ class Conversations:
                 remove_workspace, store, workspace.name, self.runtime.environ, force=True
             )
 
+    async def fork(self, name: str, new_name: str, *, at_turn: int | None = None) -> Conversation:
+        """Fork conversation ``name`` as ``new_name``: a conversation of its own whose
+        provider session the agent opened by ``session/fork`` (unstable ACP) of ``name``'s,
+        holding its context (only its first ``at_turn`` turns where the agent advertises
+        Baton's fork extension), with its own worktree branched from ``name``'s workspace as
+        it is now when ``name`` has one. Refusals (SESSION_FORK_NOT_ADVERTISED,
+        SESSION_FORK_AT_TURN_UNSUPPORTED...) and cancellation: see
+        :mod:`baton.runtime.conversations.fork`."""
+        return await fork_conversation(self, name, new_name, at_turn)
+
     async def session(self, name: str | None = None, **new: Any) -> Session:
         """The handle of conversation ``name``: created first when agent settings are given
         (``agent=`` or ``agent_command=``, and the other :class:`NewConversation` fields),
@@ -756,6 +767,12 @@ class Session:
     async def history(self, limit: int | None = None) -> list[HistoryTurn]:
         """The conversation's turns, oldest first."""
         return await self.conversations.history(self.name, limit)
+
+    async def fork(self, new_name: str, *, at_turn: int | None = None) -> Session:
+        """Fork this conversation as ``new_name`` (see :meth:`Conversations.fork`); the
+        fork's handle."""
+        record = await self.conversations.fork(self.name, new_name, at_turn=at_turn)
+        return Session(self.conversations, record.name)
 
     async def close(self) -> Conversation:
         """Close the conversation (see :meth:`Conversations.close`, cancellation included)."""

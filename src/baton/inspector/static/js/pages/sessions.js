@@ -199,6 +199,7 @@ function liveSessionPage(view, sessionId) {
       ["host", record.host ?? null],
       ["cwd", record.cwd ? h("code", {}, String(record.cwd)) : null],
       ["provider session", record.providerSessionId ? h("code", {}, String(record.providerSessionId)) : null],
+      ["forked from", record.forkedFrom ? h("span", {}, h("a", { href: `#/sessions/${encodeURIComponent(record.forkedFrom)}` }, String(record.forkedFrom)), ` (${record.forkTurns ?? "?"} turns)`) : null],
       ["active run", record.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(record.activeRunId)}` }, String(record.activeRunId)) : null],
       ["attached here", session.attachedHere === undefined ? null : String(session.attachedHere)],
       ["settings", settingsTable(record.settings)],
