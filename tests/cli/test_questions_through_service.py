@@ -299,8 +299,10 @@ def test_the_spinner_says_it_waits_for_your_answer(tmp_path: Path, served: Serve
     )
     try:
         child.expect(r"question perm-")
-        answerer.start()
+        # The answer is given only once the spinner has said so: answering at once could end
+        # the wait before the spinner's first frame on a loaded machine.
         child.expect(r"waiting for your answer")
+        answerer.start()
         child.expect(pexpect.EOF)
     finally:
         stop.set()

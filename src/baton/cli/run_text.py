@@ -250,6 +250,11 @@ def next_step(result: RunResult, exit_code: int) -> str | None:
             "answered: answer at the terminal or in the inspector sooner, raise --timeout, or "
             "run with a policy that does not ask"
         )
+    if exit_code == exit_codes.BUDGET and result.status == "CANCELLED":
+        return (
+            "no worker started the queued run within its --timeout: start one "
+            "(`baton worker --queue Q`; `baton workers` lists them) or raise --timeout"
+        )
     if exit_code == exit_codes.BUDGET:
         return (
             "a turn budget elapsed: raise --idle-timeout/--timeout, or check the agent with "

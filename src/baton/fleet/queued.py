@@ -13,13 +13,11 @@ Events. The worker running the turn appends its events to the store (``run_event
 that ends without one (its worker was lost: RECOVERY_REQUIRED; CANCELLED before it started)
 ends with a ``result`` event built from the run's record.
 
-Interrupts. :meth:`QueuedRun.interrupt` cancels a run no worker took yet (CANCELLED); a run
-a worker took is asked to stop through the store (an interrupt request on the run, see
-:func:`interrupt_requests`), which its worker reads at its next heartbeat and hands to the
-run's own interrupt: session/cancel and the interrupt deadline, exactly as a local run's
-(INTERRUPTED on a ``cancelled`` answer, RECOVERY_REQUIRED when none comes in time). Closing
-:meth:`QueuedRun.events` early (``break``, ``aclose``, a cancelled reader) interrupts the run
-the same way, with the reason ``events_closed``, as a local run's stream does.
+Interrupts. :meth:`QueuedRun.interrupt` cancels a run no worker took yet (CANCELLED); a
+started one has its job aborted through the engine and its worker interrupts the turn
+(:meth:`QueuedRun.abort`). Closing :meth:`QueuedRun.events` early (``break``, ``aclose``, a
+cancelled reader) interrupts the run the same way, with the reason ``events_closed``, as a
+local run's stream does.
 """
 
 from __future__ import annotations
@@ -27,6 +25,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from baton.errors import ConfigurationError, StoreConflict
@@ -37,11 +36,12 @@ from baton.fleet.engine import (
     ensure_engine_schema,
     session_lock,
 )
+from baton.fleet.limits import LEASE_SECONDS
 from baton.runtime.run import EVENTS_CLOSED, EventStream
 from baton.runtime.runtime import RunResult
 from baton.runtime.turns.events import RunEvent, event_type
-from baton.runtime.turns.outcome import exit_code_of, run_outcome_of
-from baton.store import ENDED_RUN_STATUSES, Run, Store
+from baton.runtime.turns.outcome import BUDGET_EXPIRED_CODE, exit_code_of, run_outcome_of
+from baton.store import ACTIVE_RUN_STATUSES, ENDED_RUN_STATUSES, Run, Store
 
 #: How often a waiting submitter reads the store for new events and the run's status
 #: (seconds). Bounds the latency `submit --wait` adds to an event, and the read load one
@@ -54,12 +54,9 @@ RESULT_GRACE_SECONDS: Final = 2.0
 #: The error code a run cancelled before it started carries (it moves QUEUED -> CANCELLED;
 #: an earlier Baton made such runs INTERRUPTED with it, which schema version 5 migrated).
 CANCELLED_CODE: Final = "QUEUED_RUN_CANCELLED"
-#: The observation payload key of an interrupt request for a run a worker took (its
-#: ``reason``): recorded by :meth:`QueuedRun.interrupt`, acted on by the run's worker.
-INTERRUPT_REQUEST_KEY: Final = "interruptRequest"
 #: How long a closed event stream waits for its interrupted run to end (seconds): the
-#: worker's heartbeat (when it reads the request), the interrupt deadline, and a lost worker's
-#: lease (its runs are settled RECOVERY_REQUIRED by a peer) fit in it.
+#: engine's abort reaching the worker, the interrupt deadline, and a lost worker's lease (its
+#: runs are settled RECOVERY_REQUIRED by a peer) fit in it.
 SETTLE_WAIT_SECONDS: Final = 60.0
 #: The priority a session's turn is re-queued with when it reached a worker that does not
 #: hold the session: above the default (0), so it stays ahead of the session's later turns.
@@ -223,7 +220,8 @@ class QueuedRun:
                 run = store.get_run(self.run_id)
                 if run.status in ENDED_RUN_STATUSES:
                     ended_at = loop.time() if ended_at is None else ended_at
-                    if loop.time() - ended_at >= RESULT_GRACE_SECONDS:
+                    # A CANCELLED run never reached a worker: no result event will come.
+                    if run.status == "CANCELLED" or loop.time() - ended_at >= RESULT_GRACE_SECONDS:
                         yield result_of(run).to_event()
                         return
                 await asyncio.sleep(EVENT_POLL_SECONDS)
@@ -239,22 +237,45 @@ class QueuedRun:
         raise AssertionError("events() ends with a result event")  # pragma: no cover
 
     async def interrupt(self, reason: str = "user") -> bool:
-        """Ask the run to stop: still queued, it is cancelled (see :meth:`cancel`; its
-        diagnostic names ``reason``); taken by a worker and not ended, an interrupt request
-        naming ``reason`` is recorded on it, which the worker hands to the run's interrupt at
-        its next heartbeat (session/cancel and the interrupt deadline, as a local run's).
-        False when the run has ended. Returns without waiting for the outcome.
+        """Stop the run from any host: a run no worker started is cancelled (see
+        :meth:`cancel`); a started one has its job aborted through the engine, and the worker
+        running it interrupts the turn through the run's own interrupt path (session/cancel,
+        then INTERRUPTED, or RECOVERY_REQUIRED when the agent does not confirm in time).
+        ``reason`` is recorded on a cancelled run's diagnostic, not on a started one (its
+        worker records ``user``). False when the run ended.
+        Returns without waiting for the outcome: :meth:`result` has it.
 
-        Cancellation: as :meth:`cancel`, then one write (the request is recorded or not)."""
+        Cancellation: safe; an abort already asked for stays asked."""
         if await self.cancel(reason):
             return True
+        return await self.abort()
+
+    async def abort(self) -> bool:
+        """Ask the engine to abort the job of the started run (the worker interrupts the
+        turn); False when the run is not active or has no job. Cancellation: safe."""
         with Store(self.url) as store:
-            if store.get_run(self.run_id).status in ENDED_RUN_STATUSES:
+            if store.get_run(self.run_id).status not in ACTIVE_RUN_STATUSES:
                 return False
-            await store.record_observation(
-                "BATON_RESOLUTION", {INTERRUPT_REQUEST_KEY: {"reason": reason}}, run_id=self.run_id
-            )
-        return True
+            job_id = store.get_submission(self.run_id).job_id
+        if job_id is None:
+            return False
+        app = engine_app(self.url)
+        async with app.open_async():
+            return bool(await app.job_manager.cancel_job_by_id_async(job_id, abort=True))
+
+    async def expire_if_queued(self, timeout: float) -> bool:
+        """End the run CANCELLED with ``BUDGET_EXPIRED`` if no worker started it yet (the
+        time it waited in the queue used up ``timeout`` seconds); False when a worker took
+        it first (the worker's turn gets only what is left of the bound).
+
+        Cancellation: as :meth:`cancel`."""
+        with Store(self.url) as store:
+            submission = store.get_submission(self.run_id)
+            if submission.job_id is not None:
+                app = engine_app(self.url)
+                async with app.open_async():
+                    await app.job_manager.cancel_job_by_id_async(submission.job_id)
+            return await expire_queued(store, self.run_id, timeout)
 
     async def cancel(self, reason: str | None = None) -> bool:
         """Cancel the run if it has not started: its job is cancelled and the run becomes
@@ -284,16 +305,59 @@ class QueuedRun:
             return True
 
 
-def interrupt_requests(store: Store, run_id: str) -> list[str]:
-    """The reasons of the interrupt requests recorded on ``run_id`` (oldest first), for
-    its worker (see :meth:`QueuedRun.interrupt`)."""
-    reasons: list[str] = []
-    for observation in store.list_observations(run_id=run_id, kind="BATON_RESOLUTION"):
-        payload = observation.payload
-        request = payload.get(INTERRUPT_REQUEST_KEY) if isinstance(payload, dict) else None
-        if isinstance(request, dict):
-            reasons.append(str(request.get("reason") or "user"))
-    return reasons
+async def expire_queued(store: Store, run_id: str, timeout: float) -> bool:
+    """QUEUED -> CANCELLED with ``BUDGET_EXPIRED`` (exit 3): the run's ``timeout`` elapsed
+    before a worker started it. False when it was no longer QUEUED."""
+    try:
+        await store.update_run_status(
+            run_id,
+            "CANCELLED",
+            expected=("QUEUED",),
+            error_code=BUDGET_EXPIRED_CODE,
+            stop_reason="cancelled",
+            diagnostic=(
+                f"no worker started it within its --timeout of {timeout:g}s (it waited in the "
+                "queue the whole time)"
+            ),
+        )
+    except StoreConflict:
+        return False
+    return True
+
+
+def remaining_budget(timeout: float, created_at: str, now: datetime | None = None) -> float | None:
+    """What is left of a queued run's absolute ``timeout`` after the time it waited since
+    ``created_at`` (seconds), or None when nothing is left."""
+    try:
+        created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    except ValueError:
+        return timeout
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    waited = ((now or datetime.now(UTC)) - created).total_seconds()
+    left = timeout - max(0.0, waited)
+    return left if left > 0 else None
+
+
+def serving_workers(
+    store: Store, queue: str, *, lease_seconds: float = LEASE_SECONDS, now: datetime | None = None
+) -> list[str]:
+    """The names of the workers that read ``queue`` and are alive: RUNNING, with a heartbeat
+    within ``lease_seconds`` as this host's clock reads it."""
+    moment = now or datetime.now(UTC)
+    names = []
+    for worker in store.list_workers():
+        if worker.state != "RUNNING" or queue not in worker.queues:
+            continue
+        try:
+            beat = datetime.fromisoformat(worker.heartbeat_at.replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        if beat.tzinfo is None:
+            beat = beat.replace(tzinfo=UTC)
+        if moment - beat <= timedelta(seconds=lease_seconds):
+            names.append(worker.name)
+    return names
 
 
 def _event(run_id: str, data: dict[str, Any]) -> RunEvent | None:

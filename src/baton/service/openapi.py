@@ -64,6 +64,7 @@ OPERATIONS: Final = (
     _op("get", "/api/v1/sessions/{name}/prompts/{prompt}", "promptStatus", "Where a queued prompt is", 200, (404,)),
     _op("post", "/api/v1/sessions/{name}/cancel", "cancelSession", "Interrupt the session's running turn", 202, (403, 404, 409)),
     _op("post", "/api/v1/sessions/{name}/steer", "steerSession", "Add text to the running turn (_session/steering), else queue it as the next turn (202)", 200, (400, 403, 404, 409, 429, 503), "SessionSteer"),
+    _op("post", "/api/v1/sessions/{name}/fork", "forkSession", "A new session holding this one's context (session/fork, unstable ACP)", 201, (400, 403, 404, 409, 422, 503), "SessionFork"),
     _op("post", "/api/v1/sessions/{name}/close", "closeSession", "Close the session", 200, (403, 404, 409)),
     _op("get", "/api/v1/sessions/{name}/controls", "getControls", "The session's safe controls and their revision", 200, (400, 404)),
     _op("post", "/api/v1/sessions/{name}/controls", "setControl", "Apply {controlId, value, revision}", 200, (400, 403, 404, 409, 422), "ControlChange"),
@@ -76,6 +77,8 @@ OPERATIONS: Final = (
     _op("get", "/api/v1/runs/{run}/changes", "runChanges", "A run's recorded workspace changes: counts, markers, a page of files", 200, (400, 404, 409)),
     _op("get", "/api/v1/runs/{run}/changes/file", "runFileDiff", "One changed file's recorded diff", 200, (400, 404, 409)),
     _op("get", "/api/v1/runs/{run}/diff", "runPatch", "The run's patch in git's format (text/x-diff)", 200, (400, 404, 409)),
+    _op("get", "/api/v1/batches", "listBatches", "Batches, newest first, with their counts (limit)", 200, (400,)),
+    _op("get", "/api/v1/batches/{batch}", "showBatch", "One batch and its cells' result rows", 200, (404, 409)),
     _op("get", "/api/v1/runs/{run}/trajectory", "runTrajectory", "The run as an ATIF trajectory, or its events as JSON lines (format=acp-jsonl)", 200, (400, 404, 409)),
     _op("get", "/api/v1/sessions/{name}/trajectory", "sessionTrajectory", "The session's turns as one ATIF trajectory, or their events as JSON lines", 200, (400, 404)),
 )
@@ -233,6 +236,18 @@ SCHEMAS: Final[dict[str, dict[str, Any]]] = {
         "type": "object",
         "required": ["text"],
         "properties": {"text": _STRING, **_PROMPT_OPTIONS},
+    },
+    "SessionFork": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": _STRING,
+            "atTurn": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "keep only the first N turns (where the agent supports it)",
+            },
+        },
     },
     "SessionPrompt": {
         "type": "object",

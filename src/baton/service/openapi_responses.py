@@ -48,6 +48,18 @@ _WORKSPACE: Final = _shape(
     {"name": _STRING, "kind": {"enum": ["worktree", "dir"]}, "path": _STRING, "state": _STRING},
     "a workspace, as `baton workspace list --json` prints it",
 )
+_BATCH: Final = _shape(
+    {
+        "batchId": _STRING,
+        "state": {"enum": ["RUNNING", "COMPLETED", "STOPPED", "CANCELLED"]},
+        "specHash": _STRING,
+        "cells": _INTEGER,
+        "counts": _OBJECT,
+        "cost": _OBJECT,
+        "matrix": _OBJECT,
+    },
+    "a batch, as `baton batch list --json` prints it (docs/batches.md)",
+)
 _RUN_ROWS: Final = _shape({"runs": {"type": "array", "items": _RUN_ROW}}, "runs, newest first")
 _READINESS: Final = _shape(
     {"profile": _STRING, "state": _STRING}, "one profile's readiness (`baton doctor --json`)"
@@ -193,6 +205,7 @@ RESPONSES: Final[dict[str, tuple[str, dict[str, Any]]]] = {
             "outcome queued, with the prompt's ticket)",
         ),
     ),
+    "forkSession": (_JSON, _SESSION),
     "closeSession": (_JSON, _SESSION),
     "getControls": (_JSON, _CONTROLS),
     "setControl": (_JSON, _CONTROLS),
@@ -214,6 +227,18 @@ RESPONSES: Final[dict[str, tuple[str, dict[str, Any]]]] = {
         _shape({"workspaces": {"type": "array", "items": _WORKSPACE}}, "workspaces, newest first"),
     ),
     "showWorkspace": (_JSON, {**_WORKSPACE, "description": "one workspace and its runs"}),
+    "listBatches": (
+        _JSON,
+        _shape({"batches": {"type": "array", "items": _BATCH}}, "batches, newest first"),
+    ),
+    "showBatch": (
+        _JSON,
+        {
+            **_BATCH,
+            "required": [*_BATCH["required"], "rows"],
+            "description": "one batch and its rows",
+        },
+    ),
     "runChanges": (
         _JSON,
         _shape(

@@ -1,5 +1,6 @@
 """Sessions (conversations, issue 17) through the API: create, list, show, history, prompt
-(the run id at once, or the prompt's place in the session's FIFO queue), cancel, close, and
+(the run id at once, or the prompt's place in the session's FIFO queue), cancel, steer, fork,
+close, and
 the session controls (``{controlId, value, revision}`` only). Nothing else reaches the agent.
 
 Each session's prompts wait in arrival order behind its running turn; at most
@@ -315,6 +316,26 @@ async def cancel_session(request: Request) -> Response:
     return JSONResponse({"session": name, "cancelling": True}, status_code=202)
 
 
+async def fork_session(request: Request) -> Response:
+    """``POST /api/v1/sessions/{name}/fork`` ``{name, atTurn?}``: a new session holding the
+    session's context (the agent's ``session/fork``, unstable ACP; `baton session fork`):
+    201 with the fork's record. 422 SESSION_FORK_NOT_ADVERTISED where the agent does not
+    advertise it, SESSION_FORK_AT_TURN_UNSUPPORTED for ``atTurn`` without Baton's extension."""
+    service = service_of(request)
+    body = await json_object(request)
+    new_name = required_str(body, "name")
+    at_turn = body.get("atTurn")
+    if at_turn is not None and (
+        isinstance(at_turn, bool) or not isinstance(at_turn, int) or at_turn < 1
+    ):
+        raise ApiRequestInvalid("atTurn must be a positive whole number of turns")
+    if service.launcher.stopping:
+        raise ServiceStopping("the service is stopping and accepts no new session")
+    conversations = desk_of(request).conversations
+    record = await conversations.fork(request.path_params["name"], new_name, at_turn=at_turn)
+    return JSONResponse(record_json(record, 0, host=current_host()), status_code=201)
+
+
 async def close_session(request: Request) -> Response:
     """``POST /api/v1/sessions/{name}/close``: close it (session/close when advertised)."""
     conversations = desk_of(request).conversations
@@ -364,6 +385,7 @@ ROUTES: Final = [
     Route("/api/v1/sessions/{name}/prompts/{prompt}", prompt_status, methods=["GET"]),
     Route("/api/v1/sessions/{name}/cancel", cancel_session, methods=["POST"]),
     Route("/api/v1/sessions/{name}/steer", steer_session, methods=["POST"]),
+    Route("/api/v1/sessions/{name}/fork", fork_session, methods=["POST"]),
     Route("/api/v1/sessions/{name}/close", close_session, methods=["POST"]),
     Route("/api/v1/sessions/{name}/controls", get_controls, methods=["GET"]),
     Route("/api/v1/sessions/{name}/controls", set_control, methods=["POST"]),

@@ -7,7 +7,10 @@ became of it."""
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any, Final
+
+import orjson
 
 from baton.errors import AgentRequired, BatonError, NoProviderSession
 from baton.runtime.agents.launch import CUSTOM_PROFILE_ID
@@ -21,6 +24,9 @@ from baton.views.turn_journal import add_journal_items
 
 #: Journal entries shown from the end of the run's agent process journal.
 RECOVER_TAIL_RECORDS: Final = 20
+#: Journal records of the agent process read at most for one run's tail (a long-lived warm
+#: process holds many runs' records; past this the tail is what was read).
+MAX_TAIL_SCAN_RECORDS: Final = 200_000
 #: The observation payload key linking a recovery run and the run it recovers.
 RECOVERY_KEY: Final = "recovery"
 
@@ -31,26 +37,11 @@ def recovery_view(store: Store, journal: Any, run_id: str) -> dict[str, Any]:
     that did not end in order, the plan and tool calls the journal holds complete what the
     store has (:func:`baton.views.turn_journal.add_journal_items`)."""
     view = run_view(store, run_id)
-    tail: list[dict[str, Any]] = []
-    server = view.get("server_instance_id")
-    if server:
-        try:
-            records = journal.tail(server, RECOVER_TAIL_RECORDS)
-        except (BatonError, OSError):
-            records = []
-        for record in records:
-            tail.append(
-                {
-                    "sequence": record.sequence,
-                    "direction": record.direction,
-                    "kind": record.metadata.kind,
-                    "method": record.metadata.method,
-                    "id": record.metadata.id,
-                }
-            )
-    view["journal_tail"] = tail
     session = store.find_session(view["session_id"]) if view.get("session_id") else None
     view["session"] = plain(session) if session is not None else None
+    view["journal_tail"] = run_journal_tail(
+        store, journal, view, session.provider_session_id if session is not None else None
+    )
     view["streamed_text"] = "".join(
         str(item["content"].get("text", ""))
         for item in view["items"]
@@ -75,6 +66,77 @@ def recovery_view(store: Store, journal: Any, run_id: str) -> dict[str, Any]:
         }
     )
     return view
+
+
+def _sequence(ref: Any) -> int | None:
+    value = ref.get("sequence") if isinstance(ref, dict) else None
+    return value if isinstance(value, int) else None
+
+
+def run_journal_tail(
+    store: Store, journal: Any, view: dict[str, Any], provider_session_id: str | None
+) -> list[dict[str, Any]]:
+    """The last :data:`RECOVER_TAIL_RECORDS` journal records of this run only, from the
+    journal of its agent process (which a warm process shares with the turns before it):
+    after the answer to the last earlier run's prompt (its setup included), up to its own
+    prompt's answer (or the journal's end), leaving out messages of another provider
+    session."""
+    server = view.get("server_instance_id")
+    if not server or journal is None:
+        return []
+    earlier = {
+        run.prompt_ref.sequence
+        for run in store.runs_for_server(server)
+        if run.id != view["id"] and run.created_at <= view["created_at"] and run.prompt_ref
+    }
+    own = _sequence(view.get("prompt_ref"))
+    # The request id of each prompt seen so far -> whether it is this run's.
+    prompts: dict[Any, bool] = {}
+    after = -1  # the last record of an earlier turn (its prompt's answer)
+    kept: deque[dict[str, Any]] = deque(maxlen=RECOVER_TAIL_RECORDS)
+    try:
+        for read, record in enumerate(journal.records(server)):
+            if read >= MAX_TAIL_SCAN_RECORDS:
+                break
+            metadata = record.metadata
+            if record.sequence in earlier or record.sequence == own:
+                prompts[metadata.id] = record.sequence == own
+            answered = (
+                record.direction == "inbound" and metadata.method is None and metadata.id in prompts
+            )
+            if answered and not prompts[metadata.id]:
+                after = record.sequence
+                kept.clear()
+                continue
+            if _other_session(record.raw, provider_session_id):
+                continue
+            kept.append(
+                {
+                    "sequence": record.sequence,
+                    "direction": record.direction,
+                    "kind": metadata.kind,
+                    "method": metadata.method,
+                    "id": metadata.id,
+                }
+            )
+            if answered:
+                break  # this run's prompt was answered: its turn ended here
+    except (BatonError, OSError):
+        pass  # a damaged or pruned journal: what was read so far is the tail
+    return [entry for entry in kept if entry["sequence"] > after]
+
+
+def _other_session(raw: str, provider_session_id: str | None) -> bool:
+    """Whether a recorded message names a provider session other than the run's."""
+    if provider_session_id is None or "sessionId" not in raw:
+        return False
+    try:
+        message = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return False
+    params = message.get("params") if isinstance(message, dict) else None
+    named = params.get("sessionId") if isinstance(params, dict) else None
+    return isinstance(named, str) and named != provider_session_id
 
 
 def _recorded_launch(known: dict[str, Any]) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ import orjson
 from baton._version import __version__
 from baton.errors import RunNotFound
 from baton.store import Store
+from baton.store.batches import BatchRecords
 from baton.store.models import Run
 from baton.views.run_ids import resolve_run
 from baton.views.run_record_events import EventSource, run_events
@@ -52,9 +53,10 @@ _COMPLETED: Final = "COMPLETED"
 
 @dataclass(frozen=True)
 class ExportTarget:
-    """What `baton export` names: one run, or a session's runs (oldest first)."""
+    """What `baton export` names: one run, a session's runs (oldest first), or a batch's runs
+    (its cells in matrix order, each cell's attempts in order)."""
 
-    kind: Literal["run", "session"]
+    kind: Literal["run", "session", "batch"]
     name: str
     runs: tuple[Run, ...]
 
@@ -65,17 +67,27 @@ def resolve_export_target(store: Store, target: str) -> ExportTarget:
     if store.find_conversation(target) is not None:
         runs = store.conversation_runs(target, limit=MAX_SESSION_TURNS)
         return ExportTarget("session", target, tuple(runs))
+    batch = BatchRecords(store).find_batch(target)
+    if batch is not None:
+        run_ids = [
+            run_id for cell in BatchRecords(store).batch_cells(batch.id) for run_id in cell.runs
+        ]
+        return ExportTarget("batch", batch.id, tuple(_runs_of(store, run_ids)))
     try:
         run = resolve_run(store, target)
     except RunNotFound as exc:
         raise RunNotFound(
-            f"no run or session {target!r}; `baton runs` and `baton sessions` list them"
+            f"no run, session or batch {target!r}; `baton runs`, `baton sessions` and "
+            "`baton batch list` list them"
         ) from exc
     return ExportTarget("run", run.id, (run,))
 
 
 def export_trajectory(store: Store, target: ExportTarget) -> dict[str, Any]:
-    """The ATIF trajectory of an export target (one run, or a session's turns)."""
+    """The ATIF trajectory of an export target (one run, or a session's turns); a batch has
+    one trajectory per run (:func:`run_trajectories`), not one document."""
+    if target.kind == "batch":
+        raise ValueError("a batch exports one trajectory per run: use run_trajectories")
     if target.kind == "session":
         return trajectory_of(
             store, target.runs, trajectory_id=f"session:{target.name}", session_name=target.name
@@ -86,12 +98,17 @@ def export_trajectory(store: Store, target: ExportTarget) -> dict[str, Any]:
 def run_trajectories(store: Store, run_ids: Sequence[str]) -> list[dict[str, Any]]:
     """One ATIF trajectory per run id (a batch's cells), in order. RUN_NOT_FOUND for an id
     the store does not have."""
+    return [trajectory_of(store, (run,), trajectory_id=run.id) for run in _runs_of(store, run_ids)]
+
+
+def _runs_of(store: Store, run_ids: Sequence[str]) -> list[Run]:
+    """The runs of ``run_ids``, in order; RUN_NOT_FOUND for an id the store does not have."""
     found = []
     for run_id in run_ids:
         run = store.find_run(run_id)
         if run is None:
             raise RunNotFound(f"no run {run_id!r}")
-        found.append(trajectory_of(store, (run,), trajectory_id=run.id))
+        found.append(run)
     return found
 
 

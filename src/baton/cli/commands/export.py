@@ -1,6 +1,7 @@
-"""`baton export RUN|SESSION --format atif|acp-jsonl [-o FILE]`: a run or a session as a
-trajectory for evaluation (docs/trajectories.md): ATIF (Harbor's Agent Trajectory
-Interchange Format, one JSON document) or the normalized events one per line.
+"""`baton export RUN|SESSION|BATCH --format atif|acp-jsonl [-o FILE]`: a run, a session or a
+batch as trajectories for evaluation (docs/trajectories.md): ATIF (Harbor's Agent Trajectory
+Interchange Format: one JSON document, or for a batch one document per run, one per line) or
+the normalized events one per line.
 
 Read from the store (which holds redacted text), so on a shared store any host exports any
 run. A name that is a session exports its turns, oldest first; otherwise it is a run id or a
@@ -23,12 +24,14 @@ from baton.views.trajectory import (
     acp_jsonl_lines,
     export_trajectory,
     resolve_export_target,
+    run_trajectories,
 )
 
 EXAMPLES = """examples:
   baton export run-3f2a9c01 --format atif -o trajectory.json
   baton export fix-login --format atif          # a session: every turn, oldest first
   baton export 3f2a --format acp-jsonl > acp-events.jsonl
+  baton export batch-1a2b --format atif > trajectories.jsonl   # a batch: one per run
 """
 
 
@@ -36,14 +39,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     """Add the ``export`` verb."""
     parser = subparsers.add_parser(
         "export",
-        help="export a run or session as a trajectory (ATIF or the events as JSON lines)",
-        description="Export a run, or a session's turns, as an ATIF trajectory (Harbor's "
-        "Agent Trajectory Interchange Format) or as its normalized events, one JSON object "
-        "per line.",
+        help="export a run, session or batch as trajectories (ATIF or the events as JSON lines)",
+        description="Export a run, a session's turns or a batch's runs as ATIF trajectories "
+        "(Harbor's Agent Trajectory Interchange Format; a batch gives one per run, one per "
+        "line) or as their normalized events, one JSON object per line.",
         epilog=EXAMPLES,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("target", metavar="RUN|SESSION", help="a run id (or prefix) or a session")
+    parser.add_argument(
+        "target", metavar="RUN|SESSION|BATCH", help="a run id (or prefix), a session or a batch id"
+    )
     parser.add_argument(
         "--format",
         choices=EXPORT_FORMATS,
@@ -63,7 +68,14 @@ def run(args: argparse.Namespace) -> int:
     with open_store(args.data_dir, read_only=True, store_flag=args.store) as (store, _journal):
         target = resolve_export_target(store, args.target)
         chunks: Iterable[bytes]
-        if args.format == "atif":
+        if args.format == "atif" and target.kind == "batch":
+            # One ATIF document per run of the batch, one per line (a trial each, as Harbor
+            # writes a trajectory per trial).
+            chunks = [
+                orjson.dumps(document) + b"\n"
+                for document in run_trajectories(store, [run.id for run in target.runs])
+            ]
+        elif args.format == "atif":
             document = export_trajectory(store, target)
             chunks = [orjson.dumps(document, option=orjson.OPT_INDENT_2) + b"\n"]
         else:

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import math
 import os
+import shlex
 import signal
 import sys
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -119,6 +120,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         dest="continue_latest",
         help="the next turn of the most recently used session of this cwd and agent",
+    )
+    parser.add_argument(
+        "--create",
+        action="store_true",
+        help="with --continue: when this cwd and agent have no open session, create one "
+        "(named for you, printed) and run the prompt as its first turn",
     )
     parser.add_argument(
         "--no-wait",
@@ -427,6 +434,11 @@ SESSION_DECIDES: Final = (
 def _check_agent_flags(args: argparse.Namespace) -> None:
     """Exactly one of --agent, --agent-command and --session; --continue needs an agent; a
     session's own settings are not given again."""
+    if args.create and not args.continue_latest:
+        raise BadFlag(
+            "--create goes with --continue (a session is created when none is open); to "
+            "name a new session use `baton session new NAME`"
+        )
     if args.continue_latest:
         if args.session is not None:
             raise BadFlag("--continue picks the session itself; drop --session")
@@ -681,11 +693,36 @@ class _RunSession:
             latest = await conversations.latest(
                 self.request.cwd, agent=args.agent, agent_command=args.agent_command
             )
-            if latest is None:
-                raise SessionNotFound(
-                    "no open session of this cwd and agent; start one with `baton session new`"
+            if latest is None and not args.create:
+                agent = (
+                    f"--agent {args.agent}"
+                    if args.agent is not None
+                    else f"--agent-command {shlex.quote(args.agent_command)}"
                 )
-            name = latest.name
+                raise SessionNotFound(
+                    "no open session of this cwd and agent; add --create to start one with "
+                    f"this prompt (`baton run --continue --create {agent} PROMPT`), or name "
+                    "one with `baton session new NAME`"
+                )
+            if latest is None:
+                from baton.runtime.conversations import NewConversation
+
+                created = await conversations.create(
+                    NewConversation(
+                        agent=args.agent,
+                        agent_command=args.agent_command,
+                        cwd=self.request.cwd,
+                        allow_unattended=self.request.allow_unattended,
+                        tools_file=self.request.tools_file,
+                    )
+                )
+                self.screen.note(
+                    f"baton: no open session of this cwd and agent: created session "
+                    f"{visible(created.name, 64)}"
+                )
+                name = created.name
+            else:
+                name = latest.name
         self.session_name = name
         options = PromptOptions(
             policy=self.request.policy,

@@ -41,6 +41,9 @@ class NewConversation:
     base: str | None = None
     #: With ``workspace="worktree"``: refuse a checkout with uncommitted changes.
     require_clean: bool = False
+    #: Refuse the next prompt once the session's reported cost reaches this (the agent's
+    #: currency; ``SESSION_MAX_COST_REACHED``); a running turn is never stopped by it.
+    max_cost: float | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,12 @@ class Session:
         """The conversation's turns, oldest first."""
         return await self.conversations.history(self.name, limit)
 
+    async def fork(self, new_name: str, *, at_turn: int | None = None) -> Session:
+        """Fork this conversation as ``new_name`` (see :meth:`Conversations.fork`); the
+        fork's handle."""
+        record = await self.conversations.fork(self.name, new_name, at_turn=at_turn)
+        return Session(self.conversations, record.name)
+
     async def close(self) -> Conversation:
         """Close the conversation (see :meth:`Conversations.close`, cancellation included)."""
         return await self.conversations.close(self.name)
