@@ -45,7 +45,7 @@ from baton.fleet.engine import (
     session_lock,
     worker_queue,
 )
-from baton.fleet.engine_shutdown import GracefulShutdown
+from baton.fleet.engine_shutdown import INTERRUPT_REASON, GracefulShutdown, engine_timeout
 from baton.fleet.limits import (
     HEARTBEAT_SECONDS,
     LEASE_SECONDS,
@@ -223,7 +223,7 @@ class FleetWorker:
                         fetch_job_polling_interval=FETCH_POLL_SECONDS,
                         # Every outcome is the run's, in the store: no job row is kept.
                         delete_jobs="always",
-                        shutdown_graceful_timeout=settings.shutdown_seconds,
+                        shutdown_graceful_timeout=engine_timeout(settings.shutdown_seconds),
                         install_signal_handlers=False,
                     )
                     self.engine_worker = engine_worker
@@ -337,7 +337,7 @@ class FleetWorker:
         self.running_jobs[job_id] = run_id
         self.running_runs.add(run_id)
         task = asyncio.current_task()
-        turns: set[asyncio.Task[Any]] = set() if self._shutdown is None else self._shutdown.turns
+        turns: set[asyncio.Task[Any]] = set() if self._shutdown is None else self._shutdown.tasks
         if task is not None:
             turns.add(task)
         try:
@@ -425,7 +425,7 @@ class FleetWorker:
         for attempt in range(1, START_ATTEMPTS + 1):
             relay = EventRelay(self.store, run_id)
             try:
-                result = await self.runtime.run(request, on_event=relay.add)
+                result = await self._turn(request, relay)
             except StoreConflict:
                 return None  # no longer ours when the Runtime came to take it: never run
             except StoreUnavailable as exc:
@@ -454,6 +454,22 @@ class FleetWorker:
             await self._settle_unended(run_id, result, None)
             return result
         return None  # pragma: no cover - the loop returns on its last attempt
+
+    async def _turn(self, request: RunRequest, relay: EventRelay) -> RunResult:
+        """``Runtime.run``, its handle known to the graceful shutdown while the turn runs (a
+        stopping worker interrupts it, :mod:`baton.fleet.engine_shutdown`).
+
+        Cancellation: the turn is abandoned (recorded RECOVERY_REQUIRED), as ``Runtime.run``."""
+        assert self.runtime is not None
+        handle = await self.runtime.start(request, on_event=relay.add)
+        runs = set() if self._shutdown is None else self._shutdown.runs
+        runs.add(handle)
+        try:
+            if self._shutdown is not None and self._shutdown.interrupting:
+                handle.interrupt_nowait(INTERRUPT_REASON)  # started as the worker stops
+            return await handle.result_or_abandon()
+        finally:
+            runs.discard(handle)
 
     async def _store_back(self) -> bool:
         """Wait (bounded) until the store answers again; False when it did not."""
