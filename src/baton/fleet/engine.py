@@ -207,7 +207,12 @@ def engine_app(url: str) -> procrastinate.App:
 
 
 def _new_app(url: str) -> procrastinate.App:
-    connector = OutageTolerantConnector(conninfo=url, min_size=1, max_size=ENGINE_POOL_MAX)
+    # kwargs={}: procrastinate 3.1 opens its listener's connection with the pool's
+    # ``kwargs``, which psycopg_pool 3.3 leaves None unless given (found by the fleet suite's
+    # lowest-versions pass).
+    connector = OutageTolerantConnector(
+        conninfo=url, min_size=1, max_size=ENGINE_POOL_MAX, kwargs={}
+    )
     app = procrastinate.App(connector=connector)
 
     retry = procrastinate.RetryStrategy(
