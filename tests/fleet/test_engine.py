@@ -29,6 +29,9 @@ from baton.store import Store
 
 pytestmark = pytest.mark.slow
 
+#: How long a stopped worker has to exit (seconds): generous for a loaded machine, and inside
+#: the suite's 120 s test timeout so a failure shows the worker's log.
+EXIT_DEADLINE = 60.0
 #: The releases an "older database" is built at, first choice first: the lowest procrastinate
 #: Baton allows, or (when that is the one installed, `make test-fleet`'s lowest-versions pass)
 #: the release before it.
@@ -207,9 +210,9 @@ async def _stopped(fleet: Any, name: str, *signals: float) -> tuple[int, str]:
         await asyncio.sleep(delay)
         worker.process.send_signal(signal.SIGTERM)
     loop = asyncio.get_running_loop()
-    until = loop.time() + 120
+    until = loop.time() + EXIT_DEADLINE
     while worker.process.poll() is None:
-        assert loop.time() < until, "the worker did not exit"
+        assert loop.time() < until, f"the worker did not exit: {worker.log.read_text()}"
         await asyncio.sleep(0.1)
     return worker.process.returncode, worker.log.read_text()
 

@@ -27,7 +27,7 @@ import psycopg
 from procrastinate import sql as engine_sql
 from procrastinate.exceptions import ConnectorException
 
-from baton.fleet.engine_schema import ensure_engine_schema as ensure_engine_schema
+from baton.fleet import engine_schema
 from baton.store.outage import OUTAGE_PAUSE_SECONDS, OUTAGE_WINDOW_SECONDS
 
 LOG = logging.getLogger("baton.fleet")
@@ -229,6 +229,21 @@ def _new_app(url: str) -> procrastinate.App:
 
     del turn
     return app
+
+
+#: The databases whose engine schema this process has checked (see ensure_engine_schema).
+_SCHEMA_CHECKED: set[str] = set()
+
+
+def ensure_engine_schema(url: str, *, assume_from: str | None = None) -> None:
+    """Install or migrate the engine's schema (:func:`baton.fleet.engine_schema.
+    ensure_engine_schema`) once per process and database: a submitter deferring many turns
+    pays for the check (a connection and the advisory lock) on its first only. A worker
+    checks when it starts; a host upgraded later meets a newer schema at its own start."""
+    if url in _SCHEMA_CHECKED:
+        return
+    engine_schema.ensure_engine_schema(url, assume_from=assume_from)
+    _SCHEMA_CHECKED.add(url)
 
 
 def job_status(row: Any) -> str:
