@@ -45,6 +45,10 @@ VERBS: dict[str, tuple[str, str]] = {
     "workers": ("baton.cli.commands.workers", "list the fleet's workers"),
     "workspace": ("baton.cli.commands.workspace", "list, show, remove and export workspaces"),
     "diff": ("baton.cli.commands.diff", "print a run's or session's workspace changes as a patch"),
+    "export": (
+        "baton.cli.commands.export",
+        "export a run or session as a trajectory (ATIF or the events as JSON lines)",
+    ),
     "agent": ("baton.cli.commands.agent", "run a bundled ACP agent on stdin/stdout"),
     "logout": ("baton.cli.commands.logout", "sign out of an agent (ACP logout, where advertised)"),
     "steer": (

@@ -34,6 +34,7 @@ from baton.service import (
     routes_recovery,
     routes_runs,
     routes_sessions,
+    routes_trajectories,
     routes_workspaces,
 )
 from baton.service.context import Service
@@ -88,6 +89,7 @@ def routes() -> list[Any]:
         *routes_sessions.ROUTES,
         *routes_fleet.ROUTES,
         *routes_workspaces.ROUTES,
+        *routes_trajectories.ROUTES,
         *routes_inspector.ROUTES,
     ]
 

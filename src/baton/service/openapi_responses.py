@@ -75,6 +75,21 @@ _JOURNAL_PAGE: Final = _shape(
     },
     "a page of redacted journal records (`next`: the `after` of the next page, or null)",
 )
+_TRAJECTORY: Final = _shape(
+    {
+        "schema_version": _STRING,
+        "trajectory_id": _STRING,
+        "agent": _OBJECT,
+        "steps": {"type": "array", "items": _OBJECT, "minItems": 1},
+        "final_metrics": _OBJECT,
+    },
+    "an ATIF trajectory (Harbor's Agent Trajectory Interchange Format; docs/trajectories.md)",
+)
+_NDJSON: Final = "application/x-ndjson"
+_EVENT_LINES: Final = {
+    "type": "string",
+    "description": "the runs' normalized events, one JSON object per line (docs/events.md)",
+}
 _CONTROLS: Final = _shape(
     {"revision": _STRING, "controls": _OBJECTS}, "the session's safe controls and their revision"
 )
@@ -226,4 +241,13 @@ RESPONSES: Final[dict[str, tuple[str, dict[str, Any]]]] = {
         ),
     ),
     "runPatch": ("text/x-diff", _STRING),
+    "runTrajectory": (_JSON, _TRAJECTORY),
+    "sessionTrajectory": (_JSON, _TRAJECTORY),
+}
+
+#: operationId -> the other media types (and schemas) its success answer may have, chosen by
+#: a query parameter (``format=acp-jsonl``).
+ALTERNATE_RESPONSES: Final[dict[str, tuple[tuple[str, dict[str, Any]], ...]]] = {
+    "runTrajectory": ((_NDJSON, _EVENT_LINES),),
+    "sessionTrajectory": ((_NDJSON, _EVENT_LINES),),
 }

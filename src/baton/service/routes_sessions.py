@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import secrets
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, get_args
 
@@ -36,6 +37,7 @@ from baton.runtime.conversations import (
 )
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.turns.controls import refuse_while
+from baton.runtime.turns.events import RunEvent
 from baton.service.bodies import (
     json_object,
     optional_bool,
@@ -210,7 +212,8 @@ async def prompt_session(request: Request) -> Response:
     """``POST /api/v1/sessions/{name}/prompt``: the session's next turn (202)."""
     body = await json_object(request)
     text = required_str(body, "prompt")
-    answer = await _queue_prompt(request, _prompt_options(request, body), text)
+    options = _prompt_options(request, body)
+    answer = await _queue_prompt(request, options, text, _caller_answers(body))
     return JSONResponse(answer, status_code=202)
 
 
@@ -224,10 +227,11 @@ async def steer_session(request: Request) -> Response:
     body = await json_object(request)
     text = required_str(body, "text")
     options = _prompt_options(request, body)  # the whole body is checked before anything
+    caller_answers = _caller_answers(body)
     steered = await desk.conversations.steer(name, text)
     if not steered.queued:
         return JSONResponse({"session": name, **steered.to_json()})
-    answer = await _queue_prompt(request, options, text)
+    answer = await _queue_prompt(request, options, text, caller_answers)
     return JSONResponse({"session": name, **steered.to_json(), "prompt": answer}, status_code=202)
 
 
@@ -250,8 +254,11 @@ def _prompt_options(request: Request, body: dict[str, Any]) -> PromptOptions:
     )
 
 
-async def _queue_prompt(request: Request, options: PromptOptions, text: str) -> dict[str, Any]:
-    """Queue ``text`` as the session's next turn with ``options``; the ticket's view."""
+async def _queue_prompt(
+    request: Request, options: PromptOptions, text: str, caller_answers: bool | None = None
+) -> dict[str, Any]:
+    """Queue ``text`` as the session's next turn with ``options``; the ticket's view.
+    ``caller_answers`` is the body's ``callerAnswers`` (None: not said)."""
     service = service_of(request)
     desk = desk_of(request)
     name = request.path_params["name"]
@@ -264,7 +271,9 @@ async def _queue_prompt(request: Request, options: PromptOptions, text: str) -> 
         )
     conversations = desk.conversations
     launch = service.launcher.begin(
-        lambda on_event: conversations.prompt(name, text, options, on_event=on_event)
+        lambda on_event: conversations.prompt(
+            name, text, options, on_event=_noting_caller(service, caller_answers, on_event)
+        )
     )
     ticket = PromptTicket("prompt-" + secrets.token_hex(6), launch)
     desk.remember(name, ticket)
@@ -273,6 +282,31 @@ async def _queue_prompt(request: Request, options: PromptOptions, text: str) -> 
     answer = ticket.to_json(ahead if not launch.created.done() else 0)
     answer["events"] = f"/api/v1/runs/{answer['runId']}/events" if answer["runId"] else None
     return answer
+
+
+def _caller_answers(body: dict[str, Any]) -> bool | None:
+    """The body's ``callerAnswers`` (None when absent; API_REQUEST_INVALID if not a boolean)."""
+    if "callerAnswers" not in body:
+        return None
+    return optional_bool(body, "callerAnswers")
+
+
+def _noting_caller(
+    service: Service, caller_answers: bool | None, on_event: Callable[[RunEvent], None]
+) -> Callable[[RunEvent], None]:
+    """``on_event``, first telling the service's table of callers whether the sender of the
+    run answers its questions (once the run exists: its first event carries its id)."""
+    if caller_answers is None:
+        return on_event
+    noted: list[str] = []
+
+    def hook(event: RunEvent) -> None:
+        if not noted:
+            noted.append(event.run_id)
+            service.callers.record(event.run_id, caller_answers)
+        on_event(event)
+
+    return hook
 
 
 async def prompt_status(request: Request) -> Response:

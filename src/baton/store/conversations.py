@@ -186,6 +186,16 @@ class ConversationRecords(StoreDatabase):
         ).fetchall()
         return [_run(row) for row in reversed(rows)]
 
+    def conversation_of_run(self, run_id: str) -> Conversation | None:
+        """The conversation whose turn ``run_id`` is, or None (a run of no named session)."""
+        columns = ", ".join(f"c.{c.strip()}" for c in CONVERSATION_COLUMNS.split(","))
+        row = self._conn.execute(
+            f"SELECT {columns} FROM conversation_runs cr "
+            "JOIN conversations c ON c.id = cr.conversation_id WHERE cr.run_id = ? LIMIT 1",
+            (run_id,),
+        ).fetchone()
+        return None if row is None else _conversation(row)
+
     def conversation_prompted(self, name: str) -> bool:
         """True when a prompt may have reached the conversation's provider session: one of its
         runs cites a sent prompt, or got past setup (any status but QUEUED, STARTING or

@@ -60,6 +60,18 @@ def recovery_view(store: Store, journal: Any, run_id: str) -> dict[str, Any]:
         # An owner that died mid-turn wrote little or none of its output: the journal has it.
         add_journal_items(view, journal)
     view["recoverable"] = view["status"] == "RECOVERY_REQUIRED"
+    # The named session this run was a turn of: its agent is the run's (issue 30, item 8).
+    conversation = store.conversation_of_run(view["id"])
+    view["conversation"] = (
+        None
+        if conversation is None
+        else {
+            "name": conversation.name,
+            "profile": conversation.profile,
+            "agentCommand": conversation.agent_command,
+            "envKeys": list(conversation.env_keys),
+        }
+    )
     return view
 
 
@@ -72,6 +84,18 @@ def _recorded_launch(known: dict[str, Any]) -> dict[str, Any] | None:
     return None
 
 
+def _session_launch(conversation: dict[str, Any]) -> dict[str, Any] | None:
+    """The launch of the named session a run belongs to (its ad-hoc command), or None."""
+    command = conversation.get("agentCommand")
+    if not command:
+        return None
+    if isinstance(command, list):
+        import shlex
+
+        command = shlex.join(str(part) for part in command)
+    return {"command": command, "envKeys": conversation.get("envKeys") or []}
+
+
 def attach_request(
     known: dict[str, Any],
     *,
@@ -81,7 +105,8 @@ def attach_request(
 ) -> RunRequest:
     """The run that attaches to the session of the run ``known`` describes (its
     :func:`recovery_view`): to look (no prompt is sent), or with a new prompt. The agent is
-    the one named, else the recorded profile or ad-hoc command."""
+    the one named, else the recorded profile or ad-hoc command, else the agent of the named
+    session the run was a turn of."""
     run_id = known["id"]
     session = known.get("session")
     if session is None or not session.get("provider_session_id"):
@@ -89,9 +114,12 @@ def attach_request(
     profile = (known.get("server_instance") or {}).get("profile")
     agent, command = agent, agent_command
     env_keys: tuple[str, ...] = ()
+    conversation = known.get("conversation") or {}
+    if command is None and agent is None and profile is None:
+        profile = conversation.get("profile")  # no agent process recorded: the session's
     if command is None and agent is None:
         if profile in (None, CUSTOM_PROFILE_ID):
-            launch = _recorded_launch(known)
+            launch = _recorded_launch(known) or _session_launch(conversation)
             if launch is None or not launch.get("command"):
                 raise AgentRequired(
                     f"run {run_id} used an ad-hoc agent whose command was not recorded; "

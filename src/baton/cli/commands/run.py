@@ -32,9 +32,11 @@ from baton.cli.json_output import write_json
 from baton.cli.main import reader_gone
 from baton.cli.options import add_record_options
 from baton.cli.permission_prompt import TtyAsker, terminal_asker
+from baton.cli.remote_questions import RemoteQuestions
 from baton.cli.remote_turn import cancel_through_service, prompt_through_service
 from baton.cli.run_text import TextPrinter, next_step, permission_counts, warning_line
-from baton.cli.service_link import ServiceClient, service_for
+from baton.cli.service_link import ServiceClient
+from baton.cli.service_start import service_or_start
 from baton.cli.terminal import Screen, error_line, visible
 from baton.cli.workspace_options import add_workspace_options
 from baton.errors import (
@@ -46,7 +48,7 @@ from baton.errors import (
     SessionNotFound,
     SessionRecoveryRequired,
 )
-from baton.runtime.agents.config_file import load_config
+from baton.runtime.agents.config_file import UserConfig, load_config
 from baton.runtime.conversations.turn_queue import DEFAULT_WAIT_SECONDS
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
@@ -404,6 +406,7 @@ def run(args: argparse.Namespace) -> int:
         workspace_root=config.workspace_root,
     )
     session = _RunSession(runtime, request, screen, args, config.all_profiles())
+    session.config = config
     return asyncio.run(session.go())
 
 
@@ -510,6 +513,8 @@ class _RunSession:
         self._main: asyncio.Task[Any] | None = None
         #: The service and session name when the turn runs in `baton serve`.
         self.remote: tuple[ServiceClient, str] | None = None
+        #: The config file (its ``[service]`` table decides the background start).
+        self.config: UserConfig = UserConfig(path=None, source="default")
 
     # --- the event sink -----------------------------------------------------------------
 
@@ -647,10 +652,15 @@ class _RunSession:
                 run.interrupt_nowait("reader")  # the reader left while the run was created
             return await run.result()
         if args.session is not None:
-            client = service_for(args.data_dir, no_server=args.no_server)
+            client = service_or_start(
+                args.data_dir, no_server=args.no_server, config=self.config, note=sys.stderr
+            )
             if client is not None:
                 self.session_name = args.session
                 self.remote = (client, args.session)
+                questions = RemoteQuestions(
+                    client, self.screen, self.runtime.asker, self.runtime.elicitor
+                )
                 return await prompt_through_service(
                     client,
                     args.session,
@@ -658,6 +668,7 @@ class _RunSession:
                     no_wait=args.no_wait,
                     wait_timeout=args.wait_timeout,
                     emit=self.emit,
+                    questions=questions,
                 )
         # Only a turn of a named session loads the conversations service (issue 34).
         from baton.runtime.conversations import Conversations, PromptOptions

@@ -22,6 +22,7 @@ from baton.cli import exit_codes
 from baton.cli.json_output import write_json
 from baton.cli.options import add_record_options
 from baton.cli.service_link import service_for
+from baton.cli.service_start import service_or_start
 from baton.cli.store_access import store_url
 from baton.cli.terminal import error_line, visible
 from baton.cli.workspace_options import add_workspace_options, workspace_ask
@@ -299,7 +300,9 @@ def _new(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise UsageError(f"--set-option takes ID=VALUE, got {item!r}")
         options[key] = value
-    client = service_for(args.data_dir, no_server=_local_only(args))
+    client = service_or_start(
+        args.data_dir, no_server=_local_only(args), config=config, note=sys.stderr
+    )
     if client is not None:
         # The service creates it, so its provider session stays attached there, warm.
         body: dict[str, Any] = {
