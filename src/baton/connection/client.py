@@ -431,7 +431,11 @@ class AcpClient:
             raise SessionForkNotAdvertised()
         if not isinstance(session_id, str) or not session_id:
             raise InvalidArgument("a session id must be a non-empty string")
-        params = self._setup_params(fork.METHOD, cwd, mcp_servers, additional_directories)
+        # session/fork's params are session/new's plus the parent's id (unstable: no
+        # generated type of its own in the pinned schema).
+        params: dict[str, Any] = dict(
+            self._setup_params(fork.METHOD, cwd, mcp_servers, additional_directories)
+        )
         params["sessionId"] = session_id
         if at_turn is not None:
             if not capabilities.session_fork_at_turn:
