@@ -84,7 +84,12 @@ class Fleet:
         )
 
     def start_worker(
-        self, name: str, *queues: str, concurrency: int = 1, lease: float = LEASE
+        self,
+        name: str,
+        *queues: str,
+        concurrency: int = 1,
+        lease: float = LEASE,
+        args: tuple[str, ...] = (),
     ) -> WorkerProcess:
         home = self.root / name
         (home / "work").mkdir(parents=True, exist_ok=True)
@@ -111,6 +116,7 @@ class Fleet:
         ]
         for queue in queues:
             argv += ["--queue", queue]
+        argv += args
         env = {**os.environ, "BATON_HOST": f"host-{name}"}
         env.pop("BATON_STORE", None)
         with log.open("wb") as out:

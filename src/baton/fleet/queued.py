@@ -274,7 +274,7 @@ class QueuedRun:
             if submission.job_id is not None:
                 app = engine_app(self.url)
                 async with app.open_async():
-                    await app.job_manager.cancel_job_by_id_async(submission.job_id)
+                    await app.job_manager.cancel_job_by_id_async(submission.job_id, delete_job=True)
             return await expire_queued(store, self.run_id, timeout)
 
     async def cancel(self, reason: str | None = None) -> bool:
@@ -289,7 +289,7 @@ class QueuedRun:
             if submission.job_id is not None:
                 app = engine_app(self.url)
                 async with app.open_async():
-                    await app.job_manager.cancel_job_by_id_async(submission.job_id)
+                    await app.job_manager.cancel_job_by_id_async(submission.job_id, delete_job=True)
             try:
                 await store.update_run_status(
                     self.run_id,
