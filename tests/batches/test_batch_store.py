@@ -4,6 +4,8 @@ backends (PostgreSQL with a server: ``make test-fleet``, or BATON_TEST_POSTGRES_
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from baton.errors import BatchNotFound, BatchStateInvalid, StoreConflict
@@ -17,7 +19,9 @@ from baton.store.batch_states import (
 from baton.store.batches import BatchRecords
 from baton.store.dialect import postgres_ddl
 from baton.store.migrations import _BATCH_CELL_STATES, _BATCH_STATES
-from conftest import StoreTarget
+
+if TYPE_CHECKING:  # the suite's top conftest (a run-time import could meet another conftest)
+    from conftest import StoreTarget
 
 
 def _run(store: Store) -> str:
