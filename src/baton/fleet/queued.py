@@ -181,6 +181,9 @@ class QueuedRun:
         ended = False
         try:
             async for event in self._read():
+                # The result is the run's last event: a reader that stops once it has it
+                # closes a stream whose run has ended (nothing to interrupt).
+                ended = event.type == "result"
                 yield event
             ended = True
         finally:
