@@ -92,5 +92,14 @@ def run(args: argparse.Namespace) -> int:
         flush=True,
     )
     asyncio.run(worker.run())
-    # Declared lost: its running turns were settled RECOVERY_REQUIRED by the other workers.
-    return exit_codes.RECOVERY_REQUIRED if worker.lost else exit_codes.OK
+    if worker.lost:
+        # Fenced: its running turns were settled RECOVERY_REQUIRED by the other workers.
+        print(
+            f"baton worker {settings.name}: stopped: its runs were settled by another worker "
+            f"while it was paused or cut off from the store (RUN_CLAIM_LOST: "
+            f"{worker.fenced_reason})",
+            file=sys.stderr,
+            flush=True,
+        )
+        return exit_codes.WORKER_FENCED
+    return exit_codes.OK

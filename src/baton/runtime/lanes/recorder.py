@@ -224,6 +224,8 @@ class Recorder:
                 and run.prompt_ref is None
             ):
                 raise
+            # The earlier take committed (its answer was lost): its claim is this process's.
+            self.store.hold_claim(run_id, run.epoch)
         return run_id
 
     async def run_attached(self, run_id: str, session_id: str, server_id: str) -> None:
@@ -245,7 +247,7 @@ class Recorder:
         is waited for (bounded); the write sets a value, so repeating it is safe."""
 
         async def write() -> None:
-            self.store.set_pending_questions(run_id, count)
+            await self.store.offload(lambda: self.store.set_pending_questions(run_id, count))
 
         await until_stored(write)
 
