@@ -250,7 +250,7 @@ class FleetWorker:
         while True:
             await asyncio.sleep(self.settings.heartbeat_seconds)
             try:
-                self.store.worker_heartbeat(self.name)
+                await self.store.offload(lambda: self.store.worker_heartbeat(self.name))
             except StoreUnavailable as exc:
                 self.healthy_since = None
                 LOG.warning("heartbeat not recorded: %s", exc)

@@ -64,6 +64,12 @@ CONNECT_TIMEOUT_SECONDS: Final = 10
 #: (milliseconds), like SQLite's busy timeout: a stuck writer elsewhere fails this call
 #: instead of hanging the event loop.
 STATEMENT_TIMEOUT_MS: Final = 30_000
+#: How long the server keeps a transaction open while its client sends nothing (milliseconds):
+#: a client cut off from the server (a network partition, a paused process) in the middle of
+#: a write transaction would otherwise hold the rows it locked (a run's row) until the cut
+#: heals, and no other worker could settle that run meanwhile. A live client sends its next
+#: statement within milliseconds.
+IDLE_IN_TRANSACTION_TIMEOUT_MS: Final = 10_000
 #: How long a call outside a transaction keeps trying to reconnect to a server that went away
 #: (a restart, a failover) before it fails as STORE_UNAVAILABLE (seconds), and the pause
 #: between two tries. Only a read or the start of a write is retried this way: nothing of it
@@ -161,7 +167,10 @@ class PostgresConnection:
             self._all.append(conn)
 
     def _connect(self, timeout: int) -> psycopg.Connection[Any]:
-        options = f"-c statement_timeout={STATEMENT_TIMEOUT_MS}"
+        options = (
+            f"-c statement_timeout={STATEMENT_TIMEOUT_MS} "
+            f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_TIMEOUT_MS}"
+        )
         if self.read_only:
             options += " -c default_transaction_read_only=on"
         with self.errors():
