@@ -515,7 +515,8 @@ class StoreDatabase:
     def _claim_lost(self, run_id: str, owner: str | None, epoch: int, status: str) -> None:
         """Raise RunClaimLost for run ``run_id`` (now ``owner``/``epoch``), telling the
         listeners first."""
-        held = self.claims.pop(run_id, None)
+        # The stale claim stays: every later write of this run is refused the same way.
+        held = self.claims.get(run_id)
         error = RunClaimLost(
             f"run {run_id} is no longer this process's: it is {status}, epoch {epoch} "
             f"(this process held epoch {held}); another process settled or took it over"

@@ -95,9 +95,9 @@ def run(args: argparse.Namespace) -> int:
     if worker.lost:
         # Fenced: its running turns were settled RECOVERY_REQUIRED by the other workers.
         print(
-            f"baton worker {settings.name}: stopped: its runs were settled by another worker "
-            f"while it was paused or cut off from the store (RUN_CLAIM_LOST: "
-            f"{worker.fenced_reason})",
+            f"baton worker {settings.name}: RUN_CLAIM_LOST: stopped, its turns were settled "
+            f"by another worker while it was paused or cut off from the store "
+            f"({worker.fenced_reason})",
             file=sys.stderr,
             flush=True,
         )
