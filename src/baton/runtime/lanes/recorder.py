@@ -261,3 +261,11 @@ class Recorder:
         """Materialized items of a run (``after``: the items it held before these, which
         makes the append safe to repeat; see :meth:`Store.append_items`)."""
         self.store.append_items(run_id, items, after=after)
+
+    async def items_off_loop(
+        self, run_id: str, items: Sequence[NewItem], *, after: int | None = None
+    ) -> None:
+        """:meth:`items`, off the event loop on a shared store (:meth:`Store.offload`).
+
+        Cancellation: the append's outcome is unknown to the cancelled caller."""
+        await self.store.offload(lambda: self.store.append_items(run_id, items, after=after))
