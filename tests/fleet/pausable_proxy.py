@@ -78,6 +78,8 @@ class PausableProxy:
                 await self._open.wait()
                 writer.write(data)
                 await writer.drain()
+        except (OSError, asyncio.IncompleteReadError):
+            return  # a side went away: the connection ends
         finally:
             with contextlib.suppress(OSError, RuntimeError):
                 writer.write_eof()
