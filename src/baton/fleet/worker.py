@@ -20,6 +20,11 @@ store (its end was not recorded) is settled by this worker (``_settle_unended``)
 sweep settles the runs and adopts the jobs this process owns but no job of it is running
 (:mod:`baton.fleet.sweep`). The worker judges its peers' heartbeats only after a lease of
 its own (``healthy_since``).
+
+Fenced (docs/fleet.md, "Fencing"). Every write of a run this worker took carries its claim;
+when the store refuses one (RUN_CLAIM_LOST: a peer settled the run while this worker was
+paused or cut off) or a heartbeat finds it LOST, the worker cancels its jobs, takes no more
+work and ``baton worker`` exits 10 with one line (:meth:`FleetWorker.fence_off`).
 """
 
 from __future__ import annotations
