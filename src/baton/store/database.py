@@ -449,7 +449,9 @@ class StoreDatabase:
     def close(self) -> None:
         """Close the database connection (every thread's). Idempotent."""
         if self._writers is not None:
-            self._writers.shutdown(wait=True)
+            # A write stuck on a dead connection must not hold the close up: the connections
+            # are closed next, which ends it.
+            self._writers.shutdown(wait=False, cancel_futures=True)
             self._writers = None
         self._conn.close()
 
@@ -502,15 +504,14 @@ class StoreDatabase:
             self._claim_lost(run_id, owner, epoch, status)
         return status, owner, epoch
 
-    def _claim_sql(self, run_id: str) -> str:
+    def _claim_where(self, run_id: str) -> tuple[str, tuple[Any, ...]]:
         """The condition a write to run ``run_id``'s own row adds when this process holds a
-        claim on it (the token, checked in the same statement); empty otherwise."""
-        return " AND owner = ? AND epoch = ?" if run_id in self.claims else ""
-
-    def _claim_args(self, run_id: str) -> tuple[Any, ...]:
-        """The parameters of :meth:`_claim_sql`."""
+        claim on it (the token, checked in the same statement), and its parameters; nothing
+        otherwise."""
         held = self.claims.get(run_id)
-        return () if held is None else (self.owner, held)
+        if held is None:
+            return "", ()
+        return " AND owner = ? AND epoch = ?", (self.owner, held)
 
     def _claim_lost(self, run_id: str, owner: str | None, epoch: int, status: str) -> None:
         """Raise RunClaimLost for run ``run_id`` (now ``owner``/``epoch``), telling the

@@ -327,12 +327,13 @@ class RunRecords(StoreDatabase):
     ) -> Run:
         """Attach a run to its session (and server instance, when given) once they are known
         (fenced by this process's claim)."""
+        fence, token = self._claim_where(run_id)
         with self._tx() as conn:
             updated = conn.execute(
                 "UPDATE runs SET session_id = ?, "
                 "server_instance_id = COALESCE(?, server_instance_id), updated_at = ? "
-                f"WHERE id = ?{self._claim_sql(run_id)}",
-                (session_id, server_instance_id, self._now(), run_id, *self._claim_args(run_id)),
+                f"WHERE id = ?{fence}",
+                (session_id, server_instance_id, self._now(), run_id, *token),
             ).rowcount
             if updated == 0:
                 self._fence(conn, run_id)  # the reason: no run, or the claim was lost
@@ -343,11 +344,11 @@ class RunRecords(StoreDatabase):
         await self._publish([prompt_ref])
 
         def write() -> Run:
+            fence, token = self._claim_where(run_id)
             with self._tx() as conn:
                 updated = conn.execute(
-                    f"UPDATE runs SET prompt_ref = ?, updated_at = ? WHERE id = ?"
-                    f"{self._claim_sql(run_id)}",
-                    (ref_text(prompt_ref), self._now(), run_id, *self._claim_args(run_id)),
+                    f"UPDATE runs SET prompt_ref = ?, updated_at = ? WHERE id = ?{fence}",
+                    (ref_text(prompt_ref), self._now(), run_id, *token),
                 ).rowcount
                 if updated == 0:
                     self._fence(conn, run_id)  # the reason: no run, or the claim was lost
