@@ -78,6 +78,12 @@ def proxy_to(postgres_database: str) -> Iterator[Any]:
         proxy.close()
 
 
+#: This test's own bound (seconds): two workers' start, a lease, the settle and the stale
+#: worker's exit, on a loaded machine (the suite's default is 120 s).
+FENCING_TEST_TIMEOUT = 300
+
+
+@pytest.mark.timeout(FENCING_TEST_TIMEOUT)
 @pytest.mark.parametrize("cut", ["sigstop", "network"])
 @pytest.mark.parametrize("point", sorted(POINTS))
 async def test_a_stale_worker_writes_nothing_to_its_settled_run(

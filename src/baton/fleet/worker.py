@@ -359,6 +359,11 @@ class FleetWorker:
         self.running_runs.add(run_id)
         try:
             await self._run_job(run_id)
+        except Exception as exc:
+            if not self.lost:
+                raise
+            # Fenced off: the run was settled by a peer; what failed here is moot.
+            LOG.debug("job %s of a fenced worker ended: %s", job_id, type(exc).__name__)
         finally:
             self.running_jobs.pop(job_id, None)
             self.running_runs.discard(run_id)

@@ -162,6 +162,9 @@ MAX_IDS_PER_QUERY: Final = 500
 #: the connections one process opens to the database (this many plus the event loop's own),
 #: so a fleet of many workers stays under the server's ``max_connections``.
 STORE_WRITE_THREADS: Final = 2
+#: Rows one multi-row INSERT binds (:meth:`StoreDatabase._insert_rows`): at six columns,
+#: under SQLite's oldest bound on host parameters (999).
+MAX_ROWS_PER_INSERT: Final = 100
 #: Most claims one store remembers (run id -> epoch): a claim is dropped when its holder
 #: writes the run's end, so this bounds only a process that takes runs and never ends them.
 MAX_CLAIMS_HELD: Final = 10_000
@@ -550,6 +553,16 @@ class StoreDatabase:
                 max_workers=STORE_WRITE_THREADS, thread_name_prefix="baton-store"
             )
         return await asyncio.get_running_loop().run_in_executor(self._writers, action)
+
+    def _insert_rows(self, conn: StoreConnection, head: str, rows: Sequence[Sequence[Any]]) -> None:
+        """``head`` (``INSERT INTO t (a, b)``) with ``rows``, MAX_ROWS_PER_INSERT per
+        statement: each batch one message to the server (no pipeline of statements a cut
+        network could leave half-sent, holding the transaction's locks open) and one round
+        trip."""
+        for start in range(0, len(rows), MAX_ROWS_PER_INSERT):
+            batch = rows[start : start + MAX_ROWS_PER_INSERT]
+            marks = ", ".join("(" + ", ".join("?" for _ in row) + ")" for row in batch)
+            conn.execute(f"{head} VALUES {marks}", [value for row in batch for value in row])
 
     def _rows_with_ids(self, table: str, columns: str, ids: Iterable[str]) -> Iterator[Any]:
         """Rows (``columns``) of ``table`` whose ``id`` is one of ``ids``, in no order: one

@@ -325,8 +325,9 @@ class FleetRecords(StoreDatabase):
                 "SELECT MAX(seq) FROM run_events WHERE run_id = ?", (run_id,)
             ).fetchone()
             start = 0 if last is None or last[0] is None else int(last[0]) + 1
-            conn.executemany(
-                "INSERT INTO run_events (run_id, seq, event) VALUES (?, ?, ?)",
+            self._insert_rows(
+                conn,
+                "INSERT INTO run_events (run_id, seq, event)",
                 [
                     (run_id, start + index, self._json(dict(event), "run event"))
                     for index, event in enumerate(events)

@@ -64,9 +64,9 @@ class ItemRecords(StoreDatabase):
                     )
                 )
             if rows[present:]:
-                conn.executemany(
-                    "INSERT INTO items (run_id, seq, kind, content, coalesced_events, "
-                    "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                self._insert_rows(
+                    conn,
+                    "INSERT INTO items (run_id, seq, kind, content, coalesced_events, created_at)",
                     rows[present:],
                 )
         return [

@@ -320,6 +320,10 @@ def classify_postgres_error(exc: Exception, where: str) -> StorageError | None:
         return StorageFull(f"{where}: the database server has no space left ({exc})")
     if isinstance(exc, pg_errors.ReadOnlySqlTransaction | pg_errors.InsufficientPrivilege):
         return StorageReadOnly(f"{where}: the run store cannot be written here ({exc})")
+    if isinstance(exc, pg_errors.IdleInTransactionSessionTimeout):
+        # The server ended a transaction this client left open (a paused process, a cut
+        # network: IDLE_IN_TRANSACTION_TIMEOUT_MS) and closed the connection: rolled back.
+        return StoreUnavailable(f"{where}: the database ended an idle transaction ({exc})")
     if isinstance(exc, pg_errors.QueryCanceled | pg_errors.LockNotAvailable):
         return StoreUnavailable(f"{where}: the database did not answer in time ({exc})")
     if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
