@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: venv dev demo test test-pythons test-lowest acp-types docs test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
+.PHONY: venv dev demo test test-atif test-pythons test-lowest acp-types docs test-fleet lint typecheck pytest bench qualify test-v2-sdks dist dist-check test-browser clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -106,6 +106,21 @@ test-browser: $(VENV)/.browser
 		DEBIAN_FRONTEND=noninteractive $(AS_ROOT) apt-get install -y -q chromium chromium-driver; fi
 	BATON_CHROMIUM="$(CHROMIUM)" BATON_INSPECTOR_SCREENSHOTS="$(CURDIR)/docs/inspector" \
 		$(BIN)/pytest -q -p no:cacheprovider tests/browser
+# Trajectories validated by the format's published models (docs/trajectories.md,
+# docs/decisions.md "ATIF validation"): Harbor's pydantic models of ATIF import only pydantic,
+# so .venv-atif holds pydantic and the `harbor` wheel without its dependencies (it declares
+# Python 3.12+; its trajectory models run on 3.11, which tests/atif shows); the tests export
+# runs with the main venv and validate them in that interpreter.
+ATIF_VENV := .venv-atif
+HARBOR_VERSION ?= 0.26.0
+$(ATIF_VENV)/.harbor-$(HARBOR_VERSION):
+	$(PYTHON) -m venv $(ATIF_VENV)
+	$(ATIF_VENV)/bin/python -m pip install -q 'pydantic>=2.14'
+	$(ATIF_VENV)/bin/python -m pip install -q --no-deps --ignore-requires-python 'harbor==$(HARBOR_VERSION)'
+	touch $@
+test-atif: $(VENV)/.dev $(ATIF_VENV)/.harbor-$(HARBOR_VERSION)
+	BATON_ATIF_PYTHON="$(CURDIR)/$(ATIF_VENV)/bin/python" $(BIN)/pytest -q -p no:cacheprovider tests/atif
+
 # Many hosts (issue 22, docs/fleet.md): the fleet suite and the run store's tests on
 # PostgreSQL. Installs Debian's postgresql when missing (as root; CI), starts a throwaway
 # cluster in a temporary directory (as the `postgres` user when run as root), runs the tests,
@@ -194,4 +209,4 @@ docs: $(VENV)/.docs
 	$(BIN)/mkdocs build --strict --quiet
 
 clean:
-	rm -rf $(VENV) .venv-py3.* $(LOWEST_VENV) .mypy_cache .pytest_cache .ruff_cache build dist src/*.egg-info
+	rm -rf $(VENV) .venv-py3.* $(LOWEST_VENV) $(ATIF_VENV) .mypy_cache .pytest_cache .ruff_cache build dist src/*.egg-info

@@ -286,7 +286,7 @@ class Suite:
         """A data directory with three runs and a named session of one turn, and a run id."""
         data = self.work / f"verbs-{tree.label}"
         scripted = shlex.join([*BATON_MAIN, "agent", "scripted"])
-        env = tree.env
+        env = {**tree.env, "BATON_AUTOSTART": "0"}  # this process's turns, no service
         for index in range(3):
             subprocess.run(
                 [*BATON_MAIN, "run", "--data-dir", str(data), "--agent-command", scripted,

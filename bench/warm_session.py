@@ -2,7 +2,9 @@
 the data directory's service (its agent process and provider session stay attached) against
 the same turn from a cold CLI (`--no-server`: a new agent process, initialize, session/resume,
 then the prompt), with the scripted agent started with an artificial start-up delay standing
-in for a real adapter (claude-agent-acp takes seconds to start).
+in for a real adapter (claude-agent-acp takes seconds to start). The warm path is measured
+twice: through an explicit `baton serve`, and by default (no flag: the session's first turn
+starts the service in the background, which the benchmark stops at the end).
 
     .venv/bin/python bench/warm_session.py [--startup-delay 2.0] [--rounds 3]
 
@@ -67,6 +69,7 @@ def main() -> int:
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(root),
             "BATON_HOME": str(root / "data"),
+            "BATON_AUTOSTART": "0",  # the explicit rounds: no background start
         }
         agent = f"{sys.executable} -m baton.agents.scripted --startup-delay {args.startup_delay:g}"
         cold = [
@@ -89,12 +92,20 @@ def main() -> int:
         finally:
             service.send_signal(signal.SIGTERM)
             service.wait(timeout=COMMAND_SECONDS)
+        by_default = {**env, "BATON_AUTOSTART": "1", "BATON_HOME": str(root / "default")}
+        try:
+            auto = [_second_turn(by_default, cwd, f"auto-{n}", agent) for n in range(args.rounds)]
+        finally:
+            _baton(by_default, cwd, "serve", "--stop")
     cold_median, warm_median = statistics.median(cold), statistics.median(warm)
+    auto_median = statistics.median(auto)
     print(f"scripted agent start-up delay: {args.startup_delay:g}s, {args.rounds} rounds")
     shown = lambda times: ", ".join(f"{t:.2f}" for t in times)  # noqa: E731
     print(f"second turn, cold CLI (--no-server):     median {cold_median:.2f}s ({shown(cold)})")
     print(f"second turn, warm (through the service): median {warm_median:.2f}s ({shown(warm)})")
+    print(f"second turn, by default (auto-started):  median {auto_median:.2f}s ({shown(auto)})")
     print(f"ratio cold/warm: {cold_median / warm_median:.1f}x")
+    print(f"ratio cold/default: {cold_median / auto_median:.1f}x")
     return 0
 
 

@@ -36,6 +36,11 @@ from hypothesis import settings as hypothesis_settings
 from baton.connection.core import Connection
 from baton.store import Store
 
+# A session's turn in the suite never starts a `baton serve` in the background (issue 30,
+# item 2): every subprocess that inherits this environment works in its own process unless
+# its test turns the start on (BATON_AUTOSTART=1) or starts a service itself.
+os.environ["BATON_AUTOSTART"] = "0"
+
 _HERE = str(Path(__file__).parent)
 if _HERE not in sys.path:
     sys.path.insert(0, _HERE)

@@ -110,3 +110,15 @@ def test_dir_lists_the_public_names_without_importing_them() -> None:
 
     for name in baton.__all__:
         assert getattr(baton, name) is not None, name
+
+
+def test_the_readme_leads_with_what_installs_today() -> None:
+    # baton-acp is not on PyPI yet (issue 30, item 8): the first install command is the
+    # clone's, and the PyPI lines come after it, said to need the upload.
+    text = README.read_text(encoding="utf-8")
+    install = text[text.index("## Install\n") :]
+    first_clone = install.index("make demo")
+    first_pypi = install.index("pipx install baton-acp")
+    assert first_clone < first_pypi
+    assert "not on PyPI yet" in install[:first_clone]
+    assert "Once `baton-acp` is published" in install[first_clone:first_pypi]

@@ -56,6 +56,9 @@ RANKS: Final[dict[str, float]] = {
     "baton.runtime.conversations": 4.95,
     # Many hosts: the queue (submit, workers, settling lost workers) over the Runtime.
     "baton.fleet": 4.95,
+    # Batches (issue 32): many runs of the Runtime's public API, each cell through
+    # Runtime.start, recorded in the store; the surfaces run and show them.
+    "baton.batches": 4.96,
     # The JSON documents both surfaces show (runs, sessions, recovery, readiness, workers, the
     # schema version), below them so the CLI and the service stay siblings.
     "baton.views": 4.97,

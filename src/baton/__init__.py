@@ -12,6 +12,7 @@ for the bundled agent, the wire layer and `baton --version`)::
     from baton import StorageError, InternalError, ConfigurationError, RecordNotFound
     from baton import AgentNotInstalled, SessionSetupFailed, Fault, SCRIPTED_AGENT
     from baton import Conversations, Session, NewConversation, PromptOptions  # named sessions
+    from baton import Batch, BatchSpec, load_batch_spec            # batches (docs/batches.md)
 """
 
 from __future__ import annotations
@@ -24,6 +25,9 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from baton.batches.batch import Batch
+    from baton.batches.spec import BatchSpec
+    from baton.batches.spec import load_spec as load_batch_spec
     from baton.errors import (
         AgentError,
         AgentNotInstalled,
@@ -132,10 +136,13 @@ _EXPORTS = {
     "Session": "baton.runtime.conversations",
     "NewConversation": "baton.runtime.conversations",
     "PromptOptions": "baton.runtime.conversations",
+    "Batch": "baton.batches.batch",
+    "BatchSpec": "baton.batches.spec",
+    "load_spec": "baton.batches.spec",
 }
 
 #: Public names that are another module's name under a shorter spelling.
-_ALIASES = {"Policy": "PolicyName"}
+_ALIASES = {"Policy": "PolicyName", "load_batch_spec": "load_spec"}
 
 __all__ = [
     "SCRIPTED_AGENT",
@@ -144,6 +151,8 @@ __all__ = [
     "AskAnswer",
     "AskPrompt",
     "Asker",
+    "Batch",
+    "BatchSpec",
     "BatonError",
     "BudgetExpired",
     "CommandsPayload",
@@ -192,6 +201,7 @@ __all__ = [
     "WarningPayload",
     "WorkspaceChangesPayload",
     "__version__",
+    "load_batch_spec",
 ]
 
 

@@ -279,6 +279,36 @@ class CapabilityNotAdvertised(UsageError):
         self.capability = capability
 
 
+class SessionForkNotAdvertised(CapabilityNotAdvertised):
+    """`baton session fork` against an agent that does not advertise
+    ``sessionCapabilities.fork`` (unstable ACP); nothing was sent. The message names the next
+    step."""
+
+    code = "SESSION_FORK_NOT_ADVERTISED"
+
+    def __init__(self, detail: str = "") -> None:
+        UsageError.__init__(
+            self,
+            "forking a session needs the agent capability sessionCapabilities.fork (unstable "
+            f"ACP), which {detail or 'the agent'} did not advertise; nothing was sent. Next: "
+            "start a new session instead (`baton session new NAME --agent ...`), or use an "
+            "agent that advertises session/fork",
+        )
+        self.capability = "sessionCapabilities.fork"
+
+
+class SessionForkAtTurnUnsupported(CapabilityNotAdvertised):
+    """`baton session fork --at-turn N` against an agent without Baton's fork extension
+    (``sessionCapabilities.fork._meta["baton.forkAtTurn"]``, baton.wire.fork), or N beyond
+    the parent's turns; nothing was sent. The message names the next step."""
+
+    code = "SESSION_FORK_AT_TURN_UNSUPPORTED"
+
+    def __init__(self, message: str) -> None:
+        UsageError.__init__(self, message)
+        self.capability = 'sessionCapabilities.fork._meta["baton.forkAtTurn"]'
+
+
 class ChoiceNotAdvertised(UsageError):
     """A requested value (mode, model, effort, config value, auth method) is not among what the
     session or agent advertised; nothing was sent. ``advertised`` lists what was offered."""
@@ -569,6 +599,14 @@ class RunNotFound(RecordNotFound):
     """No run has this id or starts with this prefix."""
 
     code = "RUN_NOT_FOUND"
+
+
+class RunNotCancellable(UsageError):
+    """`baton cancel`: the run cannot be stopped from here: it ended already, or the process
+    running it is on another host or is not a Baton command line (the message says where to
+    stop it)."""
+
+    code = "RUN_NOT_CANCELLABLE"
 
 
 class AmbiguousRunId(UsageError):
@@ -1084,3 +1122,46 @@ class WorkspaceDiffIncomplete(WorkspaceError):
     would not be the whole change; ``baton diff`` prints it only with ``--partial``."""
 
     code = "WORKSPACE_DIFF_INCOMPLETE"
+
+
+# --- batches (docs/batches.md) -------------------------------------------------------------
+
+
+class BatchError(UsageError):
+    """A batch (many tasks across many agents) cannot be run, resumed or read as asked."""
+
+    code = "BATCH_ERROR"
+
+
+class BatchSpecInvalid(BatchError):
+    """A batch spec file (TOML or JSONL) is not what docs/batches.md describes; the message
+    names the file, the line (JSONL) or the field."""
+
+    code = "BATCH_SPEC_INVALID"
+
+
+class BatchNotFound(RecordNotFound):
+    """No batch of the store has this id (or unique prefix)."""
+
+    code = "BATCH_NOT_FOUND"
+
+
+class BatchBusy(BatchError):
+    """Another live Baton process is running this batch (resume it once that one ended)."""
+
+    code = "BATCH_BUSY"
+
+
+class BatchStateInvalid(StoreConflict):
+    """A write asked for a batch or cell state change its transition table
+    (:mod:`baton.store.batch_states`) does not allow; nothing was written."""
+
+    code = "BATCH_STATE_INVALID"
+
+
+class SessionMaxCostReached(UsageError):
+    """The session's reported cost reached the cap it was created with (``session new
+    --max-cost``): its next prompt is refused before anything is sent (a running turn is
+    never stopped by it)."""
+
+    code = "SESSION_MAX_COST_REACHED"

@@ -267,6 +267,52 @@ async def test_list_close_delete_fork(spawn: Any) -> None:
     assert caught.value.rpc_code == -32002
 
 
+async def test_fork_at_a_turn_behind_batons_extension(spawn: Any) -> None:
+    agent = await spawn(
+        "--cap", 'sessionCapabilities.fork={"_meta":{"baton.forkAtTurn":true}}', "--no-state-dir"
+    )
+    session = await agent.start()
+    for text in ("echo one", "echo two"):
+        await agent.prompt(session, text)
+    cwd = str(agent.cwd)
+    early = await call(
+        agent,
+        "session/fork",
+        {"sessionId": session, "cwd": cwd, "_meta": {"baton.forkAtTurn": 1}},
+    )
+    agent.notifications.clear()
+    await call(
+        agent, "session/load", {"sessionId": early["sessionId"], "cwd": cwd, "mcpServers": []}
+    )
+    replayed = [
+        n["params"]["update"]["content"]["text"]
+        for n in agent.notifications
+        if n["params"]["update"]["sessionUpdate"] == "user_message_chunk"
+    ]
+    assert replayed == ["echo one"]
+    for bad in (3, 0, "1"):
+        with pytest.raises(AgentRequestError) as caught:
+            await call(
+                agent,
+                "session/fork",
+                {"sessionId": session, "cwd": cwd, "_meta": {"baton.forkAtTurn": bad}},
+            )
+        assert caught.value.rpc_code == -32602
+
+
+async def test_fork_at_a_turn_is_refused_unless_advertised(spawn: Any) -> None:
+    agent = await spawn("--cap", "sessionCapabilities.fork={}", "--no-state-dir")
+    session = await agent.start()
+    await agent.prompt(session, "echo one")
+    with pytest.raises(AgentRequestError) as caught:
+        await call(
+            agent,
+            "session/fork",
+            {"sessionId": session, "cwd": str(agent.cwd), "_meta": {"baton.forkAtTurn": 1}},
+        )
+    assert caught.value.rpc_code == -32602 and "not advertised" in caught.value.agent_message
+
+
 async def test_close_cancels_the_running_turn(spawn: Any) -> None:
     agent = await spawn()
     session = await agent.start()

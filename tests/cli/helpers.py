@@ -22,6 +22,9 @@ def env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "HOME": str(tmp_path),
         "BATON_HOME": str(tmp_path / "d"),
         "TERM": "xterm",
+        # No `baton serve` started in the background by a session's turn (issue 30): a test
+        # that wants one says so (BATON_AUTOSTART="1").
+        "BATON_AUTOSTART": "0",
     }
     return {**base, **extra}
 

@@ -47,3 +47,27 @@ def test_a_continued_turn_names_its_session_in_the_summary(tmp_path: Path) -> No
     assert done.returncode == 0, done.stderr
     [summary] = [line for line in done.stderr.splitlines() if line.startswith("— ")]
     assert summary.endswith("· session demo1")
+
+
+def test_continue_without_a_session_offers_create_and_create_starts_one(tmp_path: Path) -> None:
+    refused = baton(tmp_path, "run", "--continue", "--agent-command", AGENT, "echo hi")
+    assert refused.returncode == 2
+    assert "SESSION_NOT_FOUND" in refused.stderr
+    assert "add --create" in refused.stderr and "baton run --continue --create" in refused.stderr
+    made = baton(tmp_path, "run", "--continue", "--create", "--agent-command", AGENT, "echo one")
+    assert made.returncode == 0, made.stderr
+    [note] = [line for line in made.stderr.splitlines() if "created session" in line]
+    name = note.rsplit(" ", 1)[1]
+    [summary] = [line for line in made.stderr.splitlines() if line.startswith("— ")]
+    assert summary.endswith(f"· session {name}")
+    # The next --continue (with or without --create) is a turn of that same session.
+    again = baton(tmp_path, "run", "--continue", "--create", "--agent-command", AGENT, "echo two")
+    assert again.returncode == 0, again.stderr
+    assert "created session" not in again.stderr
+    [summary] = [line for line in again.stderr.splitlines() if line.startswith("— ")]
+    assert summary.endswith(f"· session {name}")
+
+
+def test_create_needs_continue(tmp_path: Path) -> None:
+    done = baton(tmp_path, "run", "--create", "--agent-command", AGENT, "echo hi")
+    assert done.returncode == 2 and "--create goes with --continue" in done.stderr

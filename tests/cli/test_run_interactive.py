@@ -59,7 +59,12 @@ def test_ctrl_c_at_the_prompt_answers_cancelled(tmp_path: Path) -> None:
 def test_a_run_waiting_at_the_terminal_is_awaiting_approval_everywhere(tmp_path: Path) -> None:
     child = spawn(tmp_path, "write a.txt hello")
     child.expect("Ctrl-C cancels")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(tmp_path / "d")}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "BATON_HOME": str(tmp_path / "d"),
+        "BATON_AUTOSTART": "0",
+    }
 
     def runs(*flags: str) -> str:
         done = subprocess.run(

@@ -78,7 +78,14 @@ def test_a_conversation_continues_across_processes_and_closes(tmp_path: Path) ->
 
     row = listing(tmp_path)["work"]
     assert (row["status"], row["turns"], row["schemaVersion"]) == ("IDLE", 2, 1)
-    assert row["capabilities"] == {"resume": True, "load": True, "close": True, "list": True}
+    assert row["capabilities"] == {
+        "resume": True,
+        "load": True,
+        "close": True,
+        "list": True,
+        "fork": False,
+        "forkAtTurn": False,
+    }
     assert row["providerSessionId"] == result["providerSessionId"]
 
     show = baton(tmp_path, "session", "show", "work", "--json")

@@ -240,7 +240,8 @@ async def test_initialize_sends_exactly_what_baton_implements(make: Any) -> None
     }
     assert h.client.codec.version == 1
     assert h.client.initialized is not None
-    assert h.client.capabilities.unmodeled == ("sessionCapabilities.fork",)
+    assert h.client.capabilities.unmodeled == ()
+    assert h.client.capabilities.session_fork
     before = h.written()
     with pytest.raises(ClientStateError):
         await h.client.initialize()

@@ -76,7 +76,18 @@ DELETE: Final = "sessionCapabilities.delete"
 RESUME: Final = "sessionCapabilities.resume"
 CLOSE: Final = "sessionCapabilities.close"
 LOGOUT: Final = "auth.logout"
-GATES: Final = (ADD_DIR, SYSTEM_PROMPT, SYSTEM_PROMPT_OVERRIDE, LIST, DELETE, RESUME, CLOSE, LOGOUT)
+FORK: Final = "sessionCapabilities.fork"
+GATES: Final = (
+    ADD_DIR,
+    SYSTEM_PROMPT,
+    SYSTEM_PROMPT_OVERRIDE,
+    LIST,
+    DELETE,
+    RESUME,
+    CLOSE,
+    LOGOUT,
+    FORK,
+)
 
 #: What Baton reads from each capture's initialize answer: the negotiated version, the gates
 #: that allow (every other gate of GATES refuses), what it does not model, the auth methods.
@@ -92,24 +103,33 @@ EXPECTED: Final[dict[tuple[str, str], dict[str, Any]]] = {
             RESUME,
             CLOSE,
             LOGOUT,
+            FORK,
         },
-        "unmodeled": ("providers", "sessionCapabilities.fork"),
+        "unmodeled": ("providers",),
         "auth": (),
     },
     (CLAUDE, "auto"): {
         "version": 2,
         # v2's `session` marker means new, list, resume and close; the system prompt is the
         # draft's unstable session.systemPrompt; no auth methods, so no logout.
-        "allowed": {ADD_DIR, SYSTEM_PROMPT, SYSTEM_PROMPT_OVERRIDE, LIST, DELETE, RESUME, CLOSE},
-        "unmodeled": ("providers", "session.fork"),
+        "allowed": {
+            ADD_DIR,
+            SYSTEM_PROMPT,
+            SYSTEM_PROMPT_OVERRIDE,
+            LIST,
+            DELETE,
+            RESUME,
+            CLOSE,
+            FORK,
+        },
+        "unmodeled": ("providers",),
         "auth": (),
     },
     (CODEX, "1"): {
         "version": 1,
-        "allowed": {ADD_DIR, SYSTEM_PROMPT, LIST, DELETE, RESUME, CLOSE, LOGOUT},
+        "allowed": {ADD_DIR, SYSTEM_PROMPT, LIST, DELETE, RESUME, CLOSE, LOGOUT, FORK},
         "unmodeled": (
             "providers",
-            "sessionCapabilities.fork",
             "sessionCapabilities.title",
             "sessionCapabilities.subagents",
         ),
@@ -117,8 +137,8 @@ EXPECTED: Final[dict[tuple[str, str], dict[str, Any]]] = {
     },
     (CODEX, "auto"): {
         "version": 2,
-        "allowed": {ADD_DIR, SYSTEM_PROMPT, LIST, DELETE, RESUME, CLOSE, LOGOUT},
-        "unmodeled": ("providers", "session.fork", "session.title"),
+        "allowed": {ADD_DIR, SYSTEM_PROMPT, LIST, DELETE, RESUME, CLOSE, LOGOUT, FORK},
+        "unmodeled": ("providers", "session.title"),
         "auth": ("api-key", "chat-gpt", "chat-gpt-device-code"),
     },
     (FAST, "1"): {

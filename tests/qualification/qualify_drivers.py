@@ -172,6 +172,8 @@ def base_environment(rig: Rig) -> dict[str, str]:
         "BATON_CONFIG": str(rig.config),
         "TMPDIR": str(rig.root / "tmp"),
         "TERM": "dumb",
+        # Each check says which process runs a turn: no service started in the background.
+        "BATON_AUTOSTART": "0",
     }
     if os.environ.get("PYTHONPATH"):
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]

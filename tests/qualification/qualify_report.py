@@ -14,7 +14,7 @@ import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from qualify_installs import ALL_PINS, PINS, Pin, times_file
 
@@ -233,8 +233,101 @@ def _feature_rows() -> list[str]:
     return rows
 
 
+def _initialize_answers() -> list[tuple[str, str, dict[str, Any]]]:
+    """Each committed capture's ``initialize`` answer: (directory, offered, result)."""
+    found: list[tuple[str, str, dict[str, Any]]] = []
+    for path in sorted(FIXTURES.glob("*/initialize.json")):
+        answer = json.loads(path.read_text())
+        if isinstance(answer.get("result"), dict):
+            found.append((path.parent.name, "1", answer["result"]))
+    for path in sorted(FIXTURES.glob("*/features.protocol-*.json")):
+        doc = json.loads(path.read_text())
+        for record in doc["frames"]:
+            frame = record["frame"]
+            result = frame.get("result")
+            inbound = record["dir"] == "agent->client" and isinstance(result, dict)
+            if inbound and "protocolVersion" in result:
+                found.append((path.parent.name, str(doc["protocol"]), result))
+                break
+    return found
+
+
+def _marker(value: object) -> str:
+    if value is None:
+        return "-"
+    return f"`{json.dumps(value, sort_keys=True)}`"
+
+
+def _advertisement_rows() -> list[str]:
+    """What each adapter advertised in ``initialize``: version, steering, fork, auth."""
+    rows = []
+    for directory, offered, result in _initialize_answers():
+        caps = result.get("agentCapabilities") or result.get("capabilities") or {}
+        session_caps = caps.get("sessionCapabilities") or caps.get("session") or {}
+        fork = session_caps.get("fork") if isinstance(session_caps, dict) else None
+        steering = (result.get("_meta") or {}).get("steering")
+        auth: dict[str, Any] = caps.get("auth") if isinstance(caps.get("auth"), dict) else {}
+        methods = [
+            m.get("id") or m.get("methodId")
+            for m in result.get("authMethods") or []
+            if isinstance(m, dict)
+        ]
+        auth_bits = [
+            f"methods: {', '.join(str(m) for m in methods) or 'none'}",
+            f"auth.logout {'yes' if auth.get('logout') is not None else 'no'}",
+            f"auth.status {'yes' if auth.get('status') is not None else 'no'}",
+        ]
+        metas = (caps.get("_meta"), auth.get("_meta"))
+        if any(isinstance(meta, dict) and "authStatus" in meta for meta in metas):
+            auth_bits.append("vendor `_meta.authStatus`")
+        fork_text = "-" if fork is None else "advertised"
+        if isinstance(fork, dict) and fork.get("_meta"):
+            fork_text += f" (`_meta` {_marker(fork['_meta'])})"
+        steered = ""
+        capture = FIXTURES / directory / "steering.jsonl"
+        if offered == "1" and capture.exists():
+            lines = [json.loads(line) for line in capture.read_text().splitlines()]
+            answers = [x["message"].get("result") for x in lines if x["direction"] == "inbound"]
+            if answers and isinstance(answers[0], dict):
+                steered = f"; captured answer `{answers[0].get('outcome')}`"
+        rows.append(
+            f"| {directory} | {offered} | {result.get('protocolVersion')} | "
+            f"{_marker(steering)}{steered} | {fork_text} | {_cell('; '.join(auth_bits))} |"
+        )
+    return rows
+
+
+def _advertisements() -> list[str]:
+    return [
+        "## What each adapter advertised (issue 29)",
+        "",
+        "Read from the committed `initialize` answers (`initialize.json` of the pinned versions,",
+        "the `features.protocol-*.json` captures of the newest), offered version 1 or `auto` as",
+        "recorded. Steering is the vendor extension in the answer's top-level `_meta`",
+        "(docs/protocol.md, Steering); `session/fork` is `sessionCapabilities.fork` (v1) or",
+        '`session.fork` (v2); none advertises Baton\'s own `_meta["baton.forkAtTurn"]`, so',
+        "`baton session fork --at-turn` is refused against all of them. `auth.status` is the",
+        "unstable `auth/status` method; `_meta.authStatus` is the newest adapters' vendor marker",
+        "for their `_auth/status_update` notification, which Baton does not read.",
+        "",
+        "| capture | offered | answered | steering (`_meta.steering`) | `session/fork` | auth |",
+        "|---|---|---|---|---|---|",
+        *_advertisement_rows(),
+        "",
+        "The steering answers are real: the `steering` steps above hold a turn of the newest",
+        "adapters open against the mock model (`[[slow:SECONDS]]`), steer it through",
+        "`Conversations.steer` once its first text arrived, check that the answer is `injected`,",
+        "that the model's next request carried the text and that the turn still ended",
+        "`end_turn`, and keep the request and answer as",
+        "`tests/fixtures/adapters/<adapter>-<version>/steering.jsonl` (recorded with",
+        "`BATON_QUALIFY_RECORD=1`; tests/connection/test_steering_fixtures.py replays them in `make test`).",
+        "",
+    ]
+
+
 def _feature_captures() -> list[str]:
     return [
+        *_advertisements(),
         "## Feature captures of the newest adapters (issue 20)",
         "",
         "`python tests/qualification/record_features.py` records what the newest adapter versions",

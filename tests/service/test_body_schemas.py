@@ -73,6 +73,7 @@ PROBES: dict[str, Probe] = {
     ),
     "promptSession": Probe("/api/v1/sessions/nope/prompt", lambda api: {"prompt": "hi"}),
     "steerSession": Probe("/api/v1/sessions/nope/steer", lambda api: {"text": "hi"}),
+    "forkSession": Probe("/api/v1/sessions/nope/fork", lambda api: {"name": "fork"}),
     "setControl": Probe(
         "/api/v1/sessions/nope/controls",
         lambda api: {"controlId": "mode", "value": "x", "revision": "r1"},

@@ -82,7 +82,12 @@ def launch(tmp_path: Path, *extra: str, allow_agent_command: bool = True) -> Ser
     data_dir = tmp_path / "data"
     cwd = tmp_path / "work"
     cwd.mkdir(exist_ok=True)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(data_dir)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "BATON_HOME": str(data_dir),
+        "BATON_AUTOSTART": "0",
+    }
     process = subprocess.Popen(
         [
             sys.executable,
@@ -302,7 +307,12 @@ def test_sigkill_then_restart_leaves_the_run_recoverable(tmp_path: Path) -> None
 
 
 def test_one_service_per_data_directory_and_loopback_only(served: Served, tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "BATON_HOME": str(served.data_dir),
+        "BATON_AUTOSTART": "0",
+    }
     second = subprocess.run(
         [sys.executable, "-m", "baton.cli.main", "serve"],
         env=env,
@@ -329,7 +339,12 @@ def test_one_service_per_data_directory_and_loopback_only(served: Served, tmp_pa
 def test_runs_and_show_read_the_same_through_the_service_and_in_process(
     served: Served, tmp_path: Path
 ) -> None:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "BATON_HOME": str(served.data_dir),
+        "BATON_AUTOSTART": "0",
+    }
 
     def baton(*args: str) -> str:
         done = subprocess.run(
@@ -361,7 +376,12 @@ def test_run_session_through_the_service_prints_the_in_process_events(
     served: Served, tmp_path: Path
 ) -> None:
     agent = f"{AGENT} --state-dir {tmp_path / 'state'}"
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "BATON_HOME": str(served.data_dir),
+        "BATON_AUTOSTART": "0",
+    }
 
     def baton(*args: str) -> list[dict[str, Any]]:
         done = subprocess.run(
@@ -413,7 +433,12 @@ def test_the_cli_creates_and_runs_a_command_session_where_http_clients_are_refus
     try:
         # The bundled agent with its default state directory (under this test's HOME).
         agent = f"{AGENT}"
-        env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+        env = {
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "BATON_HOME": str(served.data_dir),
+            "BATON_AUTOSTART": "0",
+        }
 
         def baton(*args: str) -> subprocess.CompletedProcess[str]:
             return subprocess.run(
@@ -496,7 +521,12 @@ def test_twenty_concurrent_sessions_share_one_lane(served: Served) -> None:
 
 
 def test_session_new_and_close_go_through_the_service(served: Served, tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "BATON_HOME": str(served.data_dir),
+        "BATON_AUTOSTART": "0",
+    }
 
     def baton(*args: str) -> dict[str, Any]:
         done = subprocess.run(
@@ -522,7 +552,12 @@ def test_session_new_and_close_go_through_the_service(served: Served, tmp_path: 
 
 
 def test_serve_refuses_a_store_that_is_not_a_postgresql_url(tmp_path: Path) -> None:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(tmp_path / "d")}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "BATON_HOME": str(tmp_path / "d"),
+        "BATON_AUTOSTART": "0",
+    }
     refused = subprocess.run(
         [sys.executable, "-m", "baton.cli.main", "serve", "--store", "sqlite:///tmp/x.db"],
         env=env,
@@ -537,7 +572,12 @@ def test_serve_refuses_a_store_that_is_not_a_postgresql_url(tmp_path: Path) -> N
 
 def test_serve_status_and_stop_from_another_process(tmp_path: Path) -> None:
     served = launch(tmp_path)
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "BATON_HOME": str(served.data_dir)}
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "BATON_HOME": str(served.data_dir),
+        "BATON_AUTOSTART": "0",
+    }
 
     def serve(*flags: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(

@@ -90,7 +90,9 @@ def test_run_contexts_batch_their_lookups(tmp_path: Path) -> None:
         conn.set_trace_callback(None)
     assert [c["cwd"] for c in contexts] == [f"/w/{n}" for n in range(12)]
     assert {c["agent"] for c in contexts} == {"claude"}
-    assert len(statements) == 2, statements  # one for the servers, one for the sessions
+    # One for the servers, one for the sessions, one for the named sessions the runs are turns
+    # of (and one for the names of provider sessions, when a session has one): never per row.
+    assert len(statements) == 3, statements
 
 
 def test_list_runs_filters_by_agent_cwd_and_id_prefix_in_sql(tmp_path: Path) -> None:

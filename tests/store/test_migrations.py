@@ -30,9 +30,13 @@ TABLES = {
     # Version 8 (issue 31): workspaces and their runs' snapshots.
     "workspaces",
     "workspace_runs",
+    # Version 9 (issue 32): batches, their cells and the runs each cell started.
+    "batches",
+    "batch_cells",
+    "batch_runs",
 }
 #: The tables a later version than 5 added (absent from a version-4 store).
-AFTER_V5_TABLES = {"workspaces", "workspace_runs"}
+AFTER_V5_TABLES = {"workspaces", "workspace_runs", "batches", "batch_cells", "batch_runs"}
 
 
 def _connect(path: Path) -> sqlite3.Connection:

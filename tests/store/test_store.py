@@ -157,7 +157,15 @@ def test_sessions(store: Store, store_target: Any) -> None:
         store.update_session(session.id, state="ACTIVE", expected="CREATING")
     assert store.find_session_by_provider_id("claude", "prov-123") == ready
     assert store.find_session_by_provider_id("codex", "prov-123") is None
-    assert store.list_sessions(state="READY") == [ready]
+    again = store.create_session("claude", "/work", server_instance_id="srv-1")
+    again = store.update_session(
+        again.id, state="READY", expected="CREATING", provider_session_id="prov-123"
+    )
+    both = store.sessions_by_provider_id("claude", "prov-123")
+    assert sorted(s.id for s in both) == sorted([ready.id, again.id])
+    assert len(store.sessions_by_provider_id("claude", "prov-123", limit=1)) == 1
+    assert store.sessions_by_provider_id("codex", "prov-123") == []
+    assert sorted(s.id for s in store.list_sessions(state="READY")) == sorted([ready.id, again.id])
     assert store.list_sessions(profile="other") == []
     with pytest.raises(RecordNotFound):
         store.get_session("nope")

@@ -71,7 +71,7 @@ def test_claude_initialize() -> None:
         session_list=True,
         session_resume=True,
         session_close=True,
-        unmodeled=("sessionCapabilities.fork",),
+        session_fork=True,
         meta_keys=("claudeCode",),
     )
     assert result.auth_methods == ()

@@ -96,7 +96,7 @@ def test_an_unknown_capability_path_is_a_caller_mistake() -> None:
 def test_unmodeled_paths_are_recorded_only_when_advertised() -> None:
     capabilities = parse_agent_capabilities(
         {
-            "sessionCapabilities": {"fork": {}, "list": {}, "_meta": {"x": True}},
+            "sessionCapabilities": {"title": {}, "list": {}, "_meta": {"x": True}},
             "mcpCapabilities": {"http": True, "acp": False},
             "nes": {"jump": True},
             "positionEncoding": None,
@@ -106,12 +106,28 @@ def test_unmodeled_paths_are_recorded_only_when_advertised() -> None:
         }
     )
     assert capabilities.unmodeled == (
-        "sessionCapabilities.fork",
+        "sessionCapabilities.title",
         "nes",
         "promptCapabilities.video",
     )
     assert capabilities.meta_keys == ("claudeCode", "co.huggingface")
     assert capabilities.session_list and capabilities.mcp_http
+
+
+def test_fork_and_batons_at_turn_extension_are_read_from_the_fork_capability() -> None:
+    plain = parse_agent_capabilities({"sessionCapabilities": {"fork": {}}})
+    assert plain.session_fork and not plain.session_fork_at_turn
+    assert plain.supports("sessionCapabilities.fork")
+    extended = parse_agent_capabilities(
+        {"sessionCapabilities": {"fork": {"_meta": {"baton.forkAtTurn": True}}}}
+    )
+    assert extended.session_fork and extended.session_fork_at_turn
+    for meta in ({"baton.forkAtTurn": "yes"}, {"other.forkAtTurn": True}, "x"):
+        odd = parse_agent_capabilities({"sessionCapabilities": {"fork": {"_meta": meta}}})
+        assert odd.session_fork and not odd.session_fork_at_turn
+    absent = parse_agent_capabilities({"sessionCapabilities": {"fork": None}})
+    assert not absent.session_fork and not absent.session_fork_at_turn
+    assert not parse_agent_capabilities({}).session_fork
 
 
 def test_unmodeled_paths_are_bounded() -> None:

@@ -24,6 +24,7 @@ import dataclasses
 import os
 from typing import IO, Any, Final
 
+from baton.cli.permission_prompt import ANSWERED_ELSEWHERE, ANSWERED_ELSEWHERE_LINE
 from baton.cli.terminal import Screen, visible
 from baton.cli.tty_input import read_available
 from baton.connection.core import cancelled_by_agent
@@ -92,7 +93,12 @@ class TtyElicitor:
                 except asyncio.CancelledError as exc:
                     # Whatever was typed for this question belongs to no later one.
                     self._pending = b""
-                    self._write(AGENT_WITHDREW_LINE if cancelled_by_agent(exc) else WITHDRAWN_LINE)
+                    if ANSWERED_ELSEWHERE in exc.args:
+                        self._write(ANSWERED_ELSEWHERE_LINE)
+                    else:
+                        self._write(
+                            AGENT_WITHDREW_LINE if cancelled_by_agent(exc) else WITHDRAWN_LINE
+                        )
                     raise
 
     async def _ask(self, request: ElicitationRequest) -> ElicitationReply:

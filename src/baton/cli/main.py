@@ -41,15 +41,31 @@ VERBS: dict[str, tuple[str, str]] = {
         "open the inspector (the web page of baton serve), starting the service if needed",
     ),
     "submit": ("baton.cli.commands.submit", "queue a turn for the fleet's workers"),
+    "cancel": (
+        "baton.cli.commands.cancel",
+        "cancel a queued or running run (a fleet run from any host)",
+    ),
     "worker": ("baton.cli.commands.worker", "run the fleet's queued turns on this host"),
     "workers": ("baton.cli.commands.workers", "list the fleet's workers"),
     "workspace": ("baton.cli.commands.workspace", "list, show, remove and export workspaces"),
     "diff": ("baton.cli.commands.diff", "print a run's or session's workspace changes as a patch"),
+    "export": (
+        "baton.cli.commands.export",
+        "export a run or session as a trajectory (ATIF or the events as JSON lines)",
+    ),
     "agent": ("baton.cli.commands.agent", "run a bundled ACP agent on stdin/stdout"),
     "logout": ("baton.cli.commands.logout", "sign out of an agent (ACP logout, where advertised)"),
     "steer": (
         "baton.cli.commands.steer",
         "add text to a session's running turn (ACP steering), else queue it",
+    ),
+    "batch": (
+        "baton.cli.commands.batch",
+        "run many tasks across many agents, resumably, and export the results",
+    ),
+    "compare": (
+        "baton.cli.commands.compare",
+        "run one prompt across several agents, each in its own workspace, side by side",
     ),
     "completion": (
         "baton.cli.commands.completion",

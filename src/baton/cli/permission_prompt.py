@@ -59,6 +59,10 @@ READ_CHUNK_BYTES: Final = 1024
 
 #: What the prompt prints when the agent cancels its own request while it is on screen.
 AGENT_WITHDREW_LINE: Final = "\n(the agent withdrew this permission request)\n"
+#: The cancellation message of a prompt whose question someone else answered first (the
+#: inspector, the API: a turn run by `baton serve`), and what the prompt then prints.
+ANSWERED_ELSEWHERE: Final = "baton: answered elsewhere"
+ANSWERED_ELSEWHERE_LINE: Final = "\n(answered elsewhere: in the inspector or through the API)\n"
 
 CANCEL_WORDS: Final = frozenset({"c", "cancel", "q", "quit"})
 _CTRL_C: Final = "\x03"
@@ -189,11 +193,14 @@ class TtyAsker(Asker):
                     with self._keystrokes():
                         return await self._read_answer(prompt)
                 except asyncio.CancelledError as exc:
-                    self._write(
-                        AGENT_WITHDREW_LINE
-                        if cancelled_by_agent(exc)
-                        else "\n(no answer in time: the request is answered cancelled)\n"
-                    )
+                    if ANSWERED_ELSEWHERE in exc.args:
+                        self._write(ANSWERED_ELSEWHERE_LINE)
+                    else:
+                        self._write(
+                            AGENT_WITHDREW_LINE
+                            if cancelled_by_agent(exc)
+                            else "\n(no answer in time: the request is answered cancelled)\n"
+                        )
                     raise
 
     def _write(self, text: str) -> None:

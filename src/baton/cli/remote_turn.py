@@ -5,9 +5,13 @@ prints the same events it would print for an in-process turn.
 The prompt goes to ``POST /api/v1/sessions/{name}/prompt``; a queued prompt is followed
 (``GET .../prompts/{id}``) until it is a run, then the run's event stream is read and each
 event handed to the CLI's own sink, exactly the objects ``Runtime.run`` would have handed it
-(the service-only ``permission_*`` and ``elicitation_*`` events are left out). Under
-the ``ask`` policy the service asks through its API (`GET /api/v1/permissions`, the
-inspector), not this terminal.
+(the service-only ``permission_*`` and ``elicitation_*`` events are not printed). Under
+the ``ask`` policy a question is put to this terminal when there is one, as in-process, and
+can be answered in the inspector or through the API too: the first answer wins
+(:mod:`baton.cli.remote_questions`). Without a terminal the prompt says so
+(``callerAnswers: false``) and its event stream says it cannot answer (``?answers=none``):
+nobody else following the run, the service answers at once "no user available", as an
+in-process run does.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from collections.abc import Callable
 from typing import Any, Final
 from urllib.parse import quote
 
+from baton.cli.remote_questions import QUESTION_EVENTS, RemoteQuestions
 from baton.cli.service_link import ServiceClient
 from baton.errors import ServiceUnreachable, SessionBusy
 from baton.runtime.runtime import RunRequest, RunResult
@@ -37,8 +42,12 @@ SERVICE_ONLY_EVENTS: Final = frozenset(
 )
 
 
-def _prompt_body(request: RunRequest) -> dict[str, Any]:
-    body: dict[str, Any] = {"prompt": request.prompt, "policy": request.policy}
+def _prompt_body(request: RunRequest, caller_answers: bool) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "prompt": request.prompt,
+        "policy": request.policy,
+        "callerAnswers": caller_answers,
+    }
     if request.allow_unattended:
         body["allowUnattended"] = True
     if request.tools_file is not None:
@@ -53,12 +62,17 @@ def _prompt_body(request: RunRequest) -> dict[str, Any]:
 
 
 def _run_id(
-    client: ServiceClient, name: str, request: RunRequest, no_wait: bool, wait: float | None
+    client: ServiceClient,
+    name: str,
+    request: RunRequest,
+    no_wait: bool,
+    wait: float | None,
+    caller_answers: bool,
 ) -> str:
     path = f"/api/v1/sessions/{quote(name, safe='')}"
     if no_wait and client.request("GET", path)["queue"]:
         raise SessionBusy(f"session {name} has a turn running in the service")
-    ticket = client.request("POST", f"{path}/prompt", _prompt_body(request))
+    ticket = client.request("POST", f"{path}/prompt", _prompt_body(request, caller_answers))
     deadline = None if wait is None else time.monotonic() + wait
     while ticket["runId"] is None:
         if ticket["state"] == "failed":
@@ -72,11 +86,13 @@ def _run_id(
     return run_id
 
 
-def _follow(client: ServiceClient, run_id: str, deliver: Callable[[RunEvent], None]) -> None:
-    for sse in client.events(run_id):
+def _follow(
+    client: ServiceClient, run_id: str, answers: bool, deliver: Callable[[RunEvent], None]
+) -> None:
+    for sse in client.events(run_id, answers=answers):
         data = dict(sse.data)
         kind = event_type(data.pop("type", sse.event))
-        if kind is None or kind in SERVICE_ONLY_EVENTS:
+        if kind is None or (kind in SERVICE_ONLY_EVENTS and kind not in QUESTION_EVENTS):
             continue  # the service's own, or a type this Baton does not know
         deliver(RunEvent(kind, str(data.pop("runId", run_id)), data))
 
@@ -89,24 +105,50 @@ async def prompt_through_service(
     no_wait: bool,
     wait_timeout: float | None,
     emit: Callable[[RunEvent], None],
+    questions: RemoteQuestions,
 ) -> RunResult:
-    """The session's next turn, run by the service; every event goes to ``emit`` in order.
+    """The session's next turn, run by the service; every event goes to ``emit`` in order,
+    and its questions to ``questions`` (this terminal's prompts, or a line saying where to
+    answer).
 
-    Cancellation: the wait for events stops; the turn goes on in the service (cancel it with
-    ``POST /api/v1/sessions/{name}/cancel``)."""
+    Cancellation: the wait for events stops and any prompt on screen is withdrawn; the turn
+    goes on in the service (cancel it with ``POST /api/v1/sessions/{name}/cancel``)."""
     loop = asyncio.get_running_loop()
-    run_id = await asyncio.to_thread(_run_id, client, name, request, no_wait, wait_timeout)
+    answers = questions.answers_here
+    run_id = await asyncio.to_thread(_run_id, client, name, request, no_wait, wait_timeout, answers)
     queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
 
     def deliver(event: RunEvent) -> None:
         loop.call_soon_threadsafe(queue.put_nowait, event)
 
-    reader = loop.run_in_executor(None, _follow, client, run_id, deliver)
+    reader = loop.run_in_executor(None, _follow, client, run_id, answers, deliver)
     reader.add_done_callback(lambda _f: loop.call_soon_threadsafe(queue.put_nowait, None))
     text: list[str] = []
     permissions: list[dict[str, Any]] = []
     result: RunEvent | None = None
+    try:
+        result = await _consume(queue, questions, emit, text, permissions)
+    finally:
+        await questions.close()
+    await reader  # the stream's own failure (the service went away), if any
+    if result is None:
+        raise ServiceUnreachable(f"the service's stream of run {run_id} ended before its result")
+    return RunResult.from_event(result, text="".join(text), permissions=permissions)
+
+
+async def _consume(
+    queue: asyncio.Queue[RunEvent | None],
+    questions: RemoteQuestions,
+    emit: Callable[[RunEvent], None],
+    text: list[str],
+    permissions: list[dict[str, Any]],
+) -> RunEvent | None:
+    """Hand the stream's events on until it ends; the run's ``result`` event, if one came."""
+    result: RunEvent | None = None
     while (event := await queue.get()) is not None:
+        if event.type in QUESTION_EVENTS:
+            questions.handle(event.type, event.run_id, event.data)
+            continue
         if event.type == "text":
             text.append(str(event.data.get("text", "")))
         elif event.type == "permission":
@@ -114,10 +156,7 @@ async def prompt_through_service(
         elif event.type == "result":
             result = event
         emit(event)
-    await reader  # the stream's own failure (the service went away), if any
-    if result is None:
-        raise ServiceUnreachable(f"the service's stream of run {run_id} ended before its result")
-    return RunResult.from_event(result, text="".join(text), permissions=permissions)
+    return result
 
 
 def cancel_through_service(client: ServiceClient, name: str) -> None:

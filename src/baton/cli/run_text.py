@@ -242,6 +242,19 @@ def next_step(result: RunResult, exit_code: int) -> str | None:
             "policy the profile exposes, or the agent's own edit mode (e.g. --mode acceptEdits "
             "for claude)"
         )
+    if exit_code == exit_codes.BUDGET and any(
+        view.get("reasonCode") == "budget_elapsed" for view in result.permissions
+    ):
+        return (
+            "the turn budget elapsed while a person was asked for permission and nobody "
+            "answered: answer at the terminal or in the inspector sooner, raise --timeout, or "
+            "run with a policy that does not ask"
+        )
+    if exit_code == exit_codes.BUDGET and result.status == "CANCELLED":
+        return (
+            "no worker started the queued run within its --timeout: start one "
+            "(`baton worker --queue Q`; `baton workers` lists them) or raise --timeout"
+        )
     if exit_code == exit_codes.BUDGET:
         return (
             "a turn budget elapsed: raise --idle-timeout/--timeout, or check the agent with "

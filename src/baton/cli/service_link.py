@@ -99,14 +99,20 @@ class ServiceClient:
             connection.close()
         return _decoded(response.status, payload)
 
-    def events(self, run_id: str, last_event_id: str | None = None) -> Iterator[SseEvent]:
-        """The run's event stream, until the service ends it (after ``result``)."""
+    def events(
+        self, run_id: str, last_event_id: str | None = None, *, answers: bool = True
+    ) -> Iterator[SseEvent]:
+        """The run's event stream, until the service ends it (after ``result``);
+        ``answers`` False: this client cannot answer the run's questions (``?answers=none``)."""
         connection = self._connection(None)
         headers = {**self._headers(), "Accept": "text/event-stream"}
         if last_event_id is not None:
             headers["Last-Event-ID"] = last_event_id
         try:
-            connection.request("GET", f"/api/v1/runs/{quote(run_id)}/events", headers=headers)
+            query = "" if answers else "?answers=none"
+            connection.request(
+                "GET", f"/api/v1/runs/{quote(run_id)}/events{query}", headers=headers
+            )
             response = connection.getresponse()
             if response.status != 200:
                 _decoded(response.status, response.read())

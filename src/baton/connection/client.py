@@ -35,8 +35,11 @@ from baton.errors import (
     ClientStateError,
     InvalidArgument,
     LegacyMethodDisabled,
+    SessionForkAtTurnUnsupported,
+    SessionForkNotAdvertised,
     TerminalAuthMethod,
 )
+from baton.wire import fork
 from baton.wire.budget import BudgetClock
 from baton.wire.capabilities import (
     NO_ELICITATION,
@@ -379,6 +382,42 @@ class AcpClient:
         raise CapabilityNotAdvertised(
             "sessionCapabilities.resume or loadSession", "attaching an existing session"
         )
+
+    async def fork_session(
+        self,
+        session_id: str,
+        cwd: str,
+        *,
+        at_turn: int | None = None,
+        budget: BudgetClock | None = None,
+        mcp_servers: McpServers = None,
+        additional_directories: Sequence[str] = (),
+    ) -> NewSessionResult:
+        """``session/fork`` of ``session_id`` (unstable; needs ``sessionCapabilities.fork``):
+        a new session holding its context, answered like ``session/new``. ``at_turn`` keeps
+        only the parent's first N turns and needs Baton's fork extension (baton.wire.fork):
+        :class:`SessionForkAtTurnUnsupported` before anything is sent otherwise
+        (:class:`SessionForkNotAdvertised` without the capability at all).
+
+        Cancellation: as :meth:`new_session` (the request is left pending; a session the
+        agent opens after it is not recorded here)."""
+        capabilities = self.capabilities
+        if not capabilities.session_fork:
+            raise SessionForkNotAdvertised()
+        if not isinstance(session_id, str) or not session_id:
+            raise InvalidArgument("a session id must be a non-empty string")
+        params = self._setup_params(fork.METHOD, cwd, mcp_servers, additional_directories)
+        params["sessionId"] = session_id
+        if at_turn is not None:
+            if not capabilities.session_fork_at_turn:
+                raise SessionForkAtTurnUnsupported(
+                    "forking at an earlier turn needs Baton's fork extension "
+                    f'(sessionCapabilities.fork._meta["{fork.AT_TURN_META_KEY}"]), which the '
+                    "agent did not advertise (ACP's session/fork has no fork point); nothing was "
+                    "sent. Next: fork the whole session (leave out --at-turn)"
+                )
+            params["_meta"] = fork.at_turn_meta(at_turn)
+        return self._opened(await self.connection.call(fork.METHOD, params, budget=budget))
 
     async def list_sessions(
         self, *, cwd: str | None = None, cursor: str | None = None

@@ -146,8 +146,11 @@ class JobNotStarted(Exception):
     again is safe: the one failure the engine retries. Every other failure is final."""
 
 
-#: What a worker hands the engine to run a job: ``(run_id, job_id)`` to nothing.
-JobHandler = Callable[[str, int], Awaitable[None]]
+#: Whether a running job's abort was asked for by a user (``baton cancel``, the engine's
+#: ``cancel_job_by_id(abort=True)``), not by the worker shutting down.
+AbortAsked = Callable[[], bool]
+#: What a worker hands the engine to run a job: ``(run_id, job_id, abort_asked)`` to nothing.
+JobHandler = Callable[[str, int, AbortAsked], Awaitable[None]]
 
 #: The key under which a worker's handler rides in the job context.
 HANDLER_CONTEXT_KEY: Final = "baton_handler"
@@ -179,7 +182,11 @@ def engine_app(url: str) -> procrastinate.App:
     async def turn(context: procrastinate.JobContext, run_id: str) -> None:
         handler: JobHandler = context.additional_context[HANDLER_CONTEXT_KEY]
         assert context.job.id is not None
-        await handler(run_id, context.job.id)
+
+        def abort_asked() -> bool:
+            return context.abort_reason() is procrastinate.job_context.AbortReason.USER_REQUEST
+
+        await handler(run_id, context.job.id, abort_asked)
 
     del turn
     return app

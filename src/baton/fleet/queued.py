@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncGenerator
 from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from baton.errors import ConfigurationError, StoreConflict
@@ -29,11 +30,12 @@ from baton.fleet.engine import (
     ensure_engine_schema,
     session_lock,
 )
+from baton.fleet.limits import LEASE_SECONDS
 from baton.runtime.run import EventStream
 from baton.runtime.runtime import RunResult
 from baton.runtime.turns.events import RunEvent, event_type
-from baton.runtime.turns.outcome import exit_code_of, run_outcome_of
-from baton.store import ENDED_RUN_STATUSES, Run, Store
+from baton.runtime.turns.outcome import BUDGET_EXPIRED_CODE, exit_code_of, run_outcome_of
+from baton.store import ACTIVE_RUN_STATUSES, ENDED_RUN_STATUSES, Run, Store
 
 #: How often a waiting submitter reads the store for new events and the run's status
 #: (seconds). Bounds the latency `submit --wait` adds to an event, and the read load one
@@ -182,7 +184,8 @@ class QueuedRun:
                 run = store.get_run(self.run_id)
                 if run.status in ENDED_RUN_STATUSES:
                     ended_at = loop.time() if ended_at is None else ended_at
-                    if loop.time() - ended_at >= RESULT_GRACE_SECONDS:
+                    # A CANCELLED run never reached a worker: no result event will come.
+                    if run.status == "CANCELLED" or loop.time() - ended_at >= RESULT_GRACE_SECONDS:
                         yield result_of(run).to_event()
                         return
                 await asyncio.sleep(EVENT_POLL_SECONDS)
@@ -197,10 +200,44 @@ class QueuedRun:
         raise AssertionError("events() ends with a result event")  # pragma: no cover
 
     async def interrupt(self, reason: str = "user") -> bool:
-        """Stop the run if it has not started (see :meth:`cancel`; ``reason`` is not recorded:
-        the run's diagnostic says it was cancelled before a worker started it). False when a
-        worker already took it."""
-        return await self.cancel()
+        """Stop the run from any host: a run no worker started is cancelled (see
+        :meth:`cancel`); a started one has its job aborted through the engine, and the worker
+        running it interrupts the turn through the run's own interrupt path (session/cancel,
+        then INTERRUPTED, or RECOVERY_REQUIRED when the agent does not confirm in time).
+        ``reason`` is not recorded (the worker records ``user``). False when the run ended.
+        Returns without waiting for the outcome: :meth:`result` has it.
+
+        Cancellation: safe; an abort already asked for stays asked."""
+        if await self.cancel():
+            return True
+        return await self.abort()
+
+    async def abort(self) -> bool:
+        """Ask the engine to abort the job of the started run (the worker interrupts the
+        turn); False when the run is not active or has no job. Cancellation: safe."""
+        with Store(self.url) as store:
+            if store.get_run(self.run_id).status not in ACTIVE_RUN_STATUSES:
+                return False
+            job_id = store.get_submission(self.run_id).job_id
+        if job_id is None:
+            return False
+        app = engine_app(self.url)
+        async with app.open_async():
+            return bool(await app.job_manager.cancel_job_by_id_async(job_id, abort=True))
+
+    async def expire_if_queued(self, timeout: float) -> bool:
+        """End the run CANCELLED with ``BUDGET_EXPIRED`` if no worker started it yet (the
+        time it waited in the queue used up ``timeout`` seconds); False when a worker took
+        it first (the worker's turn gets only what is left of the bound).
+
+        Cancellation: as :meth:`cancel`."""
+        with Store(self.url) as store:
+            submission = store.get_submission(self.run_id)
+            if submission.job_id is not None:
+                app = engine_app(self.url)
+                async with app.open_async():
+                    await app.job_manager.cancel_job_by_id_async(submission.job_id)
+            return await expire_queued(store, self.run_id, timeout)
 
     async def cancel(self) -> bool:
         """Cancel the run if it has not started: its job is cancelled and the run becomes
@@ -227,6 +264,61 @@ class QueuedRun:
             except StoreConflict:
                 return False
             return True
+
+
+async def expire_queued(store: Store, run_id: str, timeout: float) -> bool:
+    """QUEUED -> CANCELLED with ``BUDGET_EXPIRED`` (exit 3): the run's ``timeout`` elapsed
+    before a worker started it. False when it was no longer QUEUED."""
+    try:
+        await store.update_run_status(
+            run_id,
+            "CANCELLED",
+            expected=("QUEUED",),
+            error_code=BUDGET_EXPIRED_CODE,
+            stop_reason="cancelled",
+            diagnostic=(
+                f"no worker started it within its --timeout of {timeout:g}s (it waited in the "
+                "queue the whole time)"
+            ),
+        )
+    except StoreConflict:
+        return False
+    return True
+
+
+def remaining_budget(timeout: float, created_at: str, now: datetime | None = None) -> float | None:
+    """What is left of a queued run's absolute ``timeout`` after the time it waited since
+    ``created_at`` (seconds), or None when nothing is left."""
+    try:
+        created = datetime.fromisoformat(created_at.replace("Z", "+00:00"))
+    except ValueError:
+        return timeout
+    if created.tzinfo is None:
+        created = created.replace(tzinfo=UTC)
+    waited = ((now or datetime.now(UTC)) - created).total_seconds()
+    left = timeout - max(0.0, waited)
+    return left if left > 0 else None
+
+
+def serving_workers(
+    store: Store, queue: str, *, lease_seconds: float = LEASE_SECONDS, now: datetime | None = None
+) -> list[str]:
+    """The names of the workers that read ``queue`` and are alive: RUNNING, with a heartbeat
+    within ``lease_seconds`` as this host's clock reads it."""
+    moment = now or datetime.now(UTC)
+    names = []
+    for worker in store.list_workers():
+        if worker.state != "RUNNING" or queue not in worker.queues:
+            continue
+        try:
+            beat = datetime.fromisoformat(worker.heartbeat_at.replace("Z", "+00:00"))
+        except ValueError:
+            continue
+        if beat.tzinfo is None:
+            beat = beat.replace(tzinfo=UTC)
+        if moment - beat <= timedelta(seconds=lease_seconds):
+            names.append(worker.name)
+    return names
 
 
 def _event(run_id: str, data: dict[str, Any]) -> RunEvent | None:

@@ -33,7 +33,7 @@ import asyncio
 import contextlib
 import logging
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -44,6 +44,7 @@ from baton.errors import BatonError, RunClaimLost, StoreConflict, StoreUnavailab
 from baton.fleet.engine import (
     HANDLER_CONTEXT_KEY,
     TURN_TASK,
+    AbortAsked,
     JobNotStarted,
     engine_app,
     ensure_engine_schema,
@@ -51,11 +52,13 @@ from baton.fleet.engine import (
     worker_queue,
 )
 from baton.fleet.limits import HEARTBEAT_SECONDS, LEASE_SECONDS, MAX_CONCURRENCY, SETTLE_SECONDS
-from baton.fleet.queued import REDIRECT_PRIORITY
+from baton.fleet.queued import REDIRECT_PRIORITY, expire_queued, remaining_budget
 from baton.fleet.recovery import settle_lost_workers
 from baton.fleet.sweep import OrphanSweep
+from baton.runtime.run import Run as RunHandle
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
+from baton.runtime.turns.outcome import exit_code_of, refusal_outcome
 from baton.store import ACTIVE_RUN_STATUSES, Run, Store
 from baton.store.database import utc_now
 from baton.store.fleet import Submission
@@ -81,6 +84,25 @@ FETCH_POLL_SECONDS: Final = 1.0
 START_ATTEMPTS: Final = 3
 #: Error code of a run whose turn could not start because the store kept going away.
 STORE_LOST_BEFORE_START_CODE: Final = "STORE_UNAVAILABLE"
+#: The interrupt reason a turn aborted through the engine (``baton cancel``) records.
+ABORT_REASON: Final = "user"
+
+
+@dataclass(frozen=True)
+class JobReport:
+    """One job's start or end, for the worker's own output (``baton worker`` prints a line
+    per report): ``phase`` is ``started`` or ``ended``; an ended job has the run's status
+    (and error code and message) when it ran, or ``skipped`` when it was not this worker's to
+    run (cancelled, settled, handed to the session's holder)."""
+
+    phase: str
+    run_id: str
+    session: str | None = None
+    status: str | None = None
+    error_code: str | None = None
+    message: str | None = None
+    duration_ms: int = 0
+    skipped: bool = False
 
 
 @dataclass(frozen=True)
@@ -161,7 +183,13 @@ class EventRelay:
 class FleetWorker:
     """One worker process's loop (see the module docstring)."""
 
-    def __init__(self, settings: WorkerSettings, *, environ: Mapping[str, str] | None = None):
+    def __init__(
+        self,
+        settings: WorkerSettings,
+        *,
+        environ: Mapping[str, str] | None = None,
+        on_job: Callable[[JobReport], None] | None = None,
+    ):
         if not 1 <= settings.concurrency <= MAX_CONCURRENCY:
             raise ValueError(f"concurrency must be 1-{MAX_CONCURRENCY}")
         self.settings = settings
@@ -187,6 +215,16 @@ class FleetWorker:
         self.healthy_since: float | None = None
         self._sweep = OrphanSweep()
         self._adopted: set[asyncio.Future[None]] = set()
+        #: Called with each job's start and end (``baton worker``'s lines); never raises here.
+        self.on_job = on_job
+
+    def _report(self, report: JobReport) -> None:
+        if self.on_job is None:
+            return
+        try:
+            self.on_job(report)
+        except Exception as exc:  # the output went away: the work goes on
+            LOG.warning("job report not shown: %s", type(exc).__name__)
 
     @property
     def store(self) -> Store:
@@ -350,15 +388,19 @@ class FleetWorker:
         except Exception as exc:  # the engine or the store away again: the next pass adopts it
             LOG.warning("adopted job %s not finished: %s", job_id, type(exc).__name__)
 
-    async def run_job(self, run_id: str, job_id: int) -> None:
+    async def run_job(
+        self, run_id: str, job_id: int, abort_asked: AbortAsked = lambda: False
+    ) -> None:
         """Run the queued run ``run_id`` (one job of the engine; see the module docstring).
 
-        Cancellation: the Runtime interrupts the turn; its run ends INTERRUPTED or
-        RECOVERY_REQUIRED, never re-run."""
+        Cancellation: when ``abort_asked()`` (``baton cancel``: the engine cancels an
+        aborted job's task) the turn is interrupted through the run's normal interrupt path
+        (session/cancel, the interrupt deadline) and this waits for its outcome; any other
+        cancellation abandons the turn (INTERRUPTED or RECOVERY_REQUIRED, never re-run)."""
         self.running_jobs[job_id] = run_id
         self.running_runs.add(run_id)
         try:
-            await self._run_job(run_id)
+            await self._run_job(run_id, abort_asked)
         except Exception as exc:
             if not self.lost:
                 raise
@@ -389,7 +431,7 @@ class FleetWorker:
         store.take_submission(run_id, self.name)
         return submission, attach
 
-    async def _run_job(self, run_id: str) -> None:
+    async def _run_job(self, run_id: str, abort_asked: AbortAsked) -> None:
         store = self.store
         try:
             taken = await until_stored(lambda: self._take(run_id))
@@ -399,10 +441,20 @@ class FleetWorker:
             # Nothing was taken or sent: the engine runs the job again (JobNotStarted).
             raise JobNotStarted(run_id) from exc
         if taken is None:
+            self._report(JobReport("ended", run_id, skipped=True))
             return
         submission, attach = taken
         run = store.get_run(run_id)
         asked = submission.request
+        timeout = asked.get("timeout")
+        if timeout is not None:
+            # --timeout bounds the time the run spent queued too: the turn gets what is left.
+            timeout = remaining_budget(float(timeout), run.created_at)
+            if timeout is None:
+                await expire_queued(store, run_id, float(asked["timeout"]))
+                self._report(JobReport("ended", run_id, submission.session_name, "CANCELLED"))
+                return
+        self._report(JobReport("started", run_id, submission.session_name))
         request = RunRequest(
             prompt=run.prompt_text,
             agent=asked.get("agent"),
@@ -414,7 +466,7 @@ class FleetWorker:
             mode=asked.get("mode"),
             model=asked.get("model"),
             effort=asked.get("effort"),
-            budget=TurnBudget(idle=asked.get("idle_timeout"), absolute=asked.get("timeout")),
+            budget=TurnBudget(idle=asked.get("idle_timeout"), absolute=timeout),
             attach_session=attach,
             queued_run_id=run_id,
             workspace=asked.get("workspace"),
@@ -422,7 +474,8 @@ class FleetWorker:
             require_clean=bool(asked.get("require_clean")),
             session=submission.session_name,
         )
-        result = await self._start_turn(run_id, request)
+        result = await self._start_turn(run_id, request, abort_asked)
+        self._report_end(run_id, submission.session_name, result)
         if (
             result is not None
             and submission.session_name is not None
@@ -437,7 +490,39 @@ class FleetWorker:
             with contextlib.suppress(StoreUnavailable):
                 await until_stored(pin)
 
-    async def _start_turn(self, run_id: str, request: RunRequest) -> RunResult | None:
+    def _report_end(self, run_id: str, session: str | None, result: RunResult | None) -> None:
+        if result is not None:
+            self._report(
+                JobReport(
+                    "ended",
+                    run_id,
+                    session,
+                    result.status,
+                    result.error_code,
+                    result.message,
+                    result.duration_ms,
+                )
+            )
+            return
+        try:
+            run = self.store.get_run(run_id)
+        except BatonError:
+            self._report(JobReport("ended", run_id, session))
+            return
+        self._report(
+            JobReport(
+                "ended",
+                run_id,
+                session,
+                run.status,
+                run.error_code,
+                run.diagnostic or run.recovery_reason,
+            )
+        )
+
+    async def _start_turn(
+        self, run_id: str, request: RunRequest, abort_asked: AbortAsked
+    ) -> RunResult | None:
         """Run the taken turn; its result, or None when it raised. However it ends, its run
         leaves the active statuses before this returns unless the store stays away past
         every bounded wait (then the sweep settles it, :mod:`baton.fleet.sweep`)."""
@@ -445,7 +530,8 @@ class FleetWorker:
         for attempt in range(1, START_ATTEMPTS + 1):
             relay = EventRelay(self.store, run_id)
             try:
-                result = await self.runtime.run(request, on_event=relay.add)
+                handle = await self.runtime.start(request, on_event=relay.add)
+                result = await _until_ended(handle, abort_asked)
             except StoreConflict:
                 return None  # no longer ours when the Runtime came to take it: never run
             except StoreUnavailable as exc:
@@ -464,7 +550,9 @@ class FleetWorker:
                     return None
                 continue
             except BatonError as exc:
-                await self._fail_unstarted(run_id, exc.code, exc.message, relay)
+                await self._fail_unstarted(
+                    run_id, exc.code, exc.message, exit_code_of(refusal_outcome(exc)), relay
+                )
                 return None
             except Exception as exc:
                 await self._settle_unended(run_id, None, exc)
@@ -566,10 +654,12 @@ class FleetWorker:
         self.store.set_submission_job(run_id, job_id)
 
     async def _fail_unstarted(
-        self, run_id: str, code: str, message: str, relay: EventRelay
+        self, run_id: str, code: str, message: str, exit_code: int, relay: EventRelay
     ) -> None:
         """The Runtime raised instead of returning a result: it failed before any prompt was
-        sent (agent, policy, cwd, or taking the run, whose commit may have gone through)."""
+        sent (agent, policy, cwd, or taking the run, whose commit may have gone through). The
+        result event carries the exit code `baton run` gives the same refusal (an agent that
+        is not installed: 5; the caller's mistake: 2)."""
         store = self.store
         with contextlib.suppress(StoreConflict, StoreUnavailable):
             run = await store.update_run_status(
@@ -583,9 +673,36 @@ class FleetWorker:
                 RunEvent(
                     "result",
                     run_id,
-                    {"status": run.status, "exitCode": 1, "errorCode": code, "message": message},
+                    {
+                        "status": run.status,
+                        "exitCode": exit_code,
+                        "errorCode": code,
+                        "message": message,
+                    },
                 )
             )
+
+
+async def _until_ended(handle: RunHandle, abort_asked: AbortAsked) -> RunResult:
+    """The turn's result. A cancellation that is an abort asked for by a user (``baton
+    cancel``) interrupts the turn through the run's own interrupt path and waits for its
+    outcome (bounded by the run's interrupt deadline); any other cancellation abandons the
+    run and propagates.
+
+    Cancellation: see above; the run always ends before this returns or raises."""
+    while True:
+        try:
+            return await handle.result()
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if not abort_asked() or handle.done:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await handle.abandon()
+                raise
+            if task is not None:
+                task.uncancel()
+            LOG.info("run %s: abort asked; interrupting the turn", handle.id)
+            handle.interrupt_nowait(ABORT_REASON)
 
 
 def _reader(store: Store, run_id: str) -> Any:

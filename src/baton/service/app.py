@@ -23,6 +23,7 @@ from baton.errors import (
     InternalError,
 )
 from baton.service import (
+    routes_batches,
     routes_elicitations,
     routes_fleet,
     routes_inspector,
@@ -34,6 +35,7 @@ from baton.service import (
     routes_recovery,
     routes_runs,
     routes_sessions,
+    routes_trajectories,
     routes_workspaces,
 )
 from baton.service.context import Service
@@ -88,6 +90,8 @@ def routes() -> list[Any]:
         *routes_sessions.ROUTES,
         *routes_fleet.ROUTES,
         *routes_workspaces.ROUTES,
+        *routes_batches.ROUTES,
+        *routes_trajectories.ROUTES,
         *routes_inspector.ROUTES,
     ]
 

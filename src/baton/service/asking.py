@@ -58,6 +58,12 @@ class PendingPermission:
                 for o in self.prompt.offered
             ],
             "reason": self.prompt.reason,
+            # Baton's own check of the tool call: allow options may not be chosen when false.
+            "local": {
+                "permitsAllow": self.prompt.local.permits_allow,
+                "reasonCode": self.prompt.local.reason_code,
+                "detail": self.prompt.local.detail,
+            },
             "askedAt": self.asked_at,
         }
 
@@ -70,14 +76,20 @@ class ApiAsker:
         *,
         announce: Callable[[PendingPermission, str], None],
         wait_seconds: float = DEFAULT_PERMISSION_WAIT_SECONDS,
+        nobody_answers: Callable[[str | None], bool] = lambda _run_id: False,
     ) -> None:
-        """``announce`` is told of each request when it opens (``"opened"``) and closes (``"closed"``)."""
+        """``announce`` is told of each request when it opens (``"opened"``) and closes
+        (``"closed"``); ``nobody_answers(run_id)`` True answers a run's request at once,
+        cancelled "no user available" (:mod:`baton.service.answerers`)."""
         self.wait_seconds = wait_seconds
+        self.nobody_answers = nobody_answers
         self.questions: PendingQuestions[PendingPermission, AskAnswer] = PendingQuestions(announce)
 
     async def ask(self, prompt: AskPrompt) -> AskAnswer:
         """Hold the question until an answer, the service's wait, or cancellation (the turn
         budget, the end of the turn); cancellation-safe: the request stops being pending."""
+        if self.nobody_answers(prompt.run_id):
+            return AskAnswer.default_cancelled(NO_USER, NO_USER_REASON)
         if len(self.questions) >= MAX_PENDING_PERMISSIONS:
             return AskAnswer.default_cancelled(
                 NO_USER, f"{NO_USER_REASON} ({MAX_PENDING_PERMISSIONS} requests already wait)"

@@ -10,6 +10,7 @@ from starlette.requests import Request
 from baton.errors import ApiRequestInvalid
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import Runtime
+from baton.service.answerers import CallerAnswers
 from baton.service.asking import ApiAsker
 from baton.service.eliciting import ApiElicitor
 from baton.service.feeds import FeedBoard
@@ -39,6 +40,8 @@ class Service:
     launcher: RunLauncher
     asker: ApiAsker
     settings: ServiceSettings
+    #: Whether each session prompt's sender answers its questions (issue 30, item 1).
+    callers: CallerAnswers
     pid: int
     started_at: str
     #: Answers the elicitations of runs under ``ask`` (docs/api.md).

@@ -109,9 +109,13 @@ class ApiElicitor:
         *,
         announce: Callable[[PendingElicitation, str], None],
         wait_seconds: float = DEFAULT_ELICITATION_WAIT_SECONDS,
+        nobody_answers: Callable[[str | None], bool] = lambda _run_id: False,
     ) -> None:
-        """``announce`` is told of each question when it opens (``"opened"``) and closes (``"closed"``)."""
+        """``announce`` is told of each question when it opens (``"opened"``) and closes
+        (``"closed"``); ``nobody_answers(run_id)`` True declines a run's question at once, "no
+        user available" (:mod:`baton.service.answerers`)."""
         self.wait_seconds = wait_seconds
+        self.nobody_answers = nobody_answers
         self.questions: PendingQuestions[PendingElicitation, ElicitationReply] = PendingQuestions(
             announce
         )
@@ -125,6 +129,8 @@ class ApiElicitor:
         """Hold the question until an answer, the service's wait (then declined, ``no_user``),
         or cancellation (the turn was interrupted). Cancellation-safe: the question stops being
         pending and its close is announced."""
+        if self.nobody_answers(prompt.run_id):
+            return ElicitationReply.by_baton("decline", NO_USER, NO_USER_REASON)
         if len(self.questions) >= MAX_PENDING_ELICITATIONS:
             return ElicitationReply.by_baton(
                 "decline",

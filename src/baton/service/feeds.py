@@ -58,6 +58,9 @@ class Subscription:
     queue: asyncio.Queue[bytes | None] = field(default_factory=asyncio.Queue)
     queued_bytes: int = 0
     dropped: bool = False
+    #: Whether this client may answer the run's questions (False: a CLI without a terminal
+    #: that follows the run it sent, ``?answers=none``): see :meth:`RunFeed.answering`.
+    answers: bool = True
 
     def offer(self, frame: bytes) -> bool:
         """Queue ``frame``; False when the subscriber is too far behind (not queued)."""
@@ -137,16 +140,24 @@ class RunFeed:
             subscriber.end()
         self.subscribers.clear()
 
-    def subscribe(self, after: int) -> tuple[list[bytes], bool, Subscription | None]:
+    def subscribe(
+        self, after: int, *, answers: bool = True
+    ) -> tuple[list[bytes], bool, Subscription | None]:
         """The frames after id ``after``, whether ids between were lost (a gap: the caller
-        fills it from the store), and a live subscription (None once the run finished)."""
+        fills it from the store), and a live subscription (None once the run finished);
+        ``answers`` False: the subscriber says it cannot answer the run's questions."""
         gap = after + 1 < self.first_id
         backlog = [frame for event_id, frame in self.frames if event_id > after]
         if self.finished:
             return backlog, gap, None
-        subscription = Subscription(self.bounds)
+        subscription = Subscription(self.bounds, answers=answers)
         self.subscribers.add(subscription)
         return backlog, gap, subscription
+
+    def answering(self) -> int:
+        """How many live subscribers could answer the run's questions (an inspector's run
+        page, an API client following the run): those that did not say ``?answers=none``."""
+        return sum(1 for subscriber in self.subscribers if subscriber.answers)
 
     def unsubscribe(self, subscription: Subscription) -> None:
         """Forget a subscriber whose client went away."""

@@ -62,3 +62,8 @@ DEFAULT_ELICITATION_WAIT_SECONDS: Final = 600.0
 #: Pending elicitations held at once, service-wide; past it a question is declined at once
 #: (``no_user``): an agent that floods questions cannot grow the service's memory.
 MAX_PENDING_ELICITATIONS: Final = 256
+
+# The idle bound of a service started in the background (DEFAULT_IDLE_STOP_SECONDS) lives in
+# runtime_file: the CLI that starts the service reads it too.
+#: Seconds between two looks of the idle watch: how late past its bound an idle service stops.
+IDLE_CHECK_SECONDS: Final = 1.0

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from baton._version import __version__
-from baton.service.openapi_responses import RESPONSES
+from baton.service.openapi_responses import ALTERNATE_RESPONSES, RESPONSES
 from baton.store.models import RUN_STATUSES
 
 
@@ -64,6 +64,7 @@ OPERATIONS: Final = (
     _op("get", "/api/v1/sessions/{name}/prompts/{prompt}", "promptStatus", "Where a queued prompt is", 200, (404,)),
     _op("post", "/api/v1/sessions/{name}/cancel", "cancelSession", "Interrupt the session's running turn", 202, (403, 404, 409)),
     _op("post", "/api/v1/sessions/{name}/steer", "steerSession", "Add text to the running turn (_session/steering), else queue it as the next turn (202)", 200, (400, 403, 404, 409, 429, 503), "SessionSteer"),
+    _op("post", "/api/v1/sessions/{name}/fork", "forkSession", "A new session holding this one's context (session/fork, unstable ACP)", 201, (400, 403, 404, 409, 422, 503), "SessionFork"),
     _op("post", "/api/v1/sessions/{name}/close", "closeSession", "Close the session", 200, (403, 404, 409)),
     _op("get", "/api/v1/sessions/{name}/controls", "getControls", "The session's safe controls and their revision", 200, (400, 404)),
     _op("post", "/api/v1/sessions/{name}/controls", "setControl", "Apply {controlId, value, revision}", 200, (400, 403, 404, 409, 422), "ControlChange"),
@@ -76,6 +77,10 @@ OPERATIONS: Final = (
     _op("get", "/api/v1/runs/{run}/changes", "runChanges", "A run's recorded workspace changes: counts, markers, a page of files", 200, (400, 404, 409)),
     _op("get", "/api/v1/runs/{run}/changes/file", "runFileDiff", "One changed file's recorded diff", 200, (400, 404, 409)),
     _op("get", "/api/v1/runs/{run}/diff", "runPatch", "The run's patch in git's format (text/x-diff)", 200, (400, 404, 409)),
+    _op("get", "/api/v1/batches", "listBatches", "Batches, newest first, with their counts (limit)", 200, (400,)),
+    _op("get", "/api/v1/batches/{batch}", "showBatch", "One batch and its cells' result rows", 200, (404, 409)),
+    _op("get", "/api/v1/runs/{run}/trajectory", "runTrajectory", "The run as an ATIF trajectory, or its events as JSON lines (format=acp-jsonl)", 200, (400, 404, 409)),
+    _op("get", "/api/v1/sessions/{name}/trajectory", "sessionTrajectory", "The session's turns as one ATIF trajectory, or their events as JSON lines", 200, (400, 404)),
 )
 # fmt: on
 
@@ -89,6 +94,9 @@ _PROMPT_OPTIONS: Final[dict[str, Any]] = {
     "idleTimeout": _SECONDS,
     "timeout": _SECONDS,
     "attachments": {"type": "array", "items": _STRING},
+    # Whether the sender can answer the turn's questions itself (a CLI with a terminal): false
+    # and nobody else following the run answers them at once "no user available".
+    "callerAnswers": {"type": "boolean"},
 }
 
 #: The query parameters of the operations that take some, by operationId.
@@ -110,12 +118,28 @@ QUERY_PARAMETERS: Final[dict[str, tuple[dict[str, Any], ...]]] = {
 }
 
 _SIDE: Final = {"name": "side", "in": "query", "schema": {"enum": ["turn", "base"]}}
+_FORMAT: Final = {
+    "name": "format",
+    "in": "query",
+    "description": "atif (one JSON document, the default) or acp-jsonl (application/x-ndjson)",
+    "schema": {"enum": ["atif", "acp-jsonl"]},
+}
 QUERY_PARAMETERS.update(
     {
+        "runEvents": (
+            {
+                "name": "answers",
+                "in": "query",
+                "description": "none: this client cannot answer the run's questions",
+                "schema": {"enum": ["none"]},
+            },
+        ),
         "listWorkspaces": (
             {"name": "all", "in": "query", "schema": {"type": "boolean"}},
             {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1}},
         ),
+        "runTrajectory": (_FORMAT,),
+        "sessionTrajectory": (_FORMAT,),
         "runChanges": (
             _SIDE,
             {"name": "offset", "in": "query", "schema": {"type": "integer", "minimum": 0}},
@@ -213,6 +237,18 @@ SCHEMAS: Final[dict[str, dict[str, Any]]] = {
         "required": ["text"],
         "properties": {"text": _STRING, **_PROMPT_OPTIONS},
     },
+    "SessionFork": {
+        "type": "object",
+        "required": ["name"],
+        "properties": {
+            "name": _STRING,
+            "atTurn": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "keep only the first N turns (where the agent supports it)",
+            },
+        },
+    },
     "SessionPrompt": {
         "type": "object",
         "required": ["prompt"],
@@ -271,7 +307,10 @@ def openapi_document() -> dict[str, Any]:
         responses: dict[str, Any] = {
             str(ok): {
                 "description": returned.get("description", "success"),
-                "content": {media: {"schema": returned}},
+                "content": {
+                    media: {"schema": returned},
+                    **{m: {"schema": a} for m, a in ALTERNATE_RESPONSES.get(operation_id, ())},
+                },
             }
         }
         for status in sorted(set(statuses)):

@@ -48,6 +48,18 @@ _WORKSPACE: Final = _shape(
     {"name": _STRING, "kind": {"enum": ["worktree", "dir"]}, "path": _STRING, "state": _STRING},
     "a workspace, as `baton workspace list --json` prints it",
 )
+_BATCH: Final = _shape(
+    {
+        "batchId": _STRING,
+        "state": {"enum": ["RUNNING", "COMPLETED", "STOPPED", "CANCELLED"]},
+        "specHash": _STRING,
+        "cells": _INTEGER,
+        "counts": _OBJECT,
+        "cost": _OBJECT,
+        "matrix": _OBJECT,
+    },
+    "a batch, as `baton batch list --json` prints it (docs/batches.md)",
+)
 _RUN_ROWS: Final = _shape({"runs": {"type": "array", "items": _RUN_ROW}}, "runs, newest first")
 _READINESS: Final = _shape(
     {"profile": _STRING, "state": _STRING}, "one profile's readiness (`baton doctor --json`)"
@@ -75,6 +87,21 @@ _JOURNAL_PAGE: Final = _shape(
     },
     "a page of redacted journal records (`next`: the `after` of the next page, or null)",
 )
+_TRAJECTORY: Final = _shape(
+    {
+        "schema_version": _STRING,
+        "trajectory_id": _STRING,
+        "agent": _OBJECT,
+        "steps": {"type": "array", "items": _OBJECT, "minItems": 1},
+        "final_metrics": _OBJECT,
+    },
+    "an ATIF trajectory (Harbor's Agent Trajectory Interchange Format; docs/trajectories.md)",
+)
+_NDJSON: Final = "application/x-ndjson"
+_EVENT_LINES: Final = {
+    "type": "string",
+    "description": "the runs' normalized events, one JSON object per line (docs/events.md)",
+}
 _CONTROLS: Final = _shape(
     {"revision": _STRING, "controls": _OBJECTS}, "the session's safe controls and their revision"
 )
@@ -178,6 +205,7 @@ RESPONSES: Final[dict[str, tuple[str, dict[str, Any]]]] = {
             "outcome queued, with the prompt's ticket)",
         ),
     ),
+    "forkSession": (_JSON, _SESSION),
     "closeSession": (_JSON, _SESSION),
     "getControls": (_JSON, _CONTROLS),
     "setControl": (_JSON, _CONTROLS),
@@ -199,6 +227,18 @@ RESPONSES: Final[dict[str, tuple[str, dict[str, Any]]]] = {
         _shape({"workspaces": {"type": "array", "items": _WORKSPACE}}, "workspaces, newest first"),
     ),
     "showWorkspace": (_JSON, {**_WORKSPACE, "description": "one workspace and its runs"}),
+    "listBatches": (
+        _JSON,
+        _shape({"batches": {"type": "array", "items": _BATCH}}, "batches, newest first"),
+    ),
+    "showBatch": (
+        _JSON,
+        {
+            **_BATCH,
+            "required": [*_BATCH["required"], "rows"],
+            "description": "one batch and its rows",
+        },
+    ),
     "runChanges": (
         _JSON,
         _shape(
@@ -226,4 +266,13 @@ RESPONSES: Final[dict[str, tuple[str, dict[str, Any]]]] = {
         ),
     ),
     "runPatch": ("text/x-diff", _STRING),
+    "runTrajectory": (_JSON, _TRAJECTORY),
+    "sessionTrajectory": (_JSON, _TRAJECTORY),
+}
+
+#: operationId -> the other media types (and schemas) its success answer may have, chosen by
+#: a query parameter (``format=acp-jsonl``).
+ALTERNATE_RESPONSES: Final[dict[str, tuple[tuple[str, dict[str, Any]], ...]]] = {
+    "runTrajectory": ((_NDJSON, _EVENT_LINES),),
+    "sessionTrajectory": ((_NDJSON, _EVENT_LINES),),
 }

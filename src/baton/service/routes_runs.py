@@ -167,7 +167,10 @@ async def run_events(request: Request) -> Response:
     if feed is None:
         first.append(sse_frame(_replay(store, record.id), event=REPLAY_EVENT))
         return event_stream(first, None, None)
-    backlog, gap, subscription = feed.subscribe(after)
+    # ``?answers=none``: this client (a CLI without a terminal) cannot answer the run's
+    # questions, so it does not count as someone who could (docs/api.md).
+    answers = request.query_params.get("answers") != "none"
+    backlog, gap, subscription = feed.subscribe(after, answers=answers)
     if gap:
         first.append(sse_frame(_replay(store, record.id), event=REPLAY_EVENT))
     first.extend(backlog)

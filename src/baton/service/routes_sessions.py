@@ -1,5 +1,6 @@
 """Sessions (conversations, issue 17) through the API: create, list, show, history, prompt
-(the run id at once, or the prompt's place in the session's FIFO queue), cancel, close, and
+(the run id at once, or the prompt's place in the session's FIFO queue), cancel, steer, fork,
+close, and
 the session controls (``{controlId, value, revision}`` only). Nothing else reaches the agent.
 
 Each session's prompts wait in arrival order behind its running turn; at most
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import secrets
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, get_args
 
@@ -36,6 +38,7 @@ from baton.runtime.conversations import (
 )
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.turns.controls import refuse_while
+from baton.runtime.turns.events import RunEvent
 from baton.service.bodies import (
     json_object,
     optional_bool,
@@ -210,7 +213,8 @@ async def prompt_session(request: Request) -> Response:
     """``POST /api/v1/sessions/{name}/prompt``: the session's next turn (202)."""
     body = await json_object(request)
     text = required_str(body, "prompt")
-    answer = await _queue_prompt(request, _prompt_options(request, body), text)
+    options = _prompt_options(request, body)
+    answer = await _queue_prompt(request, options, text, _caller_answers(body))
     return JSONResponse(answer, status_code=202)
 
 
@@ -224,10 +228,11 @@ async def steer_session(request: Request) -> Response:
     body = await json_object(request)
     text = required_str(body, "text")
     options = _prompt_options(request, body)  # the whole body is checked before anything
+    caller_answers = _caller_answers(body)
     steered = await desk.conversations.steer(name, text)
     if not steered.queued:
         return JSONResponse({"session": name, **steered.to_json()})
-    answer = await _queue_prompt(request, options, text)
+    answer = await _queue_prompt(request, options, text, caller_answers)
     return JSONResponse({"session": name, **steered.to_json(), "prompt": answer}, status_code=202)
 
 
@@ -250,8 +255,11 @@ def _prompt_options(request: Request, body: dict[str, Any]) -> PromptOptions:
     )
 
 
-async def _queue_prompt(request: Request, options: PromptOptions, text: str) -> dict[str, Any]:
-    """Queue ``text`` as the session's next turn with ``options``; the ticket's view."""
+async def _queue_prompt(
+    request: Request, options: PromptOptions, text: str, caller_answers: bool | None = None
+) -> dict[str, Any]:
+    """Queue ``text`` as the session's next turn with ``options``; the ticket's view.
+    ``caller_answers`` is the body's ``callerAnswers`` (None: not said)."""
     service = service_of(request)
     desk = desk_of(request)
     name = request.path_params["name"]
@@ -264,7 +272,9 @@ async def _queue_prompt(request: Request, options: PromptOptions, text: str) -> 
         )
     conversations = desk.conversations
     launch = service.launcher.begin(
-        lambda on_event: conversations.prompt(name, text, options, on_event=on_event)
+        lambda on_event: conversations.prompt(
+            name, text, options, on_event=_noting_caller(service, caller_answers, on_event)
+        )
     )
     ticket = PromptTicket("prompt-" + secrets.token_hex(6), launch)
     desk.remember(name, ticket)
@@ -273,6 +283,31 @@ async def _queue_prompt(request: Request, options: PromptOptions, text: str) -> 
     answer = ticket.to_json(ahead if not launch.created.done() else 0)
     answer["events"] = f"/api/v1/runs/{answer['runId']}/events" if answer["runId"] else None
     return answer
+
+
+def _caller_answers(body: dict[str, Any]) -> bool | None:
+    """The body's ``callerAnswers`` (None when absent; API_REQUEST_INVALID if not a boolean)."""
+    if "callerAnswers" not in body:
+        return None
+    return optional_bool(body, "callerAnswers")
+
+
+def _noting_caller(
+    service: Service, caller_answers: bool | None, on_event: Callable[[RunEvent], None]
+) -> Callable[[RunEvent], None]:
+    """``on_event``, first telling the service's table of callers whether the sender of the
+    run answers its questions (once the run exists: its first event carries its id)."""
+    if caller_answers is None:
+        return on_event
+    noted: list[str] = []
+
+    def hook(event: RunEvent) -> None:
+        if not noted:
+            noted.append(event.run_id)
+            service.callers.record(event.run_id, caller_answers)
+        on_event(event)
+
+    return hook
 
 
 async def prompt_status(request: Request) -> Response:
@@ -293,6 +328,26 @@ async def cancel_session(request: Request) -> Response:
     if not desk.conversations.cancel(name):
         raise RunNotActive(f"session {name} has no turn running in this service")
     return JSONResponse({"session": name, "cancelling": True}, status_code=202)
+
+
+async def fork_session(request: Request) -> Response:
+    """``POST /api/v1/sessions/{name}/fork`` ``{name, atTurn?}``: a new session holding the
+    session's context (the agent's ``session/fork``, unstable ACP; `baton session fork`):
+    201 with the fork's record. 422 SESSION_FORK_NOT_ADVERTISED where the agent does not
+    advertise it, SESSION_FORK_AT_TURN_UNSUPPORTED for ``atTurn`` without Baton's extension."""
+    service = service_of(request)
+    body = await json_object(request)
+    new_name = required_str(body, "name")
+    at_turn = body.get("atTurn")
+    if at_turn is not None and (
+        isinstance(at_turn, bool) or not isinstance(at_turn, int) or at_turn < 1
+    ):
+        raise ApiRequestInvalid("atTurn must be a positive whole number of turns")
+    if service.launcher.stopping:
+        raise ServiceStopping("the service is stopping and accepts no new session")
+    conversations = desk_of(request).conversations
+    record = await conversations.fork(request.path_params["name"], new_name, at_turn=at_turn)
+    return JSONResponse(record_json(record, 0, host=current_host()), status_code=201)
 
 
 async def close_session(request: Request) -> Response:
@@ -344,6 +399,7 @@ ROUTES: Final = [
     Route("/api/v1/sessions/{name}/prompts/{prompt}", prompt_status, methods=["GET"]),
     Route("/api/v1/sessions/{name}/cancel", cancel_session, methods=["POST"]),
     Route("/api/v1/sessions/{name}/steer", steer_session, methods=["POST"]),
+    Route("/api/v1/sessions/{name}/fork", fork_session, methods=["POST"]),
     Route("/api/v1/sessions/{name}/close", close_session, methods=["POST"]),
     Route("/api/v1/sessions/{name}/controls", get_controls, methods=["GET"]),
     Route("/api/v1/sessions/{name}/controls", set_control, methods=["POST"]),

@@ -28,6 +28,13 @@ import orjson
 from baton.durable.files import open_dir, open_file, storage_error, sync_dir, sync_file
 from baton.errors import ServiceAlreadyRunning, UnsafePath
 
+#: Seconds a service started in the background (issue 30, item 2: the first `baton run
+#: --session`/`session new` starts it) waits with nothing to do before it stops by itself
+#: (``[service] idle_stop``, ``baton serve --idle-stop``): keeps agents warm between a person's
+#: turns without leaving a service behind for good. Nothing queued, running or waiting for an
+#: answer, no event stream open and no request for this long (baton.service.idle).
+DEFAULT_IDLE_STOP_SECONDS: Final = 1800.0
+
 #: The service's lock file in the data directory (held with flock while it runs).
 LOCK_FILENAME: Final = "serve.lock"
 #: The service's runtime file in the data directory: URL, pid, token (0600).

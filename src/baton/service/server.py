@@ -35,6 +35,7 @@ from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.runtime import Runtime
 from baton.runtime.turns.event_payloads import ServiceEventType
 from baton.runtime.turns.events import RunEvent
+from baton.service.answerers import CallerAnswers
 from baton.service.app import build_app
 from baton.service.asking import ApiAsker, PendingPermission
 from baton.service.context import Service, ServiceSettings
@@ -42,6 +43,7 @@ from baton.service.eliciting import ApiElicitor, PendingElicitation
 from baton.service.feeds import FeedBoard, QueueBounds
 from baton.service.guard import HostRule
 from baton.service.http_protocol import FramingStrictH11Protocol
+from baton.service.idle import IdleWatch
 from baton.service.launcher import RunLauncher
 from baton.service.limits import DEFAULT_ELICITATION_WAIT_SECONDS, DEFAULT_PERMISSION_WAIT_SECONDS
 from baton.service.pending_questions import WITHDRAWN
@@ -86,6 +88,9 @@ class ServeOptions:
     elicitation_wait: float = DEFAULT_ELICITATION_WAIT_SECONDS
     queue_bounds: QueueBounds = field(default_factory=QueueBounds)
     open_browser: bool = False
+    #: Seconds with nothing to do after which the service stops by itself (``--idle-stop``;
+    #: :mod:`baton.service.idle`); None: it runs until stopped.
+    idle_stop: float | None = None
 
 
 def check_loopback(host: str) -> str:
@@ -151,10 +156,20 @@ def build_service(
 
         return announce
 
-    asker = ApiAsker(announce=announcer("permission"), wait_seconds=permission_wait)
+    callers = CallerAnswers(feeds)
+    launcher.on_result.append(lambda event: callers.forget(event.run_id))
+    asker = ApiAsker(
+        announce=announcer("permission"),
+        wait_seconds=permission_wait,
+        nobody_answers=callers.nobody_answers,
+    )
     runtime.asker = asker
 
-    elicitor = ApiElicitor(announce=announcer("elicitation"), wait_seconds=elicitation_wait)
+    elicitor = ApiElicitor(
+        announce=announcer("elicitation"),
+        wait_seconds=elicitation_wait,
+        nobody_answers=callers.nobody_answers,
+    )
     runtime.elicitor = elicitor
     runtime.elicitation_policies = ELICITATION_POLICIES
     return Service(
@@ -164,6 +179,7 @@ def build_service(
         asker=asker,
         elicitor=elicitor,
         settings=settings,
+        callers=callers,
         pid=os.getpid(),
         started_at=format_timestamp(datetime.now(UTC)),
     )
@@ -223,8 +239,9 @@ async def _serve_locked(
     port = sock.getsockname()[1]
     hosts = HostRule(host, port)
     app = build_app(service, credentials=credentials, hosts=hosts)
+    idle = IdleWatch(service, options.idle_stop) if options.idle_stop is not None else None
     config = uvicorn.Config(
-        app,
+        app if idle is None else idle.wrap(app),
         http=FramingStrictH11Protocol,
         log_level="warning",
         access_log=False,
@@ -259,8 +276,12 @@ async def _serve_locked(
         webbrowser.open(login_url)
     try:
         waiter = asyncio.ensure_future(stop.wait())
-        await asyncio.wait({waiter, http}, return_when=asyncio.FIRST_COMPLETED)
+        idler = asyncio.ensure_future(idle.wait() if idle is not None else stop.wait())
+        await asyncio.wait({waiter, http, idler}, return_when=asyncio.FIRST_COMPLETED)
         waiter.cancel()
+        if idler.done() and idle is not None and not stop.is_set():
+            print(f"baton serve: idle for {idle.bound:g}s, stopping by itself", flush=True)
+        idler.cancel()
         print("baton serve: stopping (running turns get the grace period)", flush=True)
         await service.launcher.stop(options.settings.shutdown_grace)
     finally:

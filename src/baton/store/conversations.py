@@ -9,7 +9,7 @@ dead owner's claim is settled by :meth:`ConversationRecords.reconcile_conversati
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, cast
 
 import orjson
@@ -29,6 +29,7 @@ from baton.store.database import (
     StoreDatabase,
     check_in,
     check_name,
+    id_chunks,
     new_id,
 )
 from baton.store.models import (
@@ -42,7 +43,8 @@ from baton.store.runs import RUN_COLUMNS, _run
 
 CONVERSATION_COLUMNS: Final = (
     "id, name, profile, agent_command, env_keys, cwd, settings, provider_session_id, "
-    "capabilities, status, owner, active_run_id, note, created_at, last_used_at, updated_at"
+    "capabilities, status, owner, active_run_id, note, created_at, last_used_at, updated_at, "
+    "forked_from, fork_turns"
 )
 #: Run statuses that leave a conversation RECOVERY_REQUIRED: an unknown outcome, or a turn
 #: still recorded as in flight (its owner died before reconciliation reached it).
@@ -66,10 +68,13 @@ class ConversationRecords(StoreDatabase):
         agent_command: str | Sequence[str] | None = None,
         env_keys: Sequence[str] = (),
         settings: Mapping[str, Any] | None = None,
+        forked_from: str | None = None,
+        fork_turns: int | None = None,
     ) -> Conversation:
         """Record a new conversation, ACTIVE and owned by this process until its provider
         session exists (:meth:`release_conversation`). :class:`SessionNameTaken` when the
-        name is in use. ``agent_command`` is redacted like every stored text."""
+        name is in use. ``agent_command`` is redacted like every stored text. A fork names
+        its parent (``forked_from``) and how many of the parent's turns it holds."""
         check_name(name, "session name")
         if len(env_keys) > MAX_ENV_KEYS:
             raise UsageError(f"a session records at most {MAX_ENV_KEYS} --env keys")
@@ -91,7 +96,8 @@ class ConversationRecords(StoreDatabase):
             conn.execute(
                 "INSERT INTO conversations (id, name, profile, agent_command, env_keys, cwd, "
                 "settings, capabilities, status, owner, created_at, last_used_at, "
-                "updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?)",
+                "updated_at, forked_from, fork_turns) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, '{}', ?, ?, ?, ?, ?, ?, ?)",
                 (
                     conversation_id,
                     name,
@@ -105,6 +111,8 @@ class ConversationRecords(StoreDatabase):
                     now,
                     now,
                     now,
+                    forked_from,
+                    fork_turns,
                 ),
             )
         return self.get_conversation(name)
@@ -175,6 +183,38 @@ class ConversationRecords(StoreDatabase):
             args = (name,)
         return {row[0]: row[1] for row in self._conn.execute(sql, args)}
 
+    def conversation_names_of_runs(self, run_ids: Iterable[str]) -> dict[str, str]:
+        """The name of the named session (conversation) each of ``run_ids`` is a turn of,
+        by run id (runs of no conversation are left out), in one query per
+        :data:`MAX_IDS_PER_QUERY` ids (listings: no query per row)."""
+        names: dict[str, str] = {}
+        for chunk in id_chunks(run_ids):
+            marks = ", ".join("?" for _ in chunk)
+            for run_id, name in self._conn.execute(
+                "SELECT cr.run_id, c.name FROM conversation_runs cr JOIN conversations c "
+                f"ON c.id = cr.conversation_id WHERE cr.run_id IN ({marks})",
+                chunk,
+            ):
+                names[str(run_id)] = str(name)
+        return names
+
+    def conversation_names_of_provider_sessions(
+        self, provider_session_ids: Iterable[str]
+    ) -> dict[tuple[str, str], str]:
+        """The name of the conversation that continues each provider session of
+        ``provider_session_ids``, by ``(profile, provider session id)`` (a session's creation
+        run, which is no turn of it, is found this way), batched as above."""
+        names: dict[tuple[str, str], str] = {}
+        for chunk in id_chunks(provider_session_ids):
+            marks = ", ".join("?" for _ in chunk)
+            for profile, provider_id, name in self._conn.execute(
+                "SELECT profile, provider_session_id, name FROM conversations "
+                f"WHERE provider_session_id IN ({marks}) ORDER BY created_at",
+                chunk,
+            ):
+                names[(str(profile), str(provider_id))] = str(name)
+        return names
+
     def conversation_runs(self, name: str, *, limit: int = MAX_CONVERSATION_RUNS) -> list[Run]:
         """The conversation's runs, oldest first (the last ``limit`` of them)."""
         conversation = self.get_conversation(name)
@@ -185,6 +225,16 @@ class ConversationRecords(StoreDatabase):
             (conversation.id, max(0, min(limit, MAX_CONVERSATION_RUNS))),
         ).fetchall()
         return [_run(row) for row in reversed(rows)]
+
+    def conversation_of_run(self, run_id: str) -> Conversation | None:
+        """The conversation whose turn ``run_id`` is, or None (a run of no named session)."""
+        columns = ", ".join(f"c.{c.strip()}" for c in CONVERSATION_COLUMNS.split(","))
+        row = self._conn.execute(
+            f"SELECT {columns} FROM conversation_runs cr "
+            "JOIN conversations c ON c.id = cr.conversation_id WHERE cr.run_id = ? LIMIT 1",
+            (run_id,),
+        ).fetchone()
+        return None if row is None else _conversation(row)
 
     def conversation_prompted(self, name: str) -> bool:
         """True when a prompt may have reached the conversation's provider session: one of its
@@ -402,4 +452,6 @@ def _conversation(row: Sequence[Any]) -> Conversation:
         created_at=row[13],
         last_used_at=row[14],
         updated_at=row[15],
+        forked_from=row[16],
+        fork_turns=row[17],
     )

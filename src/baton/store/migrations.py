@@ -358,13 +358,82 @@ V8: Final[Migration] = (
     "CREATE INDEX workspace_runs_workspace ON workspace_runs (workspace, created_at)",
 )
 
-#: Version 9 (issue 33, fencing): the epoch of a run's claim. A worker's claim on a run is
+_BATCH_STATES = ("RUNNING", "COMPLETED", "STOPPED", "CANCELLED")
+_BATCH_CELL_STATES = (
+    "PENDING",
+    "RUNNING",
+    "COMPLETED",
+    "FAILED",
+    "INTERRUPTED",
+    "RECOVERY_REQUIRED",
+    "LOST",
+    "SKIPPED",
+)
+
+#: Version 9 (issue 32, batches): a batch (its spec, the spec's hash, its state and why it
+#: stopped, the process running it), its cells (task x agent x repeat, each with its state
+#: and the result of its last run) and every run each cell started, in order (a cell rerun
+#: with ``--retry-ambiguous`` keeps its earlier run). The state tables are
+#: :mod:`baton.store.batch_states`.
+V9: Final[Migration] = (
+    f"""
+    CREATE TABLE batches (
+        id          TEXT PRIMARY KEY,
+        name        TEXT,
+        spec_hash   TEXT NOT NULL,
+        spec        TEXT NOT NULL,
+        state       TEXT NOT NULL {_in("state", _BATCH_STATES)},
+        stop_reason TEXT,
+        max_cost    TEXT,
+        owner       TEXT,
+        created_at  TEXT NOT NULL,
+        updated_at  TEXT NOT NULL
+    ) STRICT
+    """,
+    "CREATE INDEX batches_created ON batches (created_at, id)",
+    f"""
+    CREATE TABLE batch_cells (
+        batch_id   TEXT NOT NULL REFERENCES batches (id),
+        cell       INTEGER NOT NULL,
+        task       TEXT NOT NULL,
+        agent      TEXT NOT NULL,
+        repeat     INTEGER NOT NULL,
+        state      TEXT NOT NULL {_in("state", _BATCH_CELL_STATES)},
+        reason     TEXT,
+        run_id     TEXT,
+        result     TEXT,
+        updated_at TEXT NOT NULL,
+        PRIMARY KEY (batch_id, cell)
+    ) STRICT
+    """,
+    """
+    CREATE TABLE batch_runs (
+        batch_id   TEXT NOT NULL REFERENCES batches (id),
+        cell       INTEGER NOT NULL,
+        attempt    INTEGER NOT NULL,
+        run_id     TEXT NOT NULL REFERENCES runs (id),
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (batch_id, cell, attempt)
+    ) STRICT
+    """,
+    "CREATE INDEX batch_runs_run ON batch_runs (run_id)",
+)
+
+#: Version 10 (issue 29, `baton session fork`): the conversation a conversation was forked
+#: from and, when forked at an earlier turn, how many of its turns the fork holds (its history
+#: starts with those turns of the parent).
+V10: Final[Migration] = (
+    "ALTER TABLE conversations ADD COLUMN forked_from TEXT",
+    "ALTER TABLE conversations ADD COLUMN fork_turns INTEGER",
+)
+
+#: Version 11 (issue 33, fencing): the epoch of a run's claim. A worker's claim on a run is
 #: ``(owner, epoch)``; a write by anyone not holding it (a settle, an adoption, a take)
 #: increments the epoch, and every write the holder makes is refused unless both still match
 #: (docs/fleet.md, "Fencing").
-V9: Final[Migration] = ("ALTER TABLE runs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0",)
+V11: Final[Migration] = ("ALTER TABLE runs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0",)
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7, V8, V9)
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)

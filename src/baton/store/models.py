@@ -231,7 +231,8 @@ class Conversation:
     #: The requested native settings: ``mode``, ``model``, ``effort``, ``config`` (as given).
     settings: dict[str, Any]
     provider_session_id: str | None
-    #: The agent's advertised session capabilities: ``resume``, ``load``, ``close``, ``list``.
+    #: The agent's advertised session capabilities: ``resume``, ``load``, ``close``, ``list``,
+    #: ``fork``, ``forkAtTurn``.
     capabilities: dict[str, bool]
     status: ConversationStatus
     #: The Baton process holding the ACTIVE turn (``pid:start-ticks``), else None.
@@ -243,6 +244,11 @@ class Conversation:
     created_at: str
     last_used_at: str
     updated_at: str
+    #: The conversation this one was forked from (`baton session fork`), else None.
+    forked_from: str | None = None
+    #: With ``forked_from``: how many of the parent's turns the fork holds (its history starts
+    #: with them), all it had at the fork.
+    fork_turns: int | None = None
 
 
 #: Run statuses that hold a workspace: it is neither removed nor given to another run.

@@ -21,15 +21,34 @@ from typing import Final
 _START_FIELD: Final = 22 - 3
 
 
-def _start_ticks(pid: int) -> str | None:
+#: Process states (field 3 of /proc/<pid>/stat) of a process that has ended: a zombie (a
+#: SIGKILLed `baton run` its parent has not reaped yet) or a dead one. Its pid and start time
+#: are still there, but it owns nothing any more.
+_ENDED_STATES: Final = frozenset({b"Z", b"X", b"x"})
+
+
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """The fields of /proc/<pid>/stat after the command name (from field 3), or None."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
             data = handle.read()
     except OSError:
         return None
     # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
-    fields = data[data.rfind(b")") + 2 :].split()
+    return data[data.rfind(b")") + 2 :].split()
+
+
+def _start_ticks(pid: int) -> str | None:
+    fields = _stat_fields(pid)
+    if fields is None:
+        return None
     return fields[_START_FIELD].decode() if len(fields) > _START_FIELD else None
+
+
+def _ended(pid: int) -> bool:
+    """True when the process ``pid`` has exited but is not reaped yet (a zombie)."""
+    fields = _stat_fields(pid)
+    return fields is not None and len(fields) > 0 and fields[0] in _ENDED_STATES
 
 
 #: The variable naming this host in the records it owns (default: the machine's host name).
@@ -74,7 +93,8 @@ def owner_alive(owner: str | None) -> bool:
         return False
     start = _start_ticks(pid)
     if start is not None:
-        return ticks in ("?", start)
+        # A SIGKILLed owner not yet reaped by its parent is a zombie: dead at once.
+        return ticks in ("?", start) and not _ended(pid)
     if os.path.isdir("/proc"):
         return False  # /proc exists and has no such pid
     try:

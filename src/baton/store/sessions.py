@@ -98,6 +98,18 @@ class SessionRecords(StoreDatabase):
         ).fetchone()
         return None if row is None else _session(row)
 
+    def sessions_by_provider_id(
+        self, profile: str, provider_session_id: str, *, limit: int = MAX_LIST_ROWS
+    ) -> list[StoredSession]:
+        """Every session of ``profile`` with that provider session id (one provider session
+        attached by several processes), oldest first, at most ``limit``."""
+        rows = self._conn.execute(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE profile = ? AND "
+            "provider_session_id = ? ORDER BY created_at, id LIMIT ?",
+            (profile, provider_session_id, limit),
+        ).fetchall()
+        return [_session(row) for row in rows]
+
     def list_sessions(
         self, *, profile: str | None = None, state: StoredSessionState | None = None
     ) -> list[StoredSession]:

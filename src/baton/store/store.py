@@ -10,7 +10,9 @@ and their status table (:mod:`~baton.store.runs`, :mod:`~baton.store.run_status`
 :mod:`~baton.store.conversations`, :mod:`~baton.store.conversation_status`), the queue's
 submissions, workers and pinned sessions (:mod:`~baton.store.fleet`), workspaces and their runs'
 snapshots (:mod:`~baton.store.workspaces`) and the journal
-references the store cites (:mod:`~baton.store.citations`).
+references the store cites (:mod:`~baton.store.citations`). Batches and their cells
+(:mod:`~baton.store.batches`, with their state tables: :mod:`~baton.store.batch_states`) are
+read and written through ``BatchRecords(store)``, imported only where batches are used.
 """
 
 from __future__ import annotations

@@ -13,6 +13,10 @@ Modules, each with one document or one rule of the contract:
 - :mod:`~baton.views.sessions`: conversations and the sessions of queued turns.
 - :mod:`~baton.views.readiness`: each profile's readiness (`baton doctor`).
 - :mod:`~baton.views.workers`: the fleet's workers (`baton workers`).
+- :mod:`~baton.views.trajectory`: runs and sessions as ATIF trajectories and acp-jsonl
+  (`baton export`), over :mod:`~baton.views.trajectory_steps` (a run's events folded into
+  steps) and :mod:`~baton.views.run_record_events` (a run's normalized events from the
+  store).
 
 The package imports none of its modules itself, so a CLI verb pays only for the view it shows.
 """

@@ -28,8 +28,9 @@ def duration_seconds(run: Run) -> float | None:
 
 
 def run_context(store: Store, run: Run) -> dict[str, Any]:
-    """What the run's own row does not say: its agent profile, its cwd, its duration, and
-    the host of the Baton process that owns it (the host whose disk holds its journal;
+    """What the run's own row does not say: its agent profile, its cwd, its duration, the
+    name of the named session it is a turn of (``session_name``), and the host of the Baton
+    process that owns it (the host whose disk holds its journal;
     None for a run recorded before hosts were: docs/fleet.md)."""
     return run_contexts(store, [run])[0]
 
@@ -41,6 +42,10 @@ def run_contexts(store: Store, runs: Sequence[Run]) -> list[dict[str, Any]]:
         r.server_instance_id for r in runs if r.server_instance_id
     )
     sessions = store.sessions_by_id(r.session_id for r in runs if r.session_id)
+    names = store.conversation_names_of_runs(r.id for r in runs)
+    by_provider = store.conversation_names_of_provider_sessions(
+        s.provider_session_id for s in sessions.values() if s.provider_session_id
+    )
     contexts = []
     for run in runs:
         server = servers.get(run.server_instance_id) if run.server_instance_id else None
@@ -56,6 +61,14 @@ def run_contexts(store: Store, runs: Sequence[Run]) -> list[dict[str, Any]]:
                 "cwd": session.cwd if session is not None else None,
                 "duration_seconds": duration_seconds(run),
                 "host": owner_host(run.owner),
+                # The named session (conversation) the run is a turn of, or None: people
+                # name sessions by it (``sessionId`` is Baton's internal session record).
+                "session_name": names.get(run.id)
+                or (
+                    by_provider.get((session.profile, session.provider_session_id))
+                    if session is not None and session.provider_session_id
+                    else None
+                ),
             }
         )
     return contexts

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Final, cast
 
 from baton._version import __version__
 from baton.errors import CapabilityNotAdvertised, MalformedResult, UsageError
+from baton.wire.fork import fork_at_turn_advertised
 from baton.wire.version import PROTOCOL_V1, ProtocolChoice
 
 if TYPE_CHECKING:
@@ -67,12 +68,16 @@ CAPABILITY_PATHS: Final[Mapping[str, str]] = {
     "sessionCapabilities.resume": "session_resume",
     "sessionCapabilities.close": "session_close",
     "sessionCapabilities.delete": "session_delete",
+    "sessionCapabilities.fork": "session_fork",
     "sessionCapabilities.additionalDirectories": "session_additional_directories",
     "auth.logout": "auth_logout",
     "auth.status": "auth_status",
     "sessionCapabilities.systemPrompt": "session_system_prompt",
     "sessionCapabilities.systemPrompt.mode.override": "session_system_prompt_override",
 }
+
+#: The unstable fork capability (an object; Baton's own ``_meta`` key in it adds ``--at-turn``).
+_FORK: Final = "fork"
 
 #: The unstable system-prompt capability (an object; its ``mode.override`` adds a mode).
 _SYSTEM_PROMPT: Final = "systemPrompt"
@@ -86,6 +91,7 @@ _CONTAINERS: Final[Mapping[str, tuple[str, ...]]] = {
         "resume",
         "close",
         "delete",
+        _FORK,
         "additionalDirectories",
         _SYSTEM_PROMPT,
     ),
@@ -120,6 +126,11 @@ class AgentCapabilities:
     session_resume: bool = False
     session_close: bool = False
     session_delete: bool = False
+    #: ``sessionCapabilities.fork`` (unstable): the agent answers ``session/fork``.
+    session_fork: bool = False
+    #: Baton's own fork extension (:mod:`baton.wire.fork`): ``session/fork`` keeps only the
+    #: first N turns of the parent when asked (``baton session fork --at-turn N``).
+    session_fork_at_turn: bool = False
     session_additional_directories: bool = False
     auth_logout: bool = False
     #: ``auth.status`` (unstable): the agent answers ``auth/status`` (baton.wire.auth_status).
@@ -186,6 +197,8 @@ def parse_agent_capabilities(raw: object) -> AgentCapabilities:
             flags[CAPABILITY_PATHS[f"{key}.{leaf}"]] = leaf_advertised(value.get(leaf))
         if flags.get("session_system_prompt") and key == "sessionCapabilities":
             flags["session_system_prompt_override"] = _override_advertised(value[_SYSTEM_PROMPT])
+        if flags.get("session_fork") and key == "sessionCapabilities":
+            flags["session_fork_at_turn"] = fork_at_turn_advertised(value[_FORK])
         for sub, sub_value in value.items():
             if not isinstance(sub, str) or sub == _META or sub in modeled:
                 continue

@@ -68,6 +68,37 @@ async def test_versions_are_the_first_non_empty_line(bin_dir: Path) -> None:
     assert result.version == "2.1.83 (Claude Code)"
 
 
+async def test_an_npm_adapter_shows_its_own_version_before_the_bundled_cli(
+    bin_dir: Path, tmp_path: Path
+) -> None:
+    # npm's layout: bin/claude-agent-acp -> ../lib/node_modules/@scope/pkg/dist/index.js, the
+    # package's manifest at its root. `--cli --version` prints Claude Code's version; the
+    # adapter's is the manifest's (issue 30, item 8).
+    package = tmp_path / "lib" / "node_modules" / "@agentclientprotocol" / "claude-agent-acp"
+    entry = fakes.make_fake(package / "dist", "claude", name="index.js")
+    (package / "package.json").write_text(
+        json.dumps({"name": "@agentclientprotocol/claude-agent-acp", "version": "0.23.1"}),
+        encoding="utf-8",
+    )
+    (bin_dir / "claude-agent-acp").symlink_to(entry)
+    result = await discover(CLAUDE, parent_env=env_for(bin_dir))
+    assert result.found, result.rejected
+    assert result.version == "claude-agent-acp 0.23.1, bundled 2.1.83 (Claude Code)"
+
+
+async def test_a_manifest_of_another_package_is_not_the_adapters(
+    bin_dir: Path, tmp_path: Path
+) -> None:
+    package = tmp_path / "lib" / "node_modules" / "something-else"
+    entry = fakes.make_fake(package / "dist", "claude", name="index.js")
+    (package / "package.json").write_text(
+        json.dumps({"name": "something-else", "version": "9.9.9"}), encoding="utf-8"
+    )
+    (bin_dir / "claude-agent-acp").symlink_to(entry)
+    result = await discover(CLAUDE, parent_env=env_for(bin_dir))
+    assert result.version == "2.1.83 (Claude Code)"
+
+
 async def test_codex_has_no_version_command(bin_dir: Path) -> None:
     # The fake, like codex-acp 0.16.0, exits 2 on --version: discovery must not run it.
     fakes.make_fake(bin_dir, "codex")

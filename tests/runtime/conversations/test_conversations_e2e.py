@@ -70,7 +70,14 @@ async def test_turns_share_one_provider_session_kept_attached_in_this_process(
         NewConversation(name="work", agent_command=agent(state), cwd=str(tmp_path))
     )
     assert record.status == "IDLE" and record.provider_session_id is not None
-    assert record.capabilities == {"resume": True, "load": True, "close": True, "list": True}
+    assert record.capabilities == {
+        "resume": True,
+        "load": True,
+        "close": True,
+        "list": True,
+        "fork": False,
+        "forkAtTurn": False,
+    }
     events: list[RunEvent] = []
     first = await conversations.prompt("work", "echo one", on_event=events.append)
     second = await conversations.prompt("work", "echo two", on_event=events.append)

@@ -112,7 +112,8 @@ def test_an_answer_of_2_picks_the_v2_codec_and_reads_markers() -> None:
     assert caps.session_delete and not caps.load_session
     assert caps.auth_logout
     assert result.auth_methods[0].id == "login"
-    assert set(caps.unmodeled) == {"session.fork", "auth._x.ai/device", "_x"}
+    assert set(caps.unmodeled) == {"auth._x.ai/device", "_x"}
+    assert caps.session_fork and not caps.session_fork_at_turn
     assert caps.meta_keys == ("vendor",)
 
 

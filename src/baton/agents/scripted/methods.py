@@ -19,7 +19,8 @@ from baton.agents.scripted import frames
 from baton.agents.scripted.script import parse_prompt
 from baton.agents.scripted.session import ConfigError, Session, StreamRecord
 from baton.agents.scripted.setup_params import SetupRefused, read_setup
-from baton.errors import ScriptError
+from baton.errors import BatonError, ScriptError
+from baton.wire import fork
 from baton.wire.extensions import steering
 from baton.wire.jsonrpc import (
     AUTH_REQUIRED,
@@ -265,9 +266,33 @@ class AcpMethods:
         _mcp_param(params, required=False)
         self._require_auth("new")
         source = self._session(params)
+        try:
+            at_turn = fork.requested_at_turn(params)
+        except BatonError as exc:
+            raise RpcFailure(INVALID_PARAMS, f"Invalid params: {exc.message}") from None
+        if at_turn is not None and not self._fork_at_turn_advertised():
+            raise RpcFailure(
+                INVALID_PARAMS,
+                f"Invalid params: _meta.{fork.AT_TURN_META_KEY} is not advertised",
+            )
         session = source.copy_as(self.store.new_id(), cwd)
+        if at_turn is not None:
+            turns = session.turns()
+            if at_turn > turns:
+                raise RpcFailure(
+                    INVALID_PARAMS,
+                    f"Invalid params: session {source.session_id} has {turns} turns, "
+                    f"cannot fork at turn {at_turn}",
+                )
+            session.keep_turns(at_turn)
         self.store.put(session)
         return {"sessionId": session.session_id, **self.shape.describe(session)}
+
+    def _fork_at_turn_advertised(self) -> bool:
+        session_caps = self.options.capabilities.get("sessionCapabilities")
+        return isinstance(session_caps, dict) and fork.fork_at_turn_advertised(
+            session_caps.get("fork")
+        )
 
     async def _session_list(self, _id: RequestId, params: Params) -> Any:
         # Signed out, codex-acp 2.6.0 answers session/list -32000 as it does session/new.

@@ -121,6 +121,20 @@ class Session:
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"malformed session file: {exc}") from exc
 
+    def turns(self) -> int:
+        """How many prompts history holds (each starts with its ``user_message_chunk``)."""
+        return sum(1 for entry in self.history if _starts_turn(entry))
+
+    def keep_turns(self, count: int) -> None:
+        """Cut history after its first ``count`` turns (a fork at an earlier turn)."""
+        seen = 0
+        for index, entry in enumerate(self.history):
+            if _starts_turn(entry):
+                seen += 1
+                if seen > count:
+                    del self.history[index:]
+                    return
+
     def copy_as(self, session_id: str, cwd: str) -> Session:
         """A fork: same state and history under a new id."""
         return Session(
@@ -133,6 +147,10 @@ class Session:
             history=list(self.history),
             tool_calls=self.tool_calls,
         )
+
+
+def _starts_turn(entry: HistoryEntry) -> bool:
+    return isinstance(entry, dict) and entry.get("sessionUpdate") == "user_message_chunk"
 
 
 class ConfigError(Exception):

@@ -130,6 +130,9 @@ def _print_known(known: dict[str, Any], as_json: bool) -> None:
     run_id = known["id"]
     print(f"run        {run_id} ({known['status']})")
     print(f"prompt     {visible(known['prompt_text'], 500)}")
+    conversation = known.get("conversation")
+    if conversation is not None:
+        print(f"session    {visible(conversation['name'], 200)} (its agent attaches)")
     print(f"why        {visible(known['recovery_reason'] or known['diagnostic'] or '-', None)}")
     if known["prompt_ref"]:
         print("submitted  yes: the prompt was written to the agent (journal reference recorded)")

@@ -22,6 +22,7 @@ import asyncio
 import contextlib
 import math
 import os
+import shlex
 import signal
 import sys
 from typing import TYPE_CHECKING, Any, Final, Literal
@@ -32,9 +33,11 @@ from baton.cli.json_output import write_json
 from baton.cli.main import reader_gone
 from baton.cli.options import add_record_options
 from baton.cli.permission_prompt import TtyAsker, terminal_asker
+from baton.cli.remote_questions import RemoteQuestions
 from baton.cli.remote_turn import cancel_through_service, prompt_through_service
 from baton.cli.run_text import TextPrinter, next_step, permission_counts, warning_line
-from baton.cli.service_link import ServiceClient, service_for
+from baton.cli.service_link import ServiceClient
+from baton.cli.service_start import service_or_start
 from baton.cli.terminal import Screen, error_line, visible
 from baton.cli.workspace_options import add_workspace_options
 from baton.errors import (
@@ -46,7 +49,7 @@ from baton.errors import (
     SessionNotFound,
     SessionRecoveryRequired,
 )
-from baton.runtime.agents.config_file import load_config
+from baton.runtime.agents.config_file import UserConfig, load_config
 from baton.runtime.conversations.turn_queue import DEFAULT_WAIT_SECONDS
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import POLICIES, ExecutionSettings
@@ -117,6 +120,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         action="store_true",
         dest="continue_latest",
         help="the next turn of the most recently used session of this cwd and agent",
+    )
+    parser.add_argument(
+        "--create",
+        action="store_true",
+        help="with --continue: when this cwd and agent have no open session, create one "
+        "(named for you, printed) and run the prompt as its first turn",
     )
     parser.add_argument(
         "--no-wait",
@@ -404,6 +413,7 @@ def run(args: argparse.Namespace) -> int:
         workspace_root=config.workspace_root,
     )
     session = _RunSession(runtime, request, screen, args, config.all_profiles())
+    session.config = config
     return asyncio.run(session.go())
 
 
@@ -424,6 +434,11 @@ SESSION_DECIDES: Final = (
 def _check_agent_flags(args: argparse.Namespace) -> None:
     """Exactly one of --agent, --agent-command and --session; --continue needs an agent; a
     session's own settings are not given again."""
+    if args.create and not args.continue_latest:
+        raise BadFlag(
+            "--create goes with --continue (a session is created when none is open); to "
+            "name a new session use `baton session new NAME`"
+        )
     if args.continue_latest:
         if args.session is not None:
             raise BadFlag("--continue picks the session itself; drop --session")
@@ -510,6 +525,8 @@ class _RunSession:
         self._main: asyncio.Task[Any] | None = None
         #: The service and session name when the turn runs in `baton serve`.
         self.remote: tuple[ServiceClient, str] | None = None
+        #: The config file (its ``[service]`` table decides the background start).
+        self.config: UserConfig = UserConfig(path=None, source="default")
 
     # --- the event sink -----------------------------------------------------------------
 
@@ -647,10 +664,15 @@ class _RunSession:
                 run.interrupt_nowait("reader")  # the reader left while the run was created
             return await run.result()
         if args.session is not None:
-            client = service_for(args.data_dir, no_server=args.no_server)
+            client = service_or_start(
+                args.data_dir, no_server=args.no_server, config=self.config, note=sys.stderr
+            )
             if client is not None:
                 self.session_name = args.session
                 self.remote = (client, args.session)
+                questions = RemoteQuestions(
+                    client, self.screen, self.runtime.asker, self.runtime.elicitor
+                )
                 return await prompt_through_service(
                     client,
                     args.session,
@@ -658,6 +680,7 @@ class _RunSession:
                     no_wait=args.no_wait,
                     wait_timeout=args.wait_timeout,
                     emit=self.emit,
+                    questions=questions,
                 )
         # Only a turn of a named session loads the conversations service (issue 34).
         from baton.runtime.conversations import Conversations, PromptOptions
@@ -669,11 +692,36 @@ class _RunSession:
             latest = await conversations.latest(
                 self.request.cwd, agent=args.agent, agent_command=args.agent_command
             )
-            if latest is None:
-                raise SessionNotFound(
-                    "no open session of this cwd and agent; start one with `baton session new`"
+            if latest is None and not args.create:
+                agent = (
+                    f"--agent {args.agent}"
+                    if args.agent is not None
+                    else f"--agent-command {shlex.quote(args.agent_command)}"
                 )
-            name = latest.name
+                raise SessionNotFound(
+                    "no open session of this cwd and agent; add --create to start one with "
+                    f"this prompt (`baton run --continue --create {agent} PROMPT`), or name "
+                    "one with `baton session new NAME`"
+                )
+            if latest is None:
+                from baton.runtime.conversations import NewConversation
+
+                created = await conversations.create(
+                    NewConversation(
+                        agent=args.agent,
+                        agent_command=args.agent_command,
+                        cwd=self.request.cwd,
+                        allow_unattended=self.request.allow_unattended,
+                        tools_file=self.request.tools_file,
+                    )
+                )
+                self.screen.note(
+                    f"baton: no open session of this cwd and agent: created session "
+                    f"{visible(created.name, 64)}"
+                )
+                name = created.name
+            else:
+                name = latest.name
         self.session_name = name
         options = PromptOptions(
             policy=self.request.policy,

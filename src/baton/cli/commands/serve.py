@@ -23,6 +23,7 @@ from baton.service.limits import (
     SUBSCRIBER_QUEUE_BYTES,
     SUBSCRIBER_QUEUE_EVENTS,
 )
+from baton.service.runtime_file import DEFAULT_IDLE_STOP_SECONDS
 from baton.service.server import ServeOptions, serve
 
 #: The highest TCP port.
@@ -108,6 +109,15 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="BYTES",
         help=f"bytes a slow event-stream client may lag (default {SUBSCRIBER_QUEUE_BYTES})",
     )
+    parser.add_argument(
+        "--idle-stop",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="stop by itself after this long with nothing to do (nothing queued, running or "
+        "waiting for an answer, no client); default: run until stopped (a service a session's "
+        f"turn started in the background: [service] idle_stop, else {DEFAULT_IDLE_STOP_SECONDS:g})",
+    )
     parser.add_argument("--open", action="store_true", help="open the service in a browser")
     control = parser.add_mutually_exclusive_group()
     control.add_argument(
@@ -175,6 +185,7 @@ def run(args: argparse.Namespace) -> int:
         elicitation_wait=args.elicitation_wait,
         queue_bounds=QueueBounds(events=args.sse_queue_events, bytes=args.sse_queue_bytes),
         open_browser=args.open,
+        idle_stop=args.idle_stop,
     )
     if 0 < args.port < 1024:
         raise UsageError("ports below 1024 need privileges Baton does not ask for")

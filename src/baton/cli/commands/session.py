@@ -1,4 +1,4 @@
-"""`baton session new|show|history|export|close|rm` and `baton sessions`: named, persistent
+"""`baton session new|show|history|export|fork|close|rm` and `baton sessions`: named, persistent
 conversations (docs/sessions.md). The next turn of one is `baton run --session NAME PROMPT`.
 
 Every verb is a thin call of :class:`baton.runtime.conversations.Conversations`, the same API
@@ -19,9 +19,11 @@ from urllib.parse import quote
 import orjson
 
 from baton.cli import exit_codes
+from baton.cli.commands.session_fork import register_fork
 from baton.cli.json_output import write_json
 from baton.cli.options import add_record_options
 from baton.cli.service_link import service_for
+from baton.cli.service_start import service_or_start
 from baton.cli.store_access import store_url
 from baton.cli.terminal import error_line, visible
 from baton.cli.workspace_options import add_workspace_options, workspace_ask
@@ -65,6 +67,7 @@ SESSION_EXAMPLES: Final = """examples:
   baton run --session fix-login "Now fix it"          # same conversation, even after a restart
   baton session history fix-login --limit 5
   baton session export fix-login --format md
+  baton session fork fix-login try-other-fix           # its own session, the same context
   baton session close fix-login
 """
 SESSIONS_EXAMPLES: Final = """examples:
@@ -161,6 +164,14 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     new.add_argument("--tools", metavar="FILE", help="trusted MCP stdio server declarations")
     new.add_argument(
+        "--max-cost",
+        type=float,
+        default=None,
+        metavar="AMOUNT",
+        help="refuse the next prompt once the session's reported cost reaches AMOUNT (the "
+        "agent's currency); a running turn is never stopped",
+    )
+    new.add_argument(
         "--allow-unattended",
         action="store_true",
         help="let an --agent-command agent use auto-edits and full",
@@ -200,6 +211,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     remove.add_argument("name", metavar="NAME")
     _common(remove)
     remove.set_defaults(handler=_remove)
+
+    register_fork(verbs)
 
 
 def register_list(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -299,7 +312,9 @@ def _new(args: argparse.Namespace) -> int:
         if not sep or not key:
             raise UsageError(f"--set-option takes ID=VALUE, got {item!r}")
         options[key] = value
-    client = service_for(args.data_dir, no_server=_local_only(args))
+    client = service_or_start(
+        args.data_dir, no_server=_local_only(args), config=config, note=sys.stderr
+    )
     if client is not None:
         # The service creates it, so its provider session stays attached there, warm.
         body: dict[str, Any] = {
@@ -337,6 +352,7 @@ def _new(args: argparse.Namespace) -> int:
         workspace=workspace_ask(args.workspace),
         base=args.base,
         require_clean=args.require_clean,
+        max_cost=args.max_cost,
     )
     runtime = _runtime(args, config=config)
     try:
@@ -517,6 +533,8 @@ def _show(args: argparse.Namespace) -> int:
     print(f"cwd        {visible(record.cwd, None)}")
     print(f"host       {visible(host or '-', None)}")
     print(f"provider   {visible(record.provider_session_id or '-', 200)}")
+    if record.forked_from is not None:
+        print(f"forked     from {visible(record.forked_from, None)} ({record.fork_turns} turns)")
     print(f"can        {capabilities}")
     print(f"settings   {visible(orjson.dumps(settings).decode(), 400) if settings else '-'}")
     native = view.native_state
@@ -559,7 +577,8 @@ def _history(args: argparse.Namespace) -> int:
 
 
 def _print_turn(index: int, turn: HistoryTurn) -> None:
-    print(f"— turn {index} · {turn.run_id} · {turn.status}")
+    origin = f" · in {visible(turn.inherited_from, None)}" if turn.inherited_from else ""
+    print(f"— turn {index} · {turn.run_id} · {turn.status}{origin}")
     print(f"> {visible(turn.prompt, HISTORY_TEXT_CHARS, newlines=True)}")
     for call in turn.tool_calls:
         print(f"  ⚙ {visible(call.kind, 20)} {visible(call.title, 120)} [{call.status}]")

@@ -1,5 +1,7 @@
 """`baton worker [--queue Q ...] [--concurrency N]`: run the fleet's queued turns on this host
-(docs/fleet.md) until SIGTERM or Ctrl-C (running turns finish first)."""
+(docs/fleet.md) until SIGTERM or Ctrl-C (running turns finish first). It prints a line when
+it starts, one when each job starts and ends (the run, its session, how it ended, its error),
+and one when it stops (the jobs it ran, counted by how they ended), all on stderr."""
 
 from __future__ import annotations
 
@@ -7,11 +9,16 @@ import argparse
 import asyncio
 import logging
 import sys
-from typing import Final
+from collections import Counter
+from typing import TYPE_CHECKING, Final
 
 from baton.cli import exit_codes
 from baton.cli.commands.submit import shared_store_url
 from baton.cli.store_access import add_store_option
+from baton.cli.terminal import visible
+
+if TYPE_CHECKING:
+    from baton.fleet.worker import JobReport
 
 EXAMPLES: Final = """examples:
   baton worker --store postgresql://baton@db/baton
@@ -84,22 +91,62 @@ def run(args: argparse.Namespace) -> int:
         heartbeat_seconds=args.heartbeat,
         lease_seconds=args.lease,
     )
-    worker = FleetWorker(settings)
+    lines = JobLines(settings.name)
+    worker = FleetWorker(settings, on_job=lines)
     print(
         f"baton worker {settings.name}: queues {', '.join(settings.queues)}, "
         f"concurrency {settings.concurrency}",
         file=sys.stderr,
         flush=True,
     )
-    asyncio.run(worker.run())
-    if worker.lost:
-        # Fenced: its running turns were settled RECOVERY_REQUIRED by the other workers.
-        print(
-            f"baton worker {settings.name}: RUN_CLAIM_LOST: stopped, its turns were settled "
-            f"by another worker while it was paused or cut off from the store "
-            f"({worker.fenced_reason})",
-            file=sys.stderr,
-            flush=True,
+    try:
+        asyncio.run(worker.run())
+    finally:
+        print(lines.stopped_line(worker.lost, worker.fenced_reason), file=sys.stderr, flush=True)
+    # Fenced (declared lost, or a write refused): its running turns were settled
+    # RECOVERY_REQUIRED by the other workers.
+    return exit_codes.WORKER_FENCED if worker.lost else exit_codes.OK
+
+
+class JobLines:
+    """The worker's line per job start and end on stderr, and the counts its stop line says."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        #: Ended jobs by how their run ended (``skipped``: not this worker's to run).
+        self.ended: Counter[str] = Counter()
+
+    def __call__(self, report: JobReport) -> None:
+        session = f" (session {visible(report.session, 64)})" if report.session else ""
+        if report.phase == "started":
+            line = f"▶ {report.run_id}{session} started"
+        elif report.skipped:
+            self.ended["skipped"] += 1
+            line = f"· {report.run_id} skipped (cancelled, settled, or its session's host runs it)"
+        else:
+            status = report.status or "UNKNOWN"
+            self.ended[status] += 1
+            line = f"■ {report.run_id}{session} {status}"
+            if report.duration_ms:
+                line += f" in {report.duration_ms / 1000:.1f}s"
+            if report.error_code:
+                line += f" ({visible(report.error_code, 60)})"
+            if report.message and status != "COMPLETED":
+                line += f": {visible(report.message, 300)}"
+        print(f"baton worker {self.name}: {line}", file=sys.stderr, flush=True)
+
+    def stopped_line(self, lost: bool, reason: str | None = None) -> str:
+        """The last line: how the worker stopped (fenced off: RUN_CLAIM_LOST and why) and the
+        jobs it ran, by outcome."""
+        total = sum(count for status, count in self.ended.items() if status != "skipped")
+        counts = ", ".join(
+            f"{count} {status.lower()}" for status, count in sorted(self.ended.items())
         )
-        return exit_codes.WORKER_FENCED
-    return exit_codes.OK
+        how = (
+            "RUN_CLAIM_LOST: stopped, its turns were settled by another worker while it was "
+            f"paused or cut off from the store ({reason or 'declared lost'})"
+            if lost
+            else "stopped"
+        )
+        jobs = f"{total} job{'s' if total != 1 else ''} run" + (f" ({counts})" if counts else "")
+        return f"baton worker {self.name}: {how}: {jobs}"

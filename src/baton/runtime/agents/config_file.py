@@ -28,6 +28,10 @@ The format is TOML (docs/profiles.md has an example)::
     [workspaces]               # where `--workspace worktree` puts worktrees (docs/workspaces.md)
     root = "/srv/baton-worktrees"   # default: <data dir>/worktrees
 
+    [service]                  # the data directory's `baton serve` (docs/api.md)
+    autostart = false          # default true: a named session's first turn starts it
+    idle_stop = 1800           # an auto-started service's idle bound (seconds, or "off")
+
 Everything is validated before use; a problem raises :class:`~baton.errors.ConfigFileError`
 with a stable ``sub_code`` (the ``CONFIG_*`` constants below) naming the file and the key.
 Unknown keys are errors, not ignored: a typo must not silently weaken a contract.
@@ -156,7 +160,10 @@ CONFIG_SUB_CODES: Final = (
 
 ConfigSource = Literal["flag", "env", "default"]
 
-_TOP_KEYS: Final = frozenset({"executables", "profiles", "turns", "store", "workspaces"})
+_TOP_KEYS: Final = frozenset({"executables", "profiles", "turns", "store", "workspaces", "service"})
+#: Keys of the ``[service]`` table: ``autostart`` (a named session's turn starts the data
+#: directory's service) and ``idle_stop`` (its idle bound).
+_SERVICE_KEYS: Final = frozenset({"autostart", "idle_stop"})
 #: Keys of the ``[workspaces]`` table (docs/workspaces.md): ``root``, where worktrees live.
 _WORKSPACES_KEYS: Final = frozenset({"root"})
 _TURNS_KEYS: Final = frozenset({"idle_timeout", "profiles"})
@@ -202,6 +209,11 @@ class UserConfig:
     #: ``[workspaces] root``: the directory worktrees are created in (absolute, user-expanded);
     #: None: ``<data dir>/worktrees``.
     workspace_root: str | None = None
+    #: ``[service] autostart``: whether `baton run --session`/`session new` start the data
+    #: directory's service in the background when none runs (None: not said, on).
+    service_autostart: bool | None = None
+    #: ``[service] idle_stop``: an auto-started service's idle bound (None: the default).
+    service_idle_stop: float | Literal["off"] | None = None
 
     def all_profiles(self) -> dict[str, Profile]:
         """Built-in profiles first, then the config file's, by id, each with the idle bound
@@ -318,7 +330,22 @@ def parse_config(
         profile_idle_timeouts=by_profile,
         store_url=_store_url(raw.get("store", {}), f"{where}: store"),
         workspace_root=_workspace_root(raw.get("workspaces", {}), f"{where}: workspaces"),
+        **_service(raw.get("service", {}), f"{where}: service"),
     )
+
+
+def _service(raw: object, where: str) -> dict[str, Any]:
+    """The ``[service]`` table: ``autostart`` (a boolean) and ``idle_stop`` (a bound)."""
+    table = _table(raw, where)
+    _no_unknown_keys(table, _SERVICE_KEYS, where)
+    found: dict[str, Any] = {}
+    if "autostart" in table:
+        if not isinstance(table["autostart"], bool):
+            raise ConfigFileError(CONFIG_WRONG_TYPE, f"{where}.autostart", "must be true or false")
+        found["service_autostart"] = table["autostart"]
+    if "idle_stop" in table:
+        found["service_idle_stop"] = _bound(table["idle_stop"], f"{where}.idle_stop")
+    return found
 
 
 def _workspace_root(raw: object, where: str) -> str | None:

@@ -417,6 +417,15 @@ async def _check(
             return reject(VERSION_COMMAND_FAILED, f"{what} printed nothing")
         version = _bounded(redact(line), MAX_VERSION_CHARS)
 
+    if profile.adapter_packages:
+        adapter = adapter_package_version(candidate.path, profile.adapter_packages)
+        if adapter is not None:
+            name, number = adapter
+            shown = f"{name.rpartition('/')[2]} {number}" + (
+                f", bundled {version}" if version else ""
+            )
+            version = _bounded(redact(shown), MAX_VERSION_CHARS)
+
     argv = (candidate.path, *profile.probe.argv)
     what = f"`{shlex.join(argv)}`"
     try:
@@ -436,6 +445,47 @@ async def _check(
             f"{out.exit_code}){excerpt}",
         )
     return version, None
+
+
+#: Directories above an adapter's resolved executable searched for its ``package.json`` (npm
+#: puts the entry point at most a few levels below the package root: ``dist/index.js``).
+MAX_PACKAGE_DEPTH: Final = 4
+#: Largest ``package.json`` read; a bigger one is not an adapter's manifest.
+MAX_PACKAGE_JSON_BYTES: Final = 256 * 1024
+
+
+def adapter_package_version(executable: str, packages: Sequence[str]) -> tuple[str, str] | None:
+    """``(package name, version)`` of the npm package among ``packages`` that the executable
+    (symlinks followed, as npm's ``bin`` links are) belongs to, read from its
+    ``package.json``; None when it belongs to none of them (a binary, another layout)."""
+    import json
+
+    try:
+        here = os.path.dirname(os.path.realpath(executable))
+    except OSError:
+        return None
+    for _ in range(MAX_PACKAGE_DEPTH):
+        manifest = os.path.join(here, "package.json")
+        try:
+            with open(manifest, "rb") as handle:
+                raw = handle.read(MAX_PACKAGE_JSON_BYTES + 1)
+        except OSError:
+            raw = b""
+        if raw and len(raw) <= MAX_PACKAGE_JSON_BYTES:
+            try:
+                data = json.loads(raw)
+            except ValueError:
+                data = None
+            if isinstance(data, dict) and data.get("name") in packages:
+                version = data.get("version")
+                if isinstance(version, str) and version:
+                    return str(data["name"]), version
+                return None
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return None
 
 
 # --- discovery -----------------------------------------------------------------------------

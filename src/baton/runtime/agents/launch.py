@@ -64,7 +64,11 @@ class LaunchSpec:
 
     @property
     def identity(self) -> tuple[str, str, str]:
-        """The lane's runtime identity: (profile, executable, lane)."""
+        """The lane's runtime identity: (profile, executable, lane). An ad-hoc command's is
+        its whole command line: two commands of one executable with other arguments are two
+        agents, never one process."""
+        if self.profile_id == CUSTOM_PROFILE_ID:
+            return (self.profile_id, shlex.join(self.argv), self.lane)
         return (self.profile_id, self.executable, self.lane)
 
     @property

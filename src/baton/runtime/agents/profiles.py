@@ -153,6 +153,10 @@ class Profile:
     - ``idle_timeout``: this agent's turn idle bound (seconds, or ``"off"``), set in the config
       file (``[turns.profiles]`` or a custom profile's ``idle_timeout``); ``None`` leaves it to
       the config file's ``[turns] idle_timeout``, else Baton's default (600 s).
+    - ``adapter_packages``: the npm package names the adapter is published as. When the
+      executable resolves into one of them (its ``package.json``), the version Baton shows is
+      the adapter's own, with the version command's line (the bundled agent's, Claude Code's
+      for claude-agent-acp) after it.
     """
 
     id: str
@@ -176,6 +180,7 @@ class Profile:
     native_modes: NativeModes = UNDECLARED
     protocol: ProtocolChoice = AUTO_CHOICE
     idle_timeout: BoundSetting = None
+    adapter_packages: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if PROFILE_ID_PATTERN.fullmatch(self.id) is None:
@@ -250,6 +255,11 @@ CLAUDE: Final = Profile(
     environment=CLAUDE_ENVIRONMENT,
     allowed_policies=("ask",),
     install_command="npm install -g @agentclientprotocol/claude-agent-acp",
+    adapter_packages=(
+        "@agentclientprotocol/claude-agent-acp",
+        "@zed-industries/claude-agent-acp",
+        "@zed-industries/claude-code-acp",
+    ),
     unattended_edit_mode="acceptEdits",
     # claude-agent-acp 0.101.0 starts every session in its own ``auto`` ("Claude handles
     # permission decisions"); ``default`` ("Always ask before making changes") routes each

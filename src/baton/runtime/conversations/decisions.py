@@ -18,10 +18,11 @@ from typing import Final, Literal
 from baton.errors import (
     SessionBusy,
     SessionClosed,
+    SessionMaxCostReached,
     SessionNotResumable,
     SessionRecoveryRequired,
 )
-from baton.store import Conversation
+from baton.store import Conversation, Store
 from baton.wire.capabilities import AgentCapabilities
 
 #: How the next prompt reaches the provider session.
@@ -33,6 +34,8 @@ CAPABILITY_PATHS: Final[Mapping[str, str]] = {
     "load": "loadSession",
     "close": "sessionCapabilities.close",
     "list": "sessionCapabilities.list",
+    "fork": "sessionCapabilities.fork",
+    "forkAtTurn": 'sessionCapabilities.fork._meta["baton.forkAtTurn"]',
 }
 
 
@@ -51,6 +54,8 @@ def recorded_capabilities(capabilities: AgentCapabilities) -> dict[str, bool]:
         "load": capabilities.load_session,
         "close": capabilities.session_close,
         "list": capabilities.session_list,
+        "fork": capabilities.session_fork,
+        "forkAtTurn": capabilities.session_fork_at_turn,
     }
 
 
@@ -78,7 +83,8 @@ def refuse_unless_promptable(record: Conversation, recovery_run: str | None = No
 
 def plan_attach(record: Conversation, *, attached_here: bool, prompted: bool = True) -> AttachPlan:
     """How the next prompt reaches ``record``'s provider session: as it is when attached in
-    this process; else, when no prompt ever reached it (``prompted`` false), a fresh
+    this process; else, when no prompt ever reached it (``prompted`` false) and it is not a
+    fork (which holds its parent's context from the start), a fresh
     session/new (there is no context to lose, and real adapters keep a session only once it
     was prompted); else by resume, else by load, else :class:`SessionNotResumable`."""
     provider_id = record.provider_session_id
@@ -88,7 +94,8 @@ def plan_attach(record: Conversation, *, attached_here: bool, prompted: bool = T
         )
     if attached_here:
         return AttachPlan("attached", provider_id)
-    if not prompted:
+    if not prompted and record.forked_from is None:
+        # (A fork holds its parent's context from the start: never replaced by a fresh one.)
         return AttachPlan("session/new", provider_id)
     if record.capabilities.get("resume"):
         return AttachPlan("session/resume", provider_id)
@@ -109,3 +116,33 @@ def busy_error(record: Conversation, waited: float | None) -> SessionBusy:
         f"session {record.name} has a turn running (Baton process {owner}){after}; "
         "wait for it, or run again without --no-wait"
     )
+
+
+def session_cost(store: Store, name: str) -> tuple[float, str] | None:
+    """The session's reported cost: the last ``cost`` its agent sent in a usage update (ACP's
+    usage cost is the session's running total), or None when none was sent."""
+    for run in reversed(store.conversation_runs(name)):
+        for item in reversed(store.list_items(run.id)):
+            content = item.content
+            if item.kind != "usage" or not isinstance(content, dict):
+                continue
+            cost = content.get("cost")
+            amount = cost.get("amount") if isinstance(cost, dict) else None
+            if isinstance(amount, int | float) and not isinstance(amount, bool):
+                assert isinstance(cost, dict)
+                return float(amount), str(cost.get("currency") or "USD")
+    return None
+
+
+def refuse_over_cost(store: Store, name: str) -> None:
+    """Raise SESSION_MAX_COST_REACHED when the session has a ``max_cost`` and its reported
+    cost reached it."""
+    cap = store.get_conversation(name).settings.get("maxCost")
+    if not isinstance(cap, int | float):
+        return
+    spent = session_cost(store, name)
+    if spent is not None and spent[0] >= cap:
+        raise SessionMaxCostReached(
+            f"session {name} reported {spent[0]:g} {spent[1]}, its cap is {cap:g}: no more "
+            "prompts (start a new session, or `baton session new --max-cost` a higher cap)"
+        )

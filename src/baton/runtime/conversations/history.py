@@ -4,7 +4,7 @@ the store (redacted as stored). Also its Markdown form for `baton session export
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final
 
 from baton.store import Interaction, Run, Store, StoredItem
@@ -12,6 +12,11 @@ from baton.store.models import RunStatus
 
 #: Characters of one tool call's title kept in a summary.
 MAX_TOOL_TITLE_CHARS: Final = 200
+
+#: Forks followed back when a fork's history starts with its parents' turns (a fork of a fork
+#: of ...). Bounds the walk: a parent removed and its name reused by a fork of its own child
+#: would otherwise make a cycle.
+MAX_FORK_DEPTH: Final = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,11 +52,17 @@ class HistoryTurn:
     reply: str
     tool_calls: list[ToolCallSummary] = field(default_factory=list)
     permissions: list[PermissionDecision] = field(default_factory=list)
+    #: True when the turn's prompt reached the agent (its run cites a sent prompt).
+    sent: bool = True
+    #: The session the turn happened in when it is inherited (a fork's history starts with
+    #: its parent's turns up to the fork point); None for the session's own turns.
+    inherited_from: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The turn in the CLI's JSON contract (camelCase)."""
         return {
             "runId": self.run_id,
+            "inheritedFrom": self.inherited_from,
             "status": self.status,
             "stopReason": self.stop_reason,
             "errorCode": self.error_code,
@@ -120,17 +131,35 @@ def history_turn(store: Store, run: Run) -> HistoryTurn:
         reply_of(items),
         tool_calls_of(items),
         decisions_of(store.list_interactions(run.id)),
+        sent=run.prompt_ref is not None,
     )
 
 
-def conversation_history(store: Store, name: str, limit: int | None = None) -> list[HistoryTurn]:
-    """The conversation's turns, oldest first (only the last ``limit`` when given)."""
+def conversation_history(
+    store: Store, name: str, limit: int | None = None, *, _depth: int = 0
+) -> list[HistoryTurn]:
+    """The conversation's turns, oldest first (only the last ``limit`` when given). A fork's
+    history starts with the turns it inherited from its parent (up to the fork point, each
+    marked ``inherited_from``); a parent since removed leaves only the fork's own turns."""
+    record = store.get_conversation(name)
     runs = (
         store.conversation_runs(name)
         if limit is None
         else store.conversation_runs(name, limit=limit)
     )
-    return [history_turn(store, run) for run in runs]
+    own = [history_turn(store, run) for run in runs]
+    if limit is not None and len(own) >= limit:
+        return own[len(own) - limit :]
+    inherited: list[HistoryTurn] = []
+    parent = record.forked_from
+    if parent is not None and _depth < MAX_FORK_DEPTH and store.find_conversation(parent):
+        upto = record.fork_turns or 0
+        inherited = [
+            replace(turn, inherited_from=turn.inherited_from or parent)
+            for turn in conversation_history(store, parent, _depth=_depth + 1)[:upto]
+        ]
+    turns = inherited + own
+    return turns if limit is None else turns[max(0, len(turns) - limit) :]
 
 
 def history_markdown(name: str, turns: list[HistoryTurn]) -> str:
@@ -138,7 +167,13 @@ def history_markdown(name: str, turns: list[HistoryTurn]) -> str:
     headings: every line of it is indented as a block quote)."""
     lines = [f"# Session {name}", ""]
     for index, turn in enumerate(turns, 1):
-        lines += [f"## Turn {index} ({turn.run_id}, {turn.status})", "", "**Prompt**", ""]
+        origin = f", in {turn.inherited_from}" if turn.inherited_from else ""
+        lines += [
+            f"## Turn {index} ({turn.run_id}, {turn.status}{origin})",
+            "",
+            "**Prompt**",
+            "",
+        ]
         lines += [f"> {line}" for line in turn.prompt.splitlines() or [""]]
         lines += ["", "**Reply**", ""]
         lines += [f"> {line}" for line in turn.reply.splitlines() or [""]]

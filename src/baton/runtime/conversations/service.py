@@ -51,8 +51,10 @@ from baton.runtime.conversations.decisions import (
     busy_error,
     plan_attach,
     recorded_capabilities,
+    refuse_over_cost,
     refuse_unless_promptable,
 )
+from baton.runtime.conversations.fork import fork_conversation
 from baton.runtime.conversations.history import HistoryTurn, conversation_history
 from baton.runtime.conversations.names import check_session_name, generate_session_name
 from baton.runtime.conversations.remote import (
@@ -110,6 +112,9 @@ class NewConversation:
     base: str | None = None
     #: With ``workspace="worktree"``: refuse a checkout with uncommitted changes.
     require_clean: bool = False
+    #: Refuse the next prompt once the session's reported cost reaches this (the agent's
+    #: currency; ``SESSION_MAX_COST_REACHED``); a running turn is never stopped by it.
+    max_cost: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,6 +344,8 @@ class Conversations:
             "effort": new.effort,
             "config": dict(new.config),
         }
+        if new.max_cost is not None:
+            settings["maxCost"] = new.max_cost
         store.create_conversation(
             name,
             new.agent or CUSTOM_PROFILE_ID,
@@ -417,6 +424,16 @@ class Conversations:
                 remove_workspace, store, workspace.name, self.runtime.environ, force=True
             )
 
+    async def fork(self, name: str, new_name: str, *, at_turn: int | None = None) -> Conversation:
+        """Fork conversation ``name`` as ``new_name``: a conversation of its own whose
+        provider session the agent opened by ``session/fork`` (unstable ACP) of ``name``'s,
+        holding its context (only its first ``at_turn`` turns where the agent advertises
+        Baton's fork extension), with its own worktree branched from ``name``'s workspace as
+        it is now when ``name`` has one. Refusals (SESSION_FORK_NOT_ADVERTISED,
+        SESSION_FORK_AT_TURN_UNSUPPORTED...) and cancellation: see
+        :mod:`baton.runtime.conversations.fork`."""
+        return await fork_conversation(self, name, new_name, at_turn)
+
     async def session(self, name: str | None = None, **new: Any) -> Session:
         """The handle of conversation ``name``: created first when agent settings are given
         (``agent=`` or ``agent_command=``, and the other :class:`NewConversation` fields),
@@ -443,7 +460,8 @@ class Conversations:
 
         Refused before anything is sent: SESSION_NOT_FOUND, SESSION_CLOSED,
         SESSION_RECOVERY_REQUIRED (naming the run to settle), SESSION_NOT_RESUMABLE, or
-        SESSION_BUSY (``wait=False`` while a turn runs, a full queue, or the wait bound).
+        SESSION_BUSY (``wait=False`` while a turn runs, a full queue, or the wait bound),
+        SESSION_MAX_COST_REACHED (the session's reported cost reached its ``max_cost``).
 
         Cancellation: cancelled while waiting, nothing was claimed or sent. Cancelled during
         the turn, the turn's run becomes RECOVERY_REQUIRED when the runtime closes (its prompt
@@ -459,6 +477,7 @@ class Conversations:
             remaining = None
             if options.wait_timeout is not None:
                 remaining = max(0.0, options.wait_timeout - (loop.time() - started))
+            refuse_over_cost(store, name)
             record, plan = await self._claim(store, name, options.wait, remaining)
             try:
                 result, capabilities = await self._run_turn(
@@ -748,6 +767,12 @@ class Session:
     async def history(self, limit: int | None = None) -> list[HistoryTurn]:
         """The conversation's turns, oldest first."""
         return await self.conversations.history(self.name, limit)
+
+    async def fork(self, new_name: str, *, at_turn: int | None = None) -> Session:
+        """Fork this conversation as ``new_name`` (see :meth:`Conversations.fork`); the
+        fork's handle."""
+        record = await self.conversations.fork(self.name, new_name, at_turn=at_turn)
+        return Session(self.conversations, record.name)
 
     async def close(self) -> Conversation:
         """Close the conversation (see :meth:`Conversations.close`, cancellation included)."""

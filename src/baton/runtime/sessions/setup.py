@@ -44,6 +44,7 @@ from baton.runtime.turns.outcome import RunOutcome, TurnOutcome
 from baton.runtime.turns.settings import RequestedSettings, apply_settings
 from baton.runtime.turns.system_prompts import requested_system_prompt, session_setup_record
 from baton.store.models import RunStatus
+from baton.wire import fork
 from baton.wire.capabilities import NO_ELICITATION
 from baton.wire.content import build_prompt, text_block
 from baton.wire.jsonrpc import RESOURCE_NOT_FOUND
@@ -59,6 +60,8 @@ START_FAILURE_EXIT_WAIT_SECONDS: Final = 2.0
 
 #: The session/attach method of an attach that loads (its replay is kept apart).
 LOAD_METHOD: Final = "session/load"
+#: The ``attachedBy`` of a session opened by forking another (`baton session fork`).
+FORK_METHOD: Final = fork.METHOD
 #: The ``attachedBy`` of a run on a session already attached in this process (kept by an
 #: earlier run with ``keep_session``): nothing was sent to attach it.
 ATTACHED_HERE: Final = "attached"
@@ -171,6 +174,16 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
             )
             opened = NewSessionResult(attached.session_id, attached.state)
             attach_method = attached.method
+        elif request.fork_session is not None:
+            opened = await client.fork_session(
+                request.fork_session,
+                ctx.cwd,
+                at_turn=request.fork_at_turn,
+                budget=ctx.setup_clock,
+                mcp_servers=ctx.tools,
+                additional_directories=roots,
+            )
+            attach_method = FORK_METHOD
         else:
             opened = await client.new_session(
                 ctx.cwd,
@@ -202,8 +215,9 @@ async def open_session(ctx: RunContext, window: SetupWindow) -> SessionReady | S
     except LaneFenced as exc:
         return _failure(exc.code, exc.message, RunOutcome.AGENT_UNAVAILABLE)
     except AgentRequestError as exc:
-        if request.attach_session is not None and _session_lost(exc):
-            lost = _lost_session_error(request.attach_session, exc)
+        lost_id = request.attach_session or request.fork_session
+        if lost_id is not None and _session_lost(exc):
+            lost = _lost_session_error(lost_id, exc)
             return _failure(lost.code, redact(lost.message), RunOutcome.USAGE)
         _raise_for_queued_run(ctx, exc)
         return _failure(exc.code, redact(exc.message), _fault_outcome(exc))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
+from baton.errors import AgentLaunchFailed, AgentNotInstalled, AuthenticationRequired, BatonError
 from baton.store.models import RunStatus
 
 
@@ -57,6 +58,9 @@ EXIT_CODES: Final[Mapping[RunOutcome, int]] = MappingProxyType(
         RunOutcome.INTERRUPTED: 130,
     }
 )
+
+#: The error code of a run a time bound ended (baton.errors.BudgetExpired's).
+BUDGET_EXPIRED_CODE: Final = "BUDGET_EXPIRED"
 
 #: Run statuses whose outcome is ambiguous.
 AMBIGUOUS_STATUSES: Final = frozenset({"RECOVERY_REQUIRED", "LOST"})
@@ -106,6 +110,10 @@ def run_outcome_of(
     caller, and anything else that did not complete failed."""
     if error_code == "AUTHENTICATION_REQUIRED":
         return RunOutcome.AUTHENTICATION_REQUIRED
+    if error_code == BUDGET_EXPIRED_CODE and status != "COMPLETED":
+        # A bound elapsed: the turn's (INTERRUPTED), its setup's, or the time a queued run
+        # waited for a worker (CANCELLED, `baton submit --timeout`).
+        return RunOutcome.BUDGET_EXPIRED
     if status == "COMPLETED":
         return RunOutcome.COMPLETED
     if status == "INTERRUPTED":
@@ -115,6 +123,17 @@ def run_outcome_of(
     if status in AMBIGUOUS_STATUSES:
         return RunOutcome.RECOVERY_REQUIRED
     return RunOutcome.FAILED
+
+
+def refusal_outcome(exc: BatonError) -> RunOutcome:
+    """The outcome class of a run refused before its prompt was sent with ``exc`` (as `baton
+    run` classes the same refusal): the agent missing or not startable, a sign-in wanted, the
+    caller's mistake, else a failure."""
+    if isinstance(exc, AgentNotInstalled | AgentLaunchFailed):
+        return RunOutcome.AGENT_UNAVAILABLE
+    if isinstance(exc, AuthenticationRequired):
+        return RunOutcome.AUTHENTICATION_REQUIRED
+    return RunOutcome.USAGE if exc.fault == "caller" else RunOutcome.FAILED
 
 
 def exit_code_of(outcome: RunOutcome) -> int:

@@ -44,6 +44,13 @@ class RunRequest:
     attach_session: str | None = None
     #: With ``attach_session``: attach to look, send no prompt (`baton recover --attach`).
     inspect_only: bool = False
+    #: Open the run's provider session by ``session/fork`` of this one (unstable ACP; needs
+    #: ``sessionCapabilities.fork``) instead of ``session/new``: the new session holds its
+    #: context (`baton session fork`). Excludes ``attach_session``.
+    fork_session: str | None = None
+    #: With ``fork_session``: keep only the parent's first N turns (Baton's fork extension,
+    #: baton.wire.fork; refused before sending where the agent does not advertise it).
+    fork_at_turn: int | None = None
     #: Keep the provider session attached after the run (its controls can then be read and
     #: changed with :meth:`Runtime.controls` and :meth:`Runtime.apply_control`).
     keep_session: bool = False

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from baton.errors import (
     WorkspaceError,
@@ -27,7 +27,9 @@ from baton.runtime.workspaces.changes import tree_patch
 from baton.runtime.workspaces.git import run_git
 from baton.runtime.workspaces.snapshot import (
     FingerprintCache,
+    RepositoryLayout,
     base_tree,
+    commit_tree,
     repository_layout,
     take_snapshot,
 )
@@ -214,6 +216,47 @@ def export_patch(store: Store, name: str, environ: Mapping[str, str]) -> str:
     return tree_patch(layout, base, tree, environ).decode("utf-8", "surrogateescape")
 
 
+#: The identity of the commits Baton writes itself (export, a fork's base): never the user's.
+BATON_IDENTITY: Final = {
+    "GIT_AUTHOR_NAME": "Baton",
+    "GIT_AUTHOR_EMAIL": "baton@localhost",
+    "GIT_COMMITTER_NAME": "Baton",
+    "GIT_COMMITTER_EMAIL": "baton@localhost",
+}
+
+
+def _commit_tree(
+    layout: RepositoryLayout, tree: str, message: str, environ: Mapping[str, str]
+) -> tuple[str, str | None]:
+    """A commit of ``tree`` on the worktree's HEAD (none before its first commit), written
+    without touching its index, branch or hooks; the commit and its parent."""
+    head = run_git(
+        layout.top, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], environ=environ, check=False
+    ).text
+    args = ["commit-tree", tree, "-m", message]
+    if head:
+        args[2:2] = ["-p", head]
+    commit = run_git(layout.top, args, environ=environ, extra_env=BATON_IDENTITY).text
+    return commit, head or None
+
+
+def current_state_commit(record: WorkspaceRecord, environ: Mapping[str, str]) -> str:
+    """A commit of the workspace's files as they are now (uncommitted and untracked changes
+    included, ignored files not; bounded like a snapshot), on its HEAD: the base a fork's
+    worktree starts from (`baton session fork`). Its HEAD itself when nothing changed.
+    WORKSPACE_ERROR when the workspace is not a git work tree on this host. Blocking (git
+    and file I/O): run it in a thread."""
+    layout, tree = _current_tree(record, environ)
+    head = run_git(
+        layout.top, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], environ=environ, check=False
+    ).text
+    if head and commit_tree(layout, head, environ) == tree:
+        return head
+    message = f"Baton: the state of workspace {record.name}"
+    commit, _parent = _commit_tree(layout, tree, message, environ)
+    return commit
+
+
 def export_branch(
     store: Store, name: str, branch: str, environ: Mapping[str, str], *, force: bool = False
 ) -> dict[str, Any]:
@@ -231,18 +274,6 @@ def export_branch(
     exists = run_git(layout.top, ["rev-parse", "--verify", "-q", ref], environ=environ, check=False)
     if exists.returncode == 0 and not force:
         raise WorkspaceError(f"the branch {branch} exists (--force replaces it)", workspace=name)
-    head = run_git(
-        layout.top, ["rev-parse", "--verify", "-q", "HEAD^{commit}"], environ=environ, check=False
-    ).text
-    identity = {
-        "GIT_AUTHOR_NAME": "Baton",
-        "GIT_AUTHOR_EMAIL": "baton@localhost",
-        "GIT_COMMITTER_NAME": "Baton",
-        "GIT_COMMITTER_EMAIL": "baton@localhost",
-    }
-    args = ["commit-tree", tree, "-m", f"Baton workspace {name}"]
-    if head:
-        args[2:2] = ["-p", head]
-    commit = run_git(layout.top, args, environ=environ, extra_env=identity).text
+    commit, head = _commit_tree(layout, tree, f"Baton workspace {name}", environ)
     run_git(layout.top, ["update-ref", ref, commit], environ=environ)
     return {"name": name, "branch": branch, "commit": commit, "parent": head or None}

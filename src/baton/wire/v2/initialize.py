@@ -31,6 +31,7 @@ from baton.wire.capabilities import (
     leaf_advertised,
     parse_auth_methods,
 )
+from baton.wire.fork import fork_at_turn_advertised
 
 _META: Final = "_meta"
 
@@ -50,6 +51,9 @@ _SESSION_LEAVES: Final[Mapping[str, str]] = {
     "delete": "session_delete",
     "additionalDirectories": "session_additional_directories",
 }
+
+# ``session.fork`` (unstable, see baton.wire.fork).
+_FORK: Final = "fork"
 
 # ``session.systemPrompt`` (the draft's unstable part: ``SessionSystemPromptCapabilities``).
 _SYSTEM_PROMPT: Final = "systemPrompt"
@@ -100,6 +104,13 @@ def _read_session(session: Mapping[str, Any], flags: dict[str, bool], note: Any)
             continue
         if key in _SESSION_LEAVES:
             flags[_SESSION_LEAVES[key]] = leaf_advertised(value)
+            continue
+        if key == _FORK:
+            # Unstable in the draft, as in v1; Baton's own ``_meta`` key adds ``--at-turn``.
+            flags["session_fork"] = leaf_advertised(value)
+            flags["session_fork_at_turn"] = leaf_advertised(value) and fork_at_turn_advertised(
+                value
+            )
             continue
         if key == _SYSTEM_PROMPT:
             # Unstable in the draft, as in v1 (where Baton reads it too): append with the

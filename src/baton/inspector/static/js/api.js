@@ -40,6 +40,8 @@ export const ROUTES = {
   runChanges: (id) => `${BASE}/runs/${enc(id)}/changes`,
   runFileDiff: (id) => `${BASE}/runs/${enc(id)}/changes/file`,
   runPatch: (id) => `${BASE}/runs/${enc(id)}/diff`,
+  batches: () => `${BASE}/batches`,
+  batch: (id) => `${BASE}/batches/${enc(id)}`,
 };
 
 /** A refusal or failure from the service, with its stable code. */

@@ -10,6 +10,7 @@ import { runsPage, runPage } from "./pages/runs.js";
 import { permissionsPage } from "./pages/permissions.js";
 import { recoveryPage } from "./pages/recovery.js";
 import { journalPage } from "./pages/journal.js";
+import { batchesPage, batchPage } from "./pages/batches.js";
 
 // [pattern, page, nav link] in match order; a page is (view, params) => cleanup | undefined.
 const ROUTES = [
@@ -23,6 +24,8 @@ const ROUTES = [
   [/^\/recovery\/([^/]+)$/, recoveryPage, "#/recovery"],
   [/^\/journal$/, journalPage, "#/journal"],
   [/^\/journal\/(run|server)\/([^/]+)$/, journalPage, "#/journal"],
+  [/^\/batches$/, batchesPage, "#/batches"],
+  [/^\/batches\/([^/]+)$/, batchPage, "#/batches"],
 ];
 
 let cleanup = null;

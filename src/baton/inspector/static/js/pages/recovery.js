@@ -6,7 +6,7 @@
 import { h, replaceChildren, facts } from "../dom.js";
 import { get, post, ROUTES } from "../api.js";
 import { errorBox, listOf, table } from "./common.js";
-import { runsTable, runStatus } from "./runs.js";
+import { runsTable, runStatus, sessionCell } from "./runs.js";
 import { TranscriptModel } from "../transcript.js";
 
 function tailTable(tail) {
@@ -41,7 +41,7 @@ function detail(view, runId) {
       facts([
         ["status", runStatus(run)],
         ["why", run.recoveryReason ?? run.diagnostic],
-        ["session", run.sessionId ? h("code", {}, String(run.sessionId)) : null],
+        ["session", sessionCell(run)],
         ["provider session", run.session?.providerSessionId ? h("code", {}, String(run.session.providerSessionId)) : null],
         ["agent", run.agent],
         ["prompt", run.promptText ? h("pre", {}, String(run.promptText)) : null],

@@ -38,6 +38,15 @@ export function runStatus(run) {
   return shown;
 }
 
+/** The session a run is a turn of: its name, linking to its page, when it is a named
+ * session's turn; else Baton's session id (a one-off run's session has no page). */
+export function sessionCell(run) {
+  if (run.sessionName) {
+    return h("a", { href: `#/sessions/${encodeURIComponent(run.sessionName)}`, "data-testid": "session-name" }, String(run.sessionName));
+  }
+  return run.sessionId ? h("code", { title: "Baton's session id (not a named session)" }, String(run.sessionId)) : null;
+}
+
 function usageText(run) {
   const u = run.usage;
   if (!u) return "";
@@ -52,8 +61,8 @@ export function runsTable(runs) {
     ["agent", (r) => String(r.agent ?? "")],
     // The host of the Baton process that owns the run (whose disk holds its journal).
     ["host", (r) => String(r.host ?? "")],
-    // Baton's session id (a named session's page is addressed by its name, on Sessions).
-    ["session", (r) => (r.sessionId ? h("code", {}, String(r.sessionId)) : "")],
+    // The named session's name (its page is addressed by it), else Baton's session id.
+    ["session", (r) => sessionCell(r) ?? ""],
     ["cwd", (r) => h("code", {}, String(r.cwd ?? ""))],
     ["prompt", (r) => String(r.promptText ?? "").slice(0, 80)],
     ["started", (r) => String(r.startedAt ?? r.createdAt ?? "")],
@@ -241,7 +250,7 @@ function liveRun(view, runId) {
         ["status", runStatus(run)],
         ["agent", run.agent],
         ["host", run.host],
-        ["session", run.sessionId ? h("code", {}, String(run.sessionId)) : null],
+        ["session", sessionCell(run)],
         ["cwd", run.cwd ? h("code", {}, String(run.cwd)) : null],
         ["duration", run.durationSeconds !== undefined && run.durationSeconds !== null ? duration(run.durationSeconds * 1000) : null],
         ["permission outcomes", run.permissionOutcomes ? Object.entries(run.permissionOutcomes).map(([k, v]) => `${k} ${v}`).join(", ") : null],

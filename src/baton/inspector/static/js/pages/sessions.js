@@ -137,6 +137,35 @@ export async function controlsInto(box, sessionId, busy) {
     status);
 }
 
+// The labels of a session's requested settings (`baton session new --mode/--model/--effort
+// /--set-option`); a session option is shown as "option ID".
+const SETTING_LABELS = { mode: "mode", model: "model", effort: "effort" };
+
+/** One setting's value as text: a string as it is, anything else as compact JSON. */
+function settingText(value) {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/**
+ * The session's requested settings as a table of setting and value (the options given with
+ * --set-option one row each), or null when none was asked for.
+ */
+export function settingsTable(settings) {
+  const rows = [];
+  for (const [key, value] of Object.entries(settings ?? {})) {
+    if (value === null || value === undefined) continue;
+    if (key === "config" && typeof value === "object" && !Array.isArray(value)) {
+      for (const [option, chosen] of Object.entries(value)) rows.push([`option ${option}`, chosen]);
+    } else {
+      rows.push([SETTING_LABELS[key] ?? key, value]);
+    }
+  }
+  if (!rows.length) return null;
+  return h("table", { class: "settings", "data-testid": "session-settings" },
+    h("thead", {}, h("tr", {}, h("th", { scope: "col" }, "setting"), h("th", { scope: "col" }, "value"))),
+    h("tbody", {}, rows.map(([label, value]) => h("tr", {}, h("th", { scope: "row" }, label), h("td", {}, h("code", {}, settingText(value)))))));
+}
+
 export function sessionPage(view, [name]) {
   return liveSessionPage(view, name);
 }
@@ -170,9 +199,10 @@ function liveSessionPage(view, sessionId) {
       ["host", record.host ?? null],
       ["cwd", record.cwd ? h("code", {}, String(record.cwd)) : null],
       ["provider session", record.providerSessionId ? h("code", {}, String(record.providerSessionId)) : null],
+      ["forked from", record.forkedFrom ? h("span", {}, h("a", { href: `#/sessions/${encodeURIComponent(record.forkedFrom)}` }, String(record.forkedFrom)), ` (${record.forkTurns ?? "?"} turns)`) : null],
       ["active run", record.activeRunId ? h("a", { href: `#/runs/${encodeURIComponent(record.activeRunId)}` }, String(record.activeRunId)) : null],
       ["attached here", session.attachedHere === undefined ? null : String(session.attachedHere)],
-      ["settings", Object.keys(record.settings ?? {}).length ? h("code", {}, JSON.stringify(record.settings)) : null],
+      ["settings", settingsTable(record.settings)],
     ]));
     replaceChildren(queueBox, queue.length
       ? h("ol", { class: "queue", "aria-label": "prompts running or waiting" }, queue.map((t) => h("li", {},
