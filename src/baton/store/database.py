@@ -52,11 +52,10 @@ import os
 import sqlite3
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 from urllib.parse import quote
 
 import orjson
@@ -168,6 +167,9 @@ MAX_ROWS_PER_INSERT: Final = 100
 #: Most claims one store remembers (run id -> epoch): a claim is dropped when its holder
 #: writes the run's end, so this bounds only a process that takes runs and never ends them.
 MAX_CLAIMS_HELD: Final = 10_000
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 _TRUNCATED: Final = "…[truncated]"
 _T = TypeVar("_T")
@@ -549,6 +551,9 @@ class StoreDatabase:
         if self.dialect != "postgresql":
             return action()
         if self._writers is None:
+            # Imported here: only a PostgreSQL store needs it (the CLI's import budget).
+            from concurrent.futures import ThreadPoolExecutor
+
             self._writers = ThreadPoolExecutor(
                 max_workers=STORE_WRITE_THREADS, thread_name_prefix="baton-store"
             )
