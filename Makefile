@@ -76,14 +76,18 @@ test-pythons: $(BIN)/python
 # The lowest direct versions pyproject.toml allows (uv's lowest-direct resolution: each direct
 # dependency at its lower bound, theirs at the newest that fits), in .venv-lowest on the
 # baseline Python, run the same suite: a lower bound the code outgrew fails here.
+# Made afresh whenever pyproject.toml changes (test-fleet's lowest-versions pass uses it too).
 LOWEST_VENV := .venv-lowest
 
-test-lowest: $(BIN)/python
+$(LOWEST_VENV)/.lowest: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install -q 'uv>=0.5'
 	rm -rf $(LOWEST_VENV)
 	$(BIN)/uv venv -q --python $(PYTHON) $(LOWEST_VENV)
 	$(BIN)/uv pip install -q --python $(LOWEST_VENV)/bin/python --resolution lowest-direct -e '.[dev]'
 	$(BIN)/uv pip list --python $(LOWEST_VENV)/bin/python
+	touch $@
+
+test-lowest: $(LOWEST_VENV)/.lowest
 	$(LOWEST_VENV)/bin/pytest -q -p no:cacheprovider $(PYTEST_PARALLEL)
 	$(LOWEST_VENV)/bin/pytest -q -p no:cacheprovider $(PYTEST_SERIAL) || [ $$? -eq 5 ]
 
@@ -124,9 +128,11 @@ test-atif: $(VENV)/.dev $(ATIF_VENV)/.harbor-$(HARBOR_VERSION)
 # Many hosts (issue 22, docs/fleet.md): the fleet suite and the run store's tests on
 # PostgreSQL. Installs Debian's postgresql when missing (as root; CI), starts a throwaway
 # cluster in a temporary directory (as the `postgres` user when run as root), runs the tests,
-# then stops and removes the cluster (scripts/pg_cluster.sh, scripts/test_fleet.sh).
-test-fleet: $(VENV)/.dev
-	bash scripts/test_fleet.sh "$(BIN)"
+# then, on the same cluster, the fleet suite again in .venv-lowest (the lowest procrastinate
+# and psycopg pyproject.toml allows, with everything else at its lowest direct version), then
+# stops and removes the cluster (scripts/pg_cluster.sh, scripts/test_fleet.sh).
+test-fleet: $(VENV)/.dev $(LOWEST_VENV)/.lowest
+	bash scripts/test_fleet.sh "$(BIN)" "$(LOWEST_VENV)/bin"
 
 $(VENV)/.bench: $(VENV)/.dev
 	$(BIN)/python -m pip install -q -e '.[dev,bench]'

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # make test-fleet: the fleet suite (tests/fleet) and the run store's tests on PostgreSQL, in a
-# throwaway cluster (scripts/pg_cluster.sh) that is stopped and removed however the run ends.
+# throwaway cluster (scripts/pg_cluster.sh) that is stopped and removed however the run ends;
+# then, given a second environment (LOWEST_BIN: the lowest versions pyproject.toml allows),
+# the fleet suite again there, on the same cluster.
+# Usage: scripts/test_fleet.sh [BIN] [LOWEST_BIN]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-.venv/bin}
+LOWEST_BIN=${2:-}
 CLUSTER=$(mktemp -d -u /tmp/baton-fleet-pg.XXXXXX)
 trap 'scripts/pg_cluster.sh stop "$CLUSTER"' EXIT
 URL=$(scripts/pg_cluster.sh start "$CLUSTER")
@@ -11,3 +15,9 @@ echo "test-fleet: PostgreSQL at $URL (cluster in $CLUSTER)"
 # BATON_TEST_POSTGRES_CLUSTER lets the restart test stop and start the server.
 BATON_TEST_POSTGRES_URL="$URL" BATON_TEST_POSTGRES_CLUSTER="$CLUSTER" \
     "$BIN/pytest" -q -p no:cacheprovider tests/store tests/fleet tests/service/test_fleet_view.py
+if [ -n "$LOWEST_BIN" ]; then
+    echo "test-fleet: the fleet suite on the lowest versions allowed:" \
+        "$("$LOWEST_BIN/python" -c 'from importlib.metadata import version as v; print("procrastinate", v("procrastinate"), "psycopg", v("psycopg"))')"
+    BATON_TEST_POSTGRES_URL="$URL" BATON_TEST_POSTGRES_CLUSTER="$CLUSTER" \
+        "$LOWEST_BIN/pytest" -q -p no:cacheprovider tests/fleet
+fi

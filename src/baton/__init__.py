@@ -48,6 +48,7 @@ if TYPE_CHECKING:
         NewConversation,
         PromptOptions,
         Session,
+        SessionRun,
     )
     from baton.runtime.permissions.ask import AskAnswer, Asker, AskPrompt, NoUserAsker
     from baton.runtime.permissions.policies import PolicyName as Policy
@@ -134,6 +135,7 @@ _EXPORTS = {
     "SCRIPTED_AGENT": "baton.runtime.agents.launch",
     "Conversations": "baton.runtime.conversations",
     "Session": "baton.runtime.conversations",
+    "SessionRun": "baton.runtime.conversations",
     "NewConversation": "baton.runtime.conversations",
     "PromptOptions": "baton.runtime.conversations",
     "Batch": "baton.batches.batch",
@@ -188,6 +190,7 @@ __all__ = [
     "Session",
     "SessionInfoPayload",
     "SessionPayload",
+    "SessionRun",
     "SessionSetupFailed",
     "StatePayload",
     "SteerPayload",

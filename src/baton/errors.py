@@ -873,6 +873,24 @@ class StoreSchemaTooNew(StorageError):
     code = "STORE_SCHEMA_TOO_NEW"
 
 
+class EngineSchemaTooNew(StorageError):
+    """The fleet's job engine schema (procrastinate's, in the shared store) was migrated by a
+    newer procrastinate than this host has; it is left untouched. Upgrade this host's
+    procrastinate (the message names the release)."""
+
+    code = "ENGINE_SCHEMA_TOO_NEW"
+    fault = "caller"
+
+
+class EngineSchemaUnknown(StorageError):
+    """The fleet's job engine schema was installed by a Baton that did not record which
+    procrastinate release installed it, so it cannot be migrated safely on its own. Start one
+    worker with ``baton worker --engine-schema-from RELEASE`` naming that release."""
+
+    code = "ENGINE_SCHEMA_UNKNOWN"
+    fault = "caller"
+
+
 class RunStatusTransitionInvalid(StoreConflict):
     """A write asked for a run status change the transition table
     (:data:`baton.store.run_status.RUN_STATUS_TRANSITIONS`) does not allow, such as leaving a

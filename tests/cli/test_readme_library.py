@@ -80,3 +80,21 @@ def test_the_library_guides_example_runs_verbatim(tmp_path: Path) -> None:
     lines = done.stdout.splitlines()
     assert lines[0].startswith("started run-")
     assert lines[1:] == ["permission selected allow", "COMPLETED hello", "INTERRUPTED cancelled"]
+
+
+def test_the_library_guides_session_example_runs_verbatim(tmp_path: Path) -> None:
+    """docs/library.md's session example: a turn's handle from ``session.start`` (its run id
+    at once), its events, then a second turn on the same provider session."""
+    text = LIBRARY_GUIDE.read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    [example] = [block for block in blocks if "Conversations(runtime)" in block]
+    done = subprocess.run(
+        [sys.executable, "-c", example],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(tmp_path),
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["turn True", "result", "COMPLETED True"]

@@ -90,6 +90,7 @@ class Fleet:
         concurrency: int = 1,
         lease: float = LEASE,
         url: str | None = None,
+        args: tuple[str, ...] = (),
     ) -> WorkerProcess:
         """Start a worker on ``queues`` (``url``: its way to the database, default the
         fleet's; a test's proxy in front of it, say)."""
@@ -118,6 +119,7 @@ class Fleet:
         ]
         for queue in queues:
             argv += ["--queue", queue]
+        argv += args
         env = {**os.environ, "BATON_HOST": f"host-{name}"}
         env.pop("BATON_STORE", None)
         with log.open("wb") as out:

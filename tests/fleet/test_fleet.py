@@ -213,6 +213,22 @@ async def test_idempotency_keys_and_cancelling_a_queued_run(fleet: Any) -> None:
     await _the_cli_reads_the_shared_store(fleet, first.run_id, doomed.run_id)
 
 
+async def test_closing_a_running_queued_runs_events_interrupts_it_at_its_worker(
+    fleet: Any,
+) -> None:
+    """As a local run's stream: break out of a queued run's events once it streams, and its
+    worker interrupts the turn (session/cancel): INTERRUPTED, the close waiting for it."""
+    fleet.start_worker("w1", "default")
+    queued = await submit(fleet.url, _turn(fleet, "wait_for_cancel 60"))
+    async with queued.events() as events:
+        async for event in events:
+            if event.type == "text":
+                break
+    assert queued.run().status == "INTERRUPTED"  # the close waited for the run's end
+    result = await asyncio.wait_for(queued.result(), 120)
+    assert (result.status, result.stop_reason) == ("INTERRUPTED", "cancelled"), result
+
+
 async def _the_cli_reads_the_shared_store(fleet: Any, run_id: str, cancelled_id: str) -> None:
     """`baton runs`, `show`, `workers` and `journal show` with --store, from "another host"."""
     elsewhere = {**os.environ, "BATON_HOST": "another-host", "BATON_HOME": str(fleet.root / "x")}

@@ -20,7 +20,7 @@ from baton.runtime.lanes.recorder import LAUNCH_KEY
 from baton.runtime.run import EVENTS_CLOSED, Run, RunHandle
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
-from baton.store import Store
+from baton.store import STORE_FILENAME, Store
 
 AGENT = [sys.executable, "-m", "baton.agents.scripted"]
 
@@ -257,3 +257,38 @@ async def test_an_interrupt_from_an_event_callback_during_setup_sends_no_prompt(
     assert result.message is not None and "(reader)" in result.message
     assert store_of(runtime).get_run(result.run_id).prompt_ref is None
     assert "text" not in seen
+
+
+# --- a queued run's stream closed early interrupts it too ------------------------------------
+
+
+def queue_store(tmp_path: Path) -> Path:
+    path = tmp_path / "queue" / STORE_FILENAME  # a data directory's store: a worker's too
+    path.parent.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+async def test_closing_a_queued_runs_events_before_a_worker_took_it_cancels_it(
+    tmp_path: Path,
+) -> None:
+    path = queue_store(tmp_path)
+    with Store(path) as store:
+        record, _ = store.create_submission(
+            "echo queued", queue="default", request={"agent": "scripted"}, policy="ask"
+        )
+    queued = QueuedRun(str(path), record.run_id)
+
+    async def reader() -> None:
+        async with queued.events() as events:
+            async for _event in events:
+                pass
+
+    task = asyncio.ensure_future(reader())
+    await asyncio.sleep(0.3)  # nothing comes: no worker took it
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    with Store(path) as store:
+        run = store.get_run(record.run_id)
+    assert (run.status, run.error_code) == ("CANCELLED", "QUEUED_RUN_CANCELLED")
+    assert run.diagnostic is not None and EVENTS_CLOSED in run.diagnostic

@@ -53,3 +53,26 @@ def test_the_byte_bound_drops_a_subscriber_that_lags_in_bytes() -> None:
     assert not subscription.dropped
     feed.publish(text(2))
     assert subscription.dropped
+
+
+def test_a_runs_early_events_wait_for_its_handle_then_reach_its_feed_in_order() -> None:
+    # The runtime publishes run_started before start() returns the handle: the sink holds it
+    # and opens nothing until the handle names the run (no id is read from an event).
+    from baton.service.feeds import FeedBoard
+    from baton.service.launcher import FeedSink, RunLauncher
+
+    board = FeedBoard()
+    launcher = RunLauncher(None, board)  # type: ignore[arg-type]
+    results: list[RunEvent] = []
+    launcher.on_result.append(results.append)
+    sink = FeedSink(launcher)
+    sink(RunEvent("run_started", "run-1", {}))
+    sink(text(0))
+    assert board.get("run-1") is None
+    feed = board.open("run-1")
+    sink.bind(feed)
+    sink(RunEvent("result", "run-1", {"status": "COMPLETED"}))
+    frames, _gap, _sub = feed.subscribe(0)
+    kinds = [frame.split(b"\n", 2)[1] for frame in frames]
+    assert kinds == [b"event: run_started", b"event: text", b"event: result"]
+    assert [event.type for event in results] == ["result"]

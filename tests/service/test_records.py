@@ -21,6 +21,7 @@ async def test_recovery_lists_and_settles_ambiguous_runs(api: Api) -> None:
     listed = (await api.client.get("/api/v1/recovery", headers=AUTH)).json()["runs"]
     assert [r["id"] for r in listed] == [run_id]
     assert listed[0]["recoverable"] is True and listed[0]["journalTail"] == []
+    assert listed[0]["journalIncomplete"] is False
     one = await api.client.get(f"/api/v1/recovery?runId={done}", headers=AUTH)
     assert one.json()["runs"][0]["recoverable"] is False
     refused = await api.client.post(f"/api/v1/recovery/{done}/attach", headers=AUTH)

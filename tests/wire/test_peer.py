@@ -22,6 +22,7 @@ from baton.wire.peer import (
     AgentRequest,
     Broken,
     LateReply,
+    Notification,
     Notifications,
     Peer,
     RefusedRequest,
@@ -186,12 +187,12 @@ def test_consecutive_notifications_of_a_grouped_method_are_one_event() -> None:
     ]
     assert kinds == [
         ("Notifications", [0, 1]),
-        ("tuple", []),  # _x.ai/models/update is not grouped: a (method, message, raw) event
+        ("Notification", []),  # _x.ai/models/update is not grouped: one Notification event
         ("Notifications", [3, 4]),  # a blank line is a separator, not a frame
         ("Reply", []),
         ("Notifications", [5]),
-        ("tuple", []),  # a method that is not grouped: one event per notification
-        ("tuple", []),
+        ("Notification", []),  # a method that is not grouped: one event per notification
+        ("Notification", []),
     ]
     first = events[0]
     assert isinstance(first, Notifications)
@@ -204,9 +205,19 @@ def test_events_are_decoded_as_they_are_pulled() -> None:
     events = peer.receive([note(0), b"not json", note(1)])
     assert peer.frames_in == 0  # nothing decoded before the first pull
     first = next(events)
-    assert first == ("session/update", orjson.loads(note(0)), note(0))
+    assert isinstance(first, Notification)
+    assert (first.method, first.message, first.raw) == (
+        "session/update",
+        orjson.loads(note(0)),
+        note(0),
+    )
+    kept = first.copy()
     assert (peer.frames_in, peer.skipped_frames) == (1, 0)
-    assert [type(e) for e in events] == [SkippedLine, tuple]
+    rest = [next(events), next(events)]
+    assert [type(e) for e in rest] == [SkippedLine, Notification]
+    # The plain notification is reused: it now holds the next one; the copy kept the first.
+    assert rest[1] is first and first.raw == note(1)
+    assert (kept.method, kept.raw) == ("session/update", note(0))
     assert (peer.frames_in, peer.skipped_frames) == (2, 1)
 
 
@@ -321,16 +332,16 @@ def test_events_cover_every_frame_in_order(frames: list[bytes]) -> None:
     peer.group("session/update")
     for _ in range(3):
         peer.request("ping")
-    events = list(peer.receive(frames))
     covered: list[bytes] = []
-    for event in events:
+    events: list[object] = []
+    for event in peer.receive(frames):  # pulled one by one: a Notification is reused
+        events.append(event)
         if isinstance(event, Notifications):
             assert len({m["method"] for m in event.messages}) == 1
             covered.extend(event.raws)
-        elif isinstance(event, tuple):
-            method, _message, raw = event
-            assert method == "_other"
-            covered.append(raw)
+        elif isinstance(event, Notification):
+            assert event.method == "_other"
+            covered.append(event.raw)
         else:
             covered.append(event.raw)
     assert covered == [f for f in frames if f.strip()]

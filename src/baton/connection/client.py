@@ -68,7 +68,26 @@ from baton.wire.system_prompt import SystemPrompt
 from baton.wire.version import AUTO_CHOICE, PROTOCOL_V2, ProtocolChoice
 
 if TYPE_CHECKING:
-    from baton.wire.acp_types import ContentBlock, PromptRequest
+    from baton.wire.acp_types import (
+        ContentBlock,
+        LoadSessionRequest,
+        McpServer,
+        NewSessionRequest,
+        PromptRequest,
+        ResumeSessionRequest,
+    )
+
+    # The session-setup requests with what Baton adds beyond the pinned stable schema (the
+    # unstable ``systemPrompt``): mypy checks every field name Baton writes.
+    class NewSessionParams(NewSessionRequest, total=False):
+        systemPrompt: dict[str, Any]
+
+    class LoadSessionParams(LoadSessionRequest, total=False):
+        systemPrompt: dict[str, Any]
+
+    class ResumeSessionParams(ResumeSessionRequest, total=False):
+        systemPrompt: dict[str, Any]
+
 
 #: What ``mcp_servers`` may be: the parsed declarations file, or ACP ``McpServer`` entries.
 McpServers = ToolDeclarations | Sequence[Mapping[str, Any]] | None
@@ -231,7 +250,9 @@ class AcpClient:
         mcp_servers: McpServers,
         additional_directories: Sequence[str],
         system_prompt: SystemPrompt | None = None,
-    ) -> dict[str, Any]:
+    ) -> NewSessionParams:
+        """The fields session/new, load and resume share (checked against the capabilities);
+        the caller adds ``sessionId`` for an attach."""
         capabilities = self.capabilities
         servers: list[dict[str, Any]]
         if mcp_servers is None:
@@ -242,7 +263,10 @@ class AcpClient:
             servers = [dict(server) for server in mcp_servers]
         check_mcp_servers(servers, capabilities, what)
         servers = self.codec.mcp_servers(servers)
-        params: dict[str, Any] = {"cwd": _absolute(cwd, "cwd"), "mcpServers": servers}
+        params: NewSessionParams = {
+            "cwd": _absolute(cwd, "cwd"),
+            "mcpServers": cast("list[McpServer]", servers),  # checked above
+        }
         if additional_directories:
             capabilities.require(
                 "sessionCapabilities.additionalDirectories", f"{what} with additionalDirectories"
@@ -271,7 +295,7 @@ class AcpClient:
         params = self._setup_params(
             "session/new", cwd, mcp_servers, additional_directories, system_prompt
         )
-        return self._opened(await self.connection.call("session/new", params, budget=budget))
+        return self._opened(await self.connection.call("session/new", {**params}, budget=budget))
 
     def _opened(self, answer: Answer[Any]) -> NewSessionResult:
         parsed = parse_new_session_result(answer.result)
@@ -338,11 +362,12 @@ class AcpClient:
     ) -> SessionState:
         if not isinstance(session_id, str):
             raise InvalidArgument("a session id must be a string")
-        params = self._setup_params(method, cwd, mcp_servers, additional_directories, system_prompt)
-        params["sessionId"] = session_id
+        shared = self._setup_params(method, cwd, mcp_servers, additional_directories, system_prompt)
+        params: LoadSessionParams | ResumeSessionParams = {**shared, "sessionId": session_id}
+        sent: dict[str, Any] = {**params}
         if replay:
-            params.update(self.codec.replay_params())
-        answer = await self.connection.call(method, params)
+            sent.update(self.codec.replay_params())  # v2's replayFrom (no v1 type)
+        answer = await self.connection.call(method, sent)
         state = parse_attached_session_result(answer.result, method)
         self._sessions[session_id] = state
         self._state_refs[session_id] = answer.ref
@@ -406,7 +431,11 @@ class AcpClient:
             raise SessionForkNotAdvertised()
         if not isinstance(session_id, str) or not session_id:
             raise InvalidArgument("a session id must be a non-empty string")
-        params = self._setup_params(fork.METHOD, cwd, mcp_servers, additional_directories)
+        # session/fork's params are session/new's plus the parent's id (unstable: no
+        # generated type of its own in the pinned schema).
+        params: dict[str, Any] = dict(
+            self._setup_params(fork.METHOD, cwd, mcp_servers, additional_directories)
+        )
         params["sessionId"] = session_id
         if at_turn is not None:
             if not capabilities.session_fork_at_turn:

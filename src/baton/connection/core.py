@@ -71,6 +71,7 @@ from baton.wire.peer import (
     AgentRequest,
     Broken,
     LateReply,
+    Notification,
     Notifications,
     Peer,
     RefusedRequest,
@@ -580,16 +581,18 @@ class Connection(Generic[RefT]):
                     break
                 touched = False  # last_frame_at is read from the clock once per read
                 for event in receive(lines):
-                    if type(event) is tuple:
+                    if type(event) is Notification:
                         # One by one (a method without a batch handler): no group, no list.
+                        # The peer reuses the event: its fields are read before the next pull.
                         if not touched:
                             self.last_frame_at = loop.time()
                             touched = True
-                        ref = None if tap is None else await self._record(event[2], event[1])
-                        handler = handlers.get(event[0])
+                        message = event.message
+                        ref = None if tap is None else await self._record(event.raw, message)
+                        handler = handlers.get(event.method)
                         if handler is None:
-                            self._unhandled(event[0], event[1], ref)
-                        elif (returned := handler(event[1], ref)) is not None:
+                            self._unhandled(event.method, message, ref)
+                        elif (returned := handler(message, ref)) is not None:
                             raise _not_synchronous(handler, returned)
                     elif type(event) is Notifications:
                         # The hot path: a run of streamed updates, journaled then handed over.

@@ -7,6 +7,10 @@ a stalled job to the application. Baton's part is what a job *means*: one job ru
 run, never retried by the engine (``retry=False``), and a stalled one is settled by
 :mod:`baton.fleet.recovery`, never replayed.
 
+One engine App per process and database (:func:`engine_app`): its connection pool is opened
+by the first ``async with app.open_async()`` and closed by the last, so a worker, its
+recovery and a submitter in one process share one pool of ENGINE_POOL_MAX connections.
+
 One job's arguments are only the run id: the prompt and the request live in the store (the
 run and its submission), redacted like every record, so the job table holds no prompt text.
 """
@@ -23,8 +27,7 @@ import psycopg
 from procrastinate import sql as engine_sql
 from procrastinate.exceptions import ConnectorException
 
-from baton.errors import StoreUnavailable
-from baton.store.location import display_url
+from baton.fleet import engine_schema
 from baton.store.outage import OUTAGE_PAUSE_SECONDS, OUTAGE_WINDOW_SECONDS
 
 LOG = logging.getLogger("baton.fleet")
@@ -38,9 +41,6 @@ DEFAULT_QUEUE: Final = "default"
 WORKER_QUEUE_PREFIX: Final = "worker:"
 #: The prefix of a session's job lock: one active turn per session, in submission order.
 SESSION_LOCK_PREFIX: Final = "session:"
-#: The advisory lock held while procrastinate's schema is installed, so two hosts starting
-#: together install it once (the ASCII of "baton-jq").
-SCHEMA_LOCK_KEY: Final = 0x6261746F6E2D6A71
 #: Connections one process keeps to the database for the engine (a worker's fetch, listen,
 #: heartbeat and job updates; a submitter uses one). Bounds the load one host puts on the
 #: server, which serves every host.
@@ -85,7 +85,51 @@ class OutageTolerantConnector(procrastinate.PsycopgConnector):
     heartbeat or its fetch dies with the connection they ran on. Here the listener reconnects
     every LISTEN_RETRY_SECONDS for as long as the worker runs, and the RETRIED_QUERIES run
     again every OUTAGE_PAUSE_SECONDS for up to OUTAGE_WINDOW_SECONDS. The pool replaces dead
-    connections itself (procrastinate checks each one it hands out)."""
+    connections itself (procrastinate checks each one it hands out).
+
+    Opened by reference: the pool opens on the first ``open_async`` and closes on the last
+    matching ``close_async``, so the process's one App serves overlapping users."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._users = 0
+        self._opening: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    async def open_async(self, pool: Any = None) -> None:
+        """Open the pool unless another user of this process has (then share it).
+
+        Cancellation: a cancelled first opener leaves the pool closed and the count as it
+        was; the users waiting on it see the cancellation too."""
+        loop = asyncio.get_running_loop()
+        if self._users and self._loop is not loop:
+            if self._loop is not None and not self._loop.is_closed():
+                raise RuntimeError("the engine's pool is open on another event loop")
+            # Its loop ended with the pool open (a user that never closed): start afresh.
+            self._users, self._opening, self._async_pool = 0, None, None
+        self._users += 1
+        self._loop = loop
+        try:
+            if self._opening is None:
+                self._opening = asyncio.ensure_future(super().open_async(pool=pool))
+            await asyncio.shield(self._opening)
+        except BaseException:
+            self._users -= 1
+            if self._users == 0:
+                self._opening = None
+            raise
+
+    async def close_async(self) -> None:
+        """Close the pool once its last user of this process closes it.
+
+        Cancellation: the pool may be left open; the next close (or the process's end)
+        closes it."""
+        if self._users == 0:
+            return
+        self._users -= 1
+        if self._users == 0:
+            self._opening = None
+            await super().close_async()
 
     async def listen_notify(self, on_notification: Any, channels: Iterable[str]) -> None:
         """Listen for new jobs, reconnecting after the database went away.
@@ -166,10 +210,27 @@ def session_lock(name: str) -> str:
     return f"{SESSION_LOCK_PREFIX}{name}"
 
 
+#: The process's engine Apps, one per database URL (see the module docstring).
+_APPS: dict[str, procrastinate.App] = {}
+
+
 def engine_app(url: str) -> procrastinate.App:
-    """A procrastinate app on the store's database with Baton's one task registered.
-    Open it with ``async with app.open_async():``."""
-    connector = OutageTolerantConnector(conninfo=url, min_size=1, max_size=ENGINE_POOL_MAX)
+    """The process's procrastinate app on the store's database, with Baton's one task
+    registered (made on first use). Open it with ``async with app.open_async():`` (shared:
+    see :class:`OutageTolerantConnector`)."""
+    app = _APPS.get(url)
+    if app is None:
+        app = _APPS[url] = _new_app(url)
+    return app
+
+
+def _new_app(url: str) -> procrastinate.App:
+    # kwargs={}: procrastinate 3.1 opens its listener's connection with the pool's
+    # ``kwargs``, which psycopg_pool 3.3 leaves None unless given (found by the fleet suite's
+    # lowest-versions pass).
+    connector = OutageTolerantConnector(
+        conninfo=url, min_size=1, max_size=ENGINE_POOL_MAX, kwargs={}
+    )
     app = procrastinate.App(connector=connector)
 
     retry = procrastinate.RetryStrategy(
@@ -192,25 +253,19 @@ def engine_app(url: str) -> procrastinate.App:
     return app
 
 
-def ensure_engine_schema(url: str) -> None:
-    """Install procrastinate's tables in the store's database unless they are there (once,
-    under :data:`SCHEMA_LOCK_KEY`). Raises StoreUnavailable when the server is unreachable."""
-    try:
-        with psycopg.connect(url, autocommit=True) as conn:
-            conn.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK_KEY,))
-            try:
-                row = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
-                if row is None or row[0] is None:
-                    schema = procrastinate.App(
-                        connector=procrastinate.PsycopgConnector(conninfo=url)
-                    ).schema_manager.get_schema()
-                    conn.execute(schema)
-            finally:
-                conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK_KEY,))
-    except psycopg.OperationalError as exc:
-        raise StoreUnavailable(
-            f"{display_url(url)}: the database cannot be reached ({exc})"
-        ) from exc
+#: The databases whose engine schema this process has checked (see ensure_engine_schema).
+_SCHEMA_CHECKED: set[str] = set()
+
+
+def ensure_engine_schema(url: str, *, assume_from: str | None = None) -> None:
+    """Install or migrate the engine's schema (:func:`baton.fleet.engine_schema.
+    ensure_engine_schema`) once per process and database: a submitter deferring many turns
+    pays for the check (a connection and the advisory lock) on its first only. A worker
+    checks when it starts; a host upgraded later meets a newer schema at its own start."""
+    if url in _SCHEMA_CHECKED:
+        return
+    engine_schema.ensure_engine_schema(url, assume_from=assume_from)
+    _SCHEMA_CHECKED.add(url)
 
 
 def job_status(row: Any) -> str:

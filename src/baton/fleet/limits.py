@@ -16,3 +16,7 @@ SETTLE_SECONDS: Final = 2.0
 #: Most turns one worker runs at once, whatever --concurrency asks (each is an agent process
 #: or a session on one, with its pipes and buffers).
 MAX_CONCURRENCY: Final = 64
+#: After SIGTERM, seconds a worker's running turns have to finish before they are
+#: interrupted and settled (a second signal does it at once). Bounds how long a stopping
+#: worker holds its host; long enough for most turns to end on their own.
+SHUTDOWN_GRACE_SECONDS: Final = 60.0

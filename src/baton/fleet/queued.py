@@ -12,6 +12,12 @@ Events. The worker running the turn appends its events to the store (``run_event
 :meth:`QueuedRun.events` reads them as they arrive, ending with the ``result`` event. A run
 that ends without one (its worker was lost: RECOVERY_REQUIRED; CANCELLED before it started)
 ends with a ``result`` event built from the run's record.
+
+Interrupts. :meth:`QueuedRun.interrupt` cancels a run no worker took yet (CANCELLED); a
+started one has its job aborted through the engine and its worker interrupts the turn
+(:meth:`QueuedRun.abort`). Closing :meth:`QueuedRun.events` early (``break``, ``aclose``, a
+cancelled reader) interrupts the run the same way, with the reason ``events_closed``, as a
+local run's stream does.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from baton.fleet.engine import (
     session_lock,
 )
 from baton.fleet.limits import LEASE_SECONDS
-from baton.runtime.run import EventStream
+from baton.runtime.run import EVENTS_CLOSED, EventStream
 from baton.runtime.runtime import RunResult
 from baton.runtime.turns.events import RunEvent, event_type
 from baton.runtime.turns.outcome import BUDGET_EXPIRED_CODE, exit_code_of, run_outcome_of
@@ -48,6 +54,10 @@ RESULT_GRACE_SECONDS: Final = 2.0
 #: The error code a run cancelled before it started carries (it moves QUEUED -> CANCELLED;
 #: an earlier Baton made such runs INTERRUPTED with it, which schema version 5 migrated).
 CANCELLED_CODE: Final = "QUEUED_RUN_CANCELLED"
+#: How long a closed event stream waits for its interrupted run to end (seconds): the
+#: engine's abort reaching the worker, the interrupt deadline, and a lost worker's lease (its
+#: runs are settled RECOVERY_REQUIRED by a peer) fit in it.
+SETTLE_WAIT_SECONDS: Final = 60.0
 #: The priority a session's turn is re-queued with when it reached a worker that does not
 #: hold the session: above the default (0), so it stays ahead of the session's later turns.
 REDIRECT_PRIORITY: Final = 1
@@ -159,11 +169,37 @@ class QueuedRun:
         """The run's events as its worker records them; the last is ``result`` (an async
         iterator, and an ``async with`` that closes it).
 
-        Cancellation: safe at any await; nothing is written. Closing the stream early only
-        stops reading (the queued run is not cancelled: :meth:`interrupt` does that)."""
+        Cancellation: closing the stream before its end (``break``, ``aclose``, leaving its
+        ``async with``, cancelling the reader) interrupts the run as :meth:`interrupt` does,
+        with the reason ``events_closed`` (still queued: CANCELLED; taken by a worker:
+        session/cancel and the interrupt deadline there), and waits for the run to end, at
+        most :data:`SETTLE_WAIT_SECONDS`; a reader cancelled again while it waits stops
+        waiting."""
         return EventStream(self._follow())
 
     async def _follow(self) -> AsyncGenerator[RunEvent]:
+        ended = False
+        try:
+            async for event in self._read():
+                yield event
+            ended = True
+        finally:
+            if not ended:
+                await self._interrupt_and_settle(EVENTS_CLOSED)
+
+    async def _interrupt_and_settle(self, reason: str) -> None:
+        """Interrupt the run (see :meth:`interrupt`) and wait for it to end, bounded."""
+        if not await self.interrupt(reason):
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + SETTLE_WAIT_SECONDS
+        with Store(self.url, read_only=True) as store:
+            while loop.time() < deadline:
+                if store.get_run(self.run_id).status in ENDED_RUN_STATUSES:
+                    return
+                await asyncio.sleep(EVENT_POLL_SECONDS)
+
+    async def _read(self) -> AsyncGenerator[RunEvent]:
         after = -1
         ended_at: float | None = None
         loop = asyncio.get_running_loop()
@@ -193,8 +229,9 @@ class QueuedRun:
             store.close()
 
     async def result(self) -> RunResult:
-        """Wait for the run to end; its result. Cancellation: safe, writes nothing."""
-        async for event in self.events():
+        """Wait for the run to end; its result. Cancellation: safe, writes nothing (the run
+        goes on: :meth:`interrupt` stops it)."""
+        async for event in self._read():
             if event.type == "result":
                 return RunResult.from_event(event)
         raise AssertionError("events() ends with a result event")  # pragma: no cover
@@ -204,11 +241,12 @@ class QueuedRun:
         :meth:`cancel`); a started one has its job aborted through the engine, and the worker
         running it interrupts the turn through the run's own interrupt path (session/cancel,
         then INTERRUPTED, or RECOVERY_REQUIRED when the agent does not confirm in time).
-        ``reason`` is not recorded (the worker records ``user``). False when the run ended.
+        ``reason`` is recorded on a cancelled run's diagnostic, not on a started one (its
+        worker records ``user``). False when the run ended.
         Returns without waiting for the outcome: :meth:`result` has it.
 
         Cancellation: safe; an abort already asked for stays asked."""
-        if await self.cancel():
+        if await self.cancel(reason):
             return True
         return await self.abort()
 
@@ -236,10 +274,10 @@ class QueuedRun:
             if submission.job_id is not None:
                 app = engine_app(self.url)
                 async with app.open_async():
-                    await app.job_manager.cancel_job_by_id_async(submission.job_id)
+                    await app.job_manager.cancel_job_by_id_async(submission.job_id, delete_job=True)
             return await expire_queued(store, self.run_id, timeout)
 
-    async def cancel(self) -> bool:
+    async def cancel(self, reason: str | None = None) -> bool:
         """Cancel the run if it has not started: its job is cancelled and the run becomes
         CANCELLED (error code QUEUED_RUN_CANCELLED). False when a worker already took it (a
         started turn is not cancelled from here).
@@ -251,7 +289,7 @@ class QueuedRun:
             if submission.job_id is not None:
                 app = engine_app(self.url)
                 async with app.open_async():
-                    await app.job_manager.cancel_job_by_id_async(submission.job_id)
+                    await app.job_manager.cancel_job_by_id_async(submission.job_id, delete_job=True)
             try:
                 await store.update_run_status(
                     self.run_id,
@@ -259,7 +297,8 @@ class QueuedRun:
                     expected=("QUEUED",),
                     error_code=CANCELLED_CODE,
                     stop_reason="cancelled",
-                    diagnostic="cancelled before a worker started it",
+                    diagnostic="cancelled before a worker started it"
+                    + (f" ({reason})" if reason is not None else ""),
                 )
             except StoreConflict:
                 return False

@@ -116,8 +116,9 @@ async def _settle_stalled_jobs(
             continue
         if holder.state != "LOST":
             continue
+        # Deleted once finished, like every job (the run's record keeps WORKER_LOST).
         await manager.finish_job_by_id_async(
-            job.id, status=procrastinate.jobs.Status.FAILED, delete_job=False
+            job.id, status=procrastinate.jobs.Status.FAILED, delete_job=True
         )
         if await settle_run(store, submission.run_id, holder.name) is not None:
             settled.append(submission.run_id)

@@ -51,7 +51,14 @@ from baton.fleet.engine import (
     session_lock,
     worker_queue,
 )
-from baton.fleet.limits import HEARTBEAT_SECONDS, LEASE_SECONDS, MAX_CONCURRENCY, SETTLE_SECONDS
+from baton.fleet.engine_shutdown import INTERRUPT_REASON, GracefulShutdown, engine_timeout
+from baton.fleet.limits import (
+    HEARTBEAT_SECONDS,
+    LEASE_SECONDS,
+    MAX_CONCURRENCY,
+    SETTLE_SECONDS,
+    SHUTDOWN_GRACE_SECONDS,
+)
 from baton.fleet.queued import REDIRECT_PRIORITY, expire_queued, remaining_budget
 from baton.fleet.recovery import settle_lost_workers
 from baton.fleet.sweep import OrphanSweep
@@ -117,6 +124,12 @@ class WorkerSettings:
     workdir: str | None = None
     heartbeat_seconds: float = HEARTBEAT_SECONDS
     lease_seconds: float = LEASE_SECONDS
+    #: After SIGTERM, how long running turns have to finish before they are interrupted and
+    #: settled (:mod:`baton.fleet.engine_shutdown`).
+    shutdown_seconds: float = SHUTDOWN_GRACE_SECONDS
+    #: The procrastinate release that installed an engine schema Baton never recorded
+    #: (``--engine-schema-from``; :mod:`baton.fleet.engine_schema`).
+    engine_schema_from: str | None = None
 
 
 class EventRelay:
@@ -214,6 +227,7 @@ class FleetWorker:
         #: own (a store outage stops every heartbeat; the peers get a lease to write theirs).
         self.healthy_since: float | None = None
         self._sweep = OrphanSweep()
+        self._shutdown: GracefulShutdown | None = None
         self._adopted: set[asyncio.Future[None]] = set()
         #: Called with each job's start and end (``baton worker``'s lines); never raises here.
         self.on_job = on_job
@@ -233,11 +247,13 @@ class FleetWorker:
         return self.runtime.store
 
     async def run(self) -> None:
-        """Work until SIGTERM/SIGINT (running turns finish first) or until declared LOST.
+        """Work until SIGTERM/SIGINT (running turns get ``shutdown_seconds`` to finish, then
+        are interrupted and settled; a second signal interrupts them at once) or until
+        declared LOST.
 
         Cancellation: running turns are cancelled; the Runtime's close settles them."""
         settings = self.settings
-        ensure_engine_schema(settings.url)
+        ensure_engine_schema(settings.url, assume_from=settings.engine_schema_from)
         runtime = Runtime(data_dir=settings.data_dir, store=settings.url, environ=self.environ)
         async with runtime:
             self.runtime = runtime
@@ -263,10 +279,15 @@ class FleetWorker:
                         update_heartbeat_interval=settings.heartbeat_seconds,
                         stalled_worker_timeout=settings.lease_seconds,
                         fetch_job_polling_interval=FETCH_POLL_SECONDS,
-                        delete_jobs="never",
-                        install_signal_handlers=True,
+                        # Every outcome is the run's, in the store: no job row is kept.
+                        delete_jobs="always",
+                        shutdown_graceful_timeout=engine_timeout(settings.shutdown_seconds),
+                        install_signal_handlers=False,
                     )
                     self.engine_worker = engine_worker
+                    shutdown = GracefulShutdown(engine_worker.stop, settings.shutdown_seconds)
+                    self._shutdown = shutdown
+                    shutdown.install()
                     work = asyncio.ensure_future(engine_worker.run())  # type: ignore[no-untyped-call]
                     self._work = work
                     keepers = [
@@ -279,6 +300,7 @@ class FleetWorker:
                         if not self.lost:
                             work.result()
                     finally:
+                        shutdown.uninstall()
                         for task in keepers:
                             task.cancel()
                         await asyncio.gather(*keepers, return_exceptions=True)
@@ -384,7 +406,7 @@ class FleetWorker:
                     return
                 except Exception as exc:
                     LOG.warning("adopted job %s failed: %s", job_id, type(exc).__name__)
-            await manager.finish_job_by_id_async(job_id, status=status, delete_job=False)
+            await manager.finish_job_by_id_async(job_id, status=status, delete_job=True)
         except Exception as exc:  # the engine or the store away again: the next pass adopts it
             LOG.warning("adopted job %s not finished: %s", job_id, type(exc).__name__)
 
@@ -399,6 +421,10 @@ class FleetWorker:
         cancellation abandons the turn (INTERRUPTED or RECOVERY_REQUIRED, never re-run)."""
         self.running_jobs[job_id] = run_id
         self.running_runs.add(run_id)
+        task = asyncio.current_task()
+        turns: set[asyncio.Task[Any]] = set() if self._shutdown is None else self._shutdown.tasks
+        if task is not None:
+            turns.add(task)
         try:
             await self._run_job(run_id, abort_asked)
         except Exception as exc:
@@ -409,6 +435,8 @@ class FleetWorker:
         finally:
             self.running_jobs.pop(job_id, None)
             self.running_runs.discard(run_id)
+            if task is not None:
+                turns.discard(task)
 
     async def _take(self, run_id: str) -> tuple[Submission, str | None] | None:
         """Take the queued run for this worker (safe to repeat: every step is idempotent or
@@ -530,8 +558,7 @@ class FleetWorker:
         for attempt in range(1, START_ATTEMPTS + 1):
             relay = EventRelay(self.store, run_id)
             try:
-                handle = await self.runtime.start(request, on_event=relay.add)
-                result = await _until_ended(handle, abort_asked)
+                result = await self._turn(request, relay, abort_asked)
             except StoreConflict:
                 return None  # no longer ours when the Runtime came to take it: never run
             except StoreUnavailable as exc:
@@ -562,6 +589,25 @@ class FleetWorker:
             await self._settle_unended(run_id, result, None)
             return result
         return None  # pragma: no cover - the loop returns on its last attempt
+
+    async def _turn(
+        self, request: RunRequest, relay: EventRelay, abort_asked: AbortAsked
+    ) -> RunResult:
+        """The turn's result, its handle known to the graceful shutdown while the turn runs (a
+        stopping worker interrupts it, :mod:`baton.fleet.engine_shutdown`).
+
+        Cancellation: as :func:`_until_ended`: a user's abort interrupts the turn and waits for
+        its outcome; any other cancellation abandons it (recorded RECOVERY_REQUIRED)."""
+        assert self.runtime is not None
+        handle = await self.runtime.start(request, on_event=relay.add)
+        runs = set() if self._shutdown is None else self._shutdown.runs
+        runs.add(handle)
+        try:
+            if self._shutdown is not None and self._shutdown.interrupting:
+                handle.interrupt_nowait(INTERRUPT_REASON)  # started as the worker stops
+            return await _until_ended(handle, abort_asked)
+        finally:
+            runs.discard(handle)
 
     async def _store_back(self) -> bool:
         """Wait (bounded) until the store answers again; False when it did not."""

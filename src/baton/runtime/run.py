@@ -145,11 +145,6 @@ class Run:
         every run of its lane)."""
         return self._lane.stderr_tail()
 
-    @property
-    def lane(self) -> Lane:
-        """The lane the run uses (the runtime's; read-only use)."""
-        return self._lane
-
     # --- following -----------------------------------------------------------------------
 
     def events(self) -> EventStream:
@@ -332,7 +327,7 @@ class RunTable:
 
     def on_lane(self, lane: Lane) -> list[Run]:
         """The running runs of ``lane``."""
-        return [run for run in self._runs.values() if run.lane is lane]
+        return [run for run in self._runs.values() if run._lane is lane]
 
     def __iter__(self) -> Iterator[Run]:
         return iter(list(self._runs.values()))

@@ -17,20 +17,17 @@ import dataclasses
 import os
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING
 
 from baton.connection.client import AcpClient
 from baton.errors import (
     AgentNotInstalled,
     BatonError,
-    BudgetExpired,
     ConfigurationError,
     LaneLost,
     RuntimeNotOpen,
-    SessionMutationAmbiguous,
-    TransportClosed,
 )
 from baton.journal import Journal
 from baton.redaction import SecretValues
@@ -39,6 +36,8 @@ from baton.runtime.agents.launch import CUSTOM_PROFILE_ID, LaunchSpec, from_comm
 from baton.runtime.agents.profiles import BUILTIN_PROFILES, Profile
 from baton.runtime.agents.review_lane import DEFAULT_LANE, check_review_root
 from baton.runtime.agents.tools_file import load_tool_declarations
+from baton.runtime.drive import TurnDeps, drive
+from baton.runtime.lane_pool import LanePool
 from baton.runtime.lanes.lane import Lane, LaneSession
 from baton.runtime.lanes.loss import Quarantined
 from baton.runtime.lanes.reconcile import reconcile
@@ -52,41 +51,27 @@ from baton.runtime.permissions.policies import (
     check_run_settings,
     parse_policy,
 )
+from baton.runtime.result import RunResult
 from baton.runtime.run import Run, RunTable
-from baton.runtime.sessions.setup import SetupEnded, SetupWindow, open_session
 from baton.runtime.tracing import RunTrace, tracer_for
 from baton.runtime.turns.context import RunContext
 from baton.runtime.turns.controls import (
     ControlSet,
-    confirm_mutation,
-    project_controls,
-    refuse_while,
-    resolve_control,
 )
 from baton.runtime.turns.events import RunEvent
-from baton.runtime.turns.execution import (
-    execute_turn,
-    record_outcome,
-    record_setup_failure,
-    release_session,
-)
 from baton.runtime.turns.outcome import (
-    EXIT_CODES,
     RunOutcome,
-    TurnOutcome,
-    exit_code_of,
-    run_outcome_of,
 )
 from baton.runtime.turns.request import RunRequest
 from baton.runtime.turns.streaming import StreamMemory
 from baton.runtime.turns.system_prompts import requested_system_prompt
-from baton.runtime.turns.turn import CALLER_CANCELLED, INTERRUPT_COMPLETION_TIMEOUT_SECONDS
+from baton.runtime.turns.turn import INTERRUPT_COMPLETION_TIMEOUT_SECONDS
 from baton.runtime.turns.workspace_roots import resolve_additional_directories
+from baton.runtime.workspace_setup import open_workspace, workspace_ask, workspace_view
 from baton.runtime.workspaces.tracking import ActiveWorkspace, WorkspaceTracker
-from baton.runtime.workspaces.worktrees import DEFAULT_WORKTREE_DIRNAME, WorktreePlan
+from baton.runtime.workspaces.worktrees import DEFAULT_WORKTREE_DIRNAME
 from baton.store import Store, prepare_data_dir, resolve_data_dir
 from baton.store.location import resolve_store
-from baton.store.models import RUN_STATUSES, RunStatus, WorkspaceRecord
 from baton.wire.budget import (
     DEFAULT_REQUEST_LIMIT_SECONDS,
     BoundSetting,
@@ -100,6 +85,8 @@ from baton.wire.extensions import steering
 if TYPE_CHECKING:
     from opentelemetry.trace import TracerProvider
 
+    from baton.runtime.kept_sessions import KeptSessions
+
 __all__ = [
     "AgentNotInstalled",
     "Run",
@@ -109,135 +96,6 @@ __all__ = [
     "Runtime",
     "data_dir_path",
 ]
-
-
-@dataclass
-class RunResult:
-    """The outcome of a run, as `baton run` reports it in its last line."""
-
-    run_id: str
-    status: RunStatus
-    stop_reason: str | None
-    exit_code: int
-    error_code: str | None = None
-    message: str | None = None
-    session_id: str | None = None
-    provider_session_id: str | None = None
-    tool_calls: int = 0
-    duration_ms: int = 0
-    text: str = ""
-    permissions: list[dict[str, Any]] = field(default_factory=list)
-    bound: str | None = None
-    retryable: bool = False
-    skipped_frames: int = 0
-    violations: int = 0
-    #: The class of the ending (its exit code is ``EXIT_CODES[outcome]``); None only for a
-    #: result built by hand.
-    outcome: RunOutcome | None = None
-    #: What the agent reported of usage: ``{used, size, cost?, turn?}``, or None.
-    usage: dict[str, Any] | None = None
-    #: The turn's workspace comparison (counts, files without diffs, unreported paths; the
-    #: diffs are in the run's ``workspace_changes`` item), or None without a workspace.
-    workspace_changes: dict[str, Any] | None = None
-    #: The run's workspace (``name``, ``kind``, ``path``, ``branch``, ``baseCommit``,
-    #: ``compared``), or None when it had none (docs/workspaces.md).
-    workspace: dict[str, Any] | None = None
-
-    @property
-    def unreported_changes(self) -> int:
-        """How many of the turn's workspace changes no tool call or permission reported."""
-        counts = (self.workspace_changes or {}).get("counts") or {}
-        return int(counts.get("unreported", 0))
-
-    #: The run's warnings (``{code, message}``), as its ``warning`` events said them: a native
-    #: mode chosen explicitly that acts on its own, a starting mode that may bypass approvals.
-    warnings: list[dict[str, str]] = field(default_factory=list)
-
-    def to_event(self) -> RunEvent:
-        """The final ``result`` event."""
-        return RunEvent(
-            "result",
-            self.run_id,
-            {
-                "status": self.status,
-                "stopReason": self.stop_reason,
-                "exitCode": self.exit_code,
-                "errorCode": self.error_code,
-                "message": self.message,
-                "sessionId": self.session_id,
-                "providerSessionId": self.provider_session_id,
-                "toolCalls": self.tool_calls,
-                "permissions": len(self.permissions),
-                "durationMs": self.duration_ms,
-                "bound": self.bound,
-                "retryable": self.retryable,
-                "skippedFrames": self.skipped_frames,
-                "violations": self.violations,
-                "usage": self.usage,
-                "workspace": self.workspace,
-                "workspaceChanges": self.workspace_changes,
-                "warnings": [dict(w) for w in self.warnings],
-            },
-        )
-
-    @classmethod
-    def from_event(
-        cls,
-        event: RunEvent,
-        *,
-        text: str = "",
-        permissions: Sequence[dict[str, Any]] = (),
-    ) -> RunResult:
-        """The result a ``result`` event describes (the inverse of :meth:`to_event`), with
-        the turn's ``text`` and ``permissions`` decisions, which the event only counts: a
-        caller reads them from the run's other events.
-
-        A missing or non-integer ``exitCode`` (a sender that predates it) is derived from the
-        status, as the run's own ending would be: an absent field never reads as success. A
-        status this Baton does not know (a newer sender) reads as FAILED, with the exit code
-        as sent."""
-        data = event.data
-        sent_status = data.get("status")
-        status: RunStatus = sent_status if sent_status in RUN_STATUSES else "FAILED"
-        error_code, bound = data.get("errorCode"), data.get("bound")
-        sent = data.get("exitCode")
-        derived = run_outcome_of(status, error_code=error_code, bound=bound)
-        exit_code = sent if type(sent) is int else exit_code_of(derived)
-        usage = data.get("usage")
-        return cls(
-            event.run_id,
-            status,
-            data.get("stopReason"),
-            exit_code,
-            error_code=error_code,
-            message=data.get("message"),
-            session_id=data.get("sessionId"),
-            provider_session_id=data.get("providerSessionId"),
-            tool_calls=int(data.get("toolCalls") or 0),
-            duration_ms=int(data.get("durationMs") or 0),
-            text=text,
-            permissions=list(permissions),
-            bound=bound,
-            retryable=bool(data.get("retryable")),
-            skipped_frames=int(data.get("skippedFrames") or 0),
-            violations=int(data.get("violations") or 0),
-            outcome=_OUTCOME_OF_EXIT_CODE.get(exit_code, derived),
-            usage=usage if isinstance(usage, dict) else None,
-            warnings=[
-                {"code": str(w.get("code")), "message": str(w.get("message"))}
-                for w in data.get("warnings") or ()
-                if isinstance(w, dict)
-            ],
-        )
-
-
-#: Each exit code's outcome (:data:`EXIT_CODES` is one-to-one), for a result read back.
-_OUTCOME_OF_EXIT_CODE: Final = {code: outcome for outcome, code in EXIT_CODES.items()}
-
-
-def _offers_less(advertised: ElicitationOffer, wanted: ElicitationOffer) -> bool:
-    """Whether a process offered ``advertised`` lacks a mode of ``wanted``."""
-    return (wanted.form and not advertised.form) or (wanted.url and not advertised.url)
 
 
 class Runtime:
@@ -292,7 +150,10 @@ class Runtime:
             str(workspace_root or Path(self.data_dir) / DEFAULT_WORKTREE_DIRNAME), self.environ
         )
         self.memory = StreamMemory()
-        self._lanes: dict[tuple[str, str, str], Lane] = {}
+        self._pool = LanePool(self._new_lane)
+        #: The lanes, by runtime identity (the pool's).
+        self._lanes = self._pool.lanes
+        self._kept_sessions: KeptSessions | None = None
         self.discovery = DiscoveryCache()
         self._journal: Journal | None = None
         self._store: Store | None = None
@@ -304,8 +165,6 @@ class Runtime:
         #: The runs this runtime drives, by run id and by provider session, from creation
         #: until their result is known (surfaces look runs up here).
         self.runs = RunTable()
-        # Discovery fingerprints of the executables resolved, by lane identity.
-        self._fingerprints: dict[tuple[str, str, str], tuple[object, ...] | None] = {}
 
     # --- lifecycle -------------------------------------------------------------------------
 
@@ -384,18 +243,20 @@ class Runtime:
         lane = await self._lane_for(spec, lambda _event: None)
         return await lane.ensure_started(None)
 
-    def _kept_by_provider_id(self, provider_session_id: str) -> tuple[Lane, LaneSession] | None:
-        for lane in self._lanes.values():
-            kept = lane.sessions.get(provider_session_id)
-            if kept is not None and lane.running:
-                return lane, kept
-        return None
+    @property
+    def _kept(self) -> KeptSessions:
+        """The sessions kept attached on the lanes (the one lookup, by either id); loaded on
+        first use: a one-shot run never reads one (the import budget, docs/performance.md)."""
+        if self._kept_sessions is None:
+            from baton.runtime.kept_sessions import KeptSessions
+
+            self._kept_sessions = KeptSessions(self._lanes, lambda: self._recorder)
+        return self._kept_sessions
 
     def kept_session(self, provider_session_id: str) -> LaneSession | None:
         """The kept (attached) session of agent session ``provider_session_id`` whose lane
         runs in this process, else None."""
-        found = self._kept_by_provider_id(provider_session_id)
-        return found[1] if found is not None else None
+        return self._kept.kept_session(provider_session_id)
 
     async def steer_kept_session(
         self, provider_session_id: str, text: str
@@ -404,42 +265,31 @@ class Runtime:
         extension (issue 29): the agent's answer, or None when no lane of this process holds
         the session or its agent does not advertise steering (nothing sent). Cancellation:
         as any bounded request (cancelled at the agent)."""
-        found = self._kept_by_provider_id(provider_session_id)
-        if found is None or not found[0].steering_supported:
-            return None
-        lane, kept = found
-        return await lane.steer(kept, text)
+        return await self._kept.steer(provider_session_id, text)
 
     def release_kept_session(self, provider_session_id: str) -> None:
         """Forget a kept session (the agent keeps it; nothing is sent)."""
-        for lane in self._lanes.values():
-            if provider_session_id in lane.sessions:
-                lane.release(provider_session_id)
+        self._kept.release(provider_session_id)
 
     async def close_kept_session(self, provider_session_id: str) -> str:
         """Close a kept session: session/close when the agent advertises it, then released and
-        recorded CLOSED; what happened, as a note for the conversation's record. Never
-        starts a process only to close. Cancellation: cancelled while session/close is
-        outstanding, the session is still released and recorded CLOSED."""
-        note = "closed locally; the agent does not advertise session/close, so it keeps it"
-        for lane in list(self._lanes.values()):
-            kept = lane.sessions.get(provider_session_id)
-            if kept is None:
-                continue
-            try:
-                client = lane.client if lane.running else None
-                if client is not None and client.capabilities.session_close:
-                    note = "closed locally; session/close was not confirmed"
-                    await client.close_session(provider_session_id)
-                    note = "closed with session/close"
-            except BatonError as exc:
-                note = f"closed locally; session/close failed: {exc.code}"
-            finally:
-                lane.release(provider_session_id)
-                if self._recorder is not None:
-                    with contextlib.suppress(BatonError):
-                        self._recorder.session_state(kept.session_id, "CLOSED")
-        return note
+        recorded CLOSED; what happened, as a note for the conversation's record (see
+        :meth:`KeptSessions.close <baton.runtime.kept_sessions.KeptSessions.close>`, which
+        states its cancellation rules)."""
+        return await self._kept.close(provider_session_id)
+
+    def controls(self, session_id: str) -> ControlSet:
+        """The safe BOOLEAN and SELECT controls of a kept session, with their revision."""
+        return self._kept.controls(session_id)
+
+    async def apply_control(
+        self, session_id: str, control_id: object, value: object, revision: object
+    ) -> ControlSet:
+        """Apply ``{controlId, value, revision}`` to a kept session and return the new controls
+        (see :meth:`KeptSessions.apply_control
+        <baton.runtime.kept_sessions.KeptSessions.apply_control>`: the refusals, the
+        quarantine of an unconfirmed change, and the cancellation rules)."""
+        return await self._kept.apply_control(session_id, control_id, value, revision)
 
     async def logout(
         self,
@@ -496,7 +346,7 @@ class Runtime:
         if request.protocol is not None:
             # The run's pin, with the profile's v2 declaration (``auto`` offers 2 only there).
             spec = replace(spec, protocol=request.protocol.declaring_v2(spec.protocol.v2_declared))
-        self._fingerprints[spec.identity] = result.fingerprint
+        self._pool.fingerprints[spec.identity] = result.fingerprint
         return spec
 
     async def _lane_for(
@@ -506,76 +356,19 @@ class Runtime:
         *,
         elicitation: ElicitationOffer = NO_ELICITATION,
     ) -> Lane:
-        """The lane of ``spec``'s runtime identity, created on first use (started lazily).
+        """The lane of ``spec``'s runtime identity (see :meth:`LanePool.lane_for
+        <baton.runtime.lane_pool.LanePool.lane_for>`)."""
+        return await self._pool.lane_for(spec, emit, elicitation=elicitation)
 
-        When the profile's executable changed since a lane of the same profile and lane name
-        started (another path, or the same path with another file), an idle old lane is shut
-        down; one with an active or ambiguous prompt is never terminated for a settings
-        change: it keeps running and the change waits (a ``warning`` event says so).
-
-        ``elicitation``: the modes the calling run can answer. A running lane whose process was
-        offered fewer (another run started it) is replaced when it is idle and holds no kept
-        session, so the run's agent is offered them; otherwise it keeps running and the run is
-        not offered elicitation (advertisement is per process, at initialize).
-        """
-        fingerprint = self._fingerprints.get(spec.identity)
-        for identity, old in list(self._lanes.items()):
-            same_lane = identity[0] == spec.profile_id and identity[2] == spec.lane
-            changed = identity != spec.identity or (
-                fingerprint is not None
-                and old.fingerprint is not None
-                and old.fingerprint != fingerprint
-            )
-            if not (same_lane and changed) or spec.profile_id == CUSTOM_PROFILE_ID:
-                continue
-            if old.busy:
-                if emit is not None:
-                    emit(
-                        RunEvent(
-                            "warning",
-                            "",
-                            {
-                                "code": "RUNTIME_RESTART_REQUIRED",
-                                "message": "the agent's executable changed; its lane has an "
-                                "active or ambiguous prompt, so it keeps running until that ends",
-                            },
-                        )
-                    )
-                continue
-            await old.shutdown()
-            del self._lanes[identity]
-        lane = self._lanes.get(spec.identity)
-        if (
-            lane is not None
-            and lane.running
-            and _offers_less(lane.advertised, elicitation)
-            and not lane.busy
-            and not lane.sessions
-        ):
-            # Elicitation is negotiated once, at initialize: an idle lane started for a run
-            # nobody answers is replaced for one somebody does (never downgraded: later
-            # unattended runs on it are declined, no_answerer).
-            await lane.shutdown()
-            del self._lanes[spec.identity]
-            lane = None
-        if lane is not None and lane.spec.protocol != spec.protocol and not lane.busy:
-            # Another ACP version pin (--protocol): an idle lane is replaced, since its
-            # version was negotiated once, at initialize. A busy one keeps running.
-            await lane.shutdown()
-            del self._lanes[spec.identity]
-            lane = None
-        if lane is None:
-            assert self._journal is not None and self._recorder is not None
-            lane = Lane(
-                spec,
-                journal=self._journal,
-                recorder=self._recorder,
-                request_limit=self.request_limit,
-                on_quarantine=self._quarantined,
-            )
-            lane.fingerprint = fingerprint
-            self._lanes[spec.identity] = lane
-        return lane
+    def _new_lane(self, spec: LaunchSpec) -> Lane:
+        assert self._journal is not None and self._recorder is not None
+        return Lane(
+            spec,
+            journal=self._journal,
+            recorder=self._recorder,
+            request_limit=self.request_limit,
+            on_quarantine=self._quarantined,
+        )
 
     async def _quarantined(self, lane: Lane, reason: str) -> None:
         """After a quarantine: every turn of the lane is lost. The lane already told its active
@@ -647,7 +440,7 @@ class Runtime:
             cwd = os.path.realpath(asked)  # --workspace DIR: this directory, as today
         if not os.path.isdir(cwd):
             raise ConfigurationError(f"the working directory {cwd} is not a directory")
-        plan, recorded = await self._workspace_ask(request, asked, cwd)
+        plan, recorded = await workspace_ask(self.store, self.workspaces, request, asked, cwd)
         # Checked before anything starts; the resolved roots replace the asked ones.
         request = dataclasses.replace(
             request,
@@ -680,7 +473,9 @@ class Runtime:
             )
         active: ActiveWorkspace | None = None
         try:
-            active = await self._open_workspace(run_id, asked, cwd, plan, recorded, request.session)
+            active = await open_workspace(
+                self.store, self.workspaces, run_id, asked, cwd, plan, recorded, request.session
+            )
         except BatonError as exc:
             await recorder.run_status(run_id, "FAILED", error_code=exc.code, diagnostic=exc.message)
             raise
@@ -691,7 +486,7 @@ class Runtime:
             run_id,
             lane=lane,
             on_event=on_event,
-            workspace=_workspace_view(active) if active is not None else None,
+            workspace=workspace_view(active) if active is not None else None,
         )
         handle.append(run)
         for event in early:
@@ -721,7 +516,7 @@ class Runtime:
                     "command": spec.launch_form,
                     "idleTimeout": idle.seconds,
                     "idleTimeoutSource": idle.source,
-                    **({"workspace": _workspace_view(active)} if active is not None else {}),
+                    **({"workspace": workspace_view(active)} if active is not None else {}),
                 },
             )
         )
@@ -742,7 +537,8 @@ class Runtime:
             workspace=active,
             workspaces=self.workspaces,
         )
-        run.drive(asyncio.ensure_future(self._drive(run, ctx, started, run_trace)))
+        deps = TurnDeps(self.asker, self.memory, self.interrupt_timeout)
+        run.drive(asyncio.ensure_future(drive(run, ctx, started, run_trace, deps)))
         self.runs.add(run)
         return run
 
@@ -766,226 +562,12 @@ class Runtime:
         run = await self.start(request, on_event=on_event or _drop)
         return await run.result_or_abandon()
 
-    async def _drive(
-        self, run: Run, ctx: RunContext, started: float, run_trace: RunTrace | None
-    ) -> RunResult:
-        """The run after its creation: the launch form, session setup, the turn, the result
-        (and the end of its trace, failed when the run's task ends by an exception)."""
-        try:
-            result = await self._drive_traced(run, ctx, started)
-        except BaseException as exc:
-            if run_trace is not None:
-                run_trace.close(exc)
-            raise
-        if run_trace is not None:
-            run_trace.close(None)
-        return result
-
-    async def _drive_traced(self, run: Run, ctx: RunContext, started: float) -> RunResult:
-        """:meth:`_drive` inside its trace."""
-        run.begin()
-        window = SetupWindow(ctx.lane)
-        try:
-            outcome, session = await self._run_on_lane(run, ctx, window)
-        finally:
-            window.close()
-        result = _result(ctx.run_id, outcome, session)
-        result.workspace = _workspace_view(ctx.workspace) if ctx.workspace is not None else None
-        result.warnings = list(ctx.warnings)
-        result.duration_ms = int((time.monotonic() - started) * 1000)
-        ctx.emit(result.to_event())
-        return result
-
-    async def _workspace_ask(
-        self, request: RunRequest, asked: str | None, cwd: str
-    ) -> tuple[WorktreePlan | None, WorkspaceRecord | None]:
-        """What the run's workspace will be, checked before anything starts: the worktree to
-        create (its ask checked: not a repository, no such base, a dirty base), or the
-        recorded workspace to use (the session's own, else a Baton worktree holding the
-        directory; refused when another session's or held by another run), or neither."""
-        assert self.store is not None
-        # A session's workspace (a fleet session's worktree, made by its first turn) is kept.
-        recorded = (
-            self.store.session_workspace(request.session) if request.session is not None else None
-        )
-        plan = None
-        if recorded is None:
-            plan = await self.workspaces.plan(asked, cwd, request.base, request.require_clean)
-        if recorded is None and plan is None:
-            recorded = self.store.workspace_at(cwd)
-        if recorded is not None:
-            self.workspaces.check_use(self.store, recorded, request.session)
-        return plan, recorded
-
-    async def _open_workspace(
-        self,
-        run_id: str,
-        asked: str | None,
-        cwd: str,
-        plan: WorktreePlan | None,
-        recorded: WorkspaceRecord | None,
-        session: str | None,
-    ) -> ActiveWorkspace | None:
-        """The run's workspace: a worktree created for it (named after the run, or
-        ``session-<name>`` for a session's first turn), the recorded one holding its
-        directory, a directory asked for (recorded now), or None."""
-        assert self.store is not None
-        if plan is not None:
-            recorded = await self.workspaces.create(
-                self.store,
-                plan,
-                run_id if session is None else f"session-{session}",
-                created_by=run_id,
-                session_name=session,
-            )
-        elif recorded is None and asked is not None:
-            recorded = await self.workspaces.record_directory(
-                self.store, cwd, run_id, created_by=run_id
-            )
-        return None if recorded is None else await self.workspaces.activate(recorded)
-
     def elicitor_for(self, policy: PolicyName) -> Elicitor | None:
         """Who answers the elicitations of a run under ``policy`` (None: nobody; a lane the run
         starts then advertises no elicitation)."""
         if self.elicitation_policies is not None and policy not in self.elicitation_policies:
             return None
         return self.elicitor
-
-    async def _run_on_lane(
-        self, run: Run, ctx: RunContext, window: SetupWindow
-    ) -> tuple[TurnOutcome, LaneSession | None]:
-        """Set the session up, then run the turn on it; the outcome and the session to name.
-
-        A cancellation the run's handle asked for (an interrupt during setup, an abandon)
-        ends the run with its outcome; any other propagates after it is recorded."""
-        if run.slot.interrupt_reason is not None:
-            # Stopped before its task began: nothing was started for it.
-            cancelled = _stopped_in_setup(run.slot.interrupt_reason)
-            await record_setup_failure(ctx, cancelled)
-            return cancelled, None
-        try:
-            if ctx.request.agent_command is not None:
-                with contextlib.suppress(BatonError):
-                    await ctx.recorder.launch_form(
-                        ctx.run_id, ctx.redact(ctx.spec.launch_form), ctx.request.env_keys
-                    )
-            opened = await open_session(ctx, window)
-        except asyncio.CancelledError:
-            # Nothing was prompted: the run is interrupted by its caller, never ambiguous.
-            cancelled = _stopped_in_setup(run.slot.interrupt_reason)
-            task = asyncio.ensure_future(record_setup_failure(ctx, cancelled))
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(task)
-            if run.take_handle_cancel():
-                return cancelled, None
-            raise
-        run.setup_ended()
-        if isinstance(opened, SetupEnded):
-            if not opened.recorded:
-                await record_setup_failure(ctx, opened.outcome)
-            return opened.outcome, opened.session
-        if run.slot.interrupt_reason is not None:
-            # Stopped from inside the run's own task during setup (an event's reader left):
-            # the setup was let finish, and no prompt is sent.
-            stopped = _stopped_in_setup(run.slot.interrupt_reason)
-            await record_outcome(ctx, stopped)
-            await release_session(ctx, opened.client, opened.session, stopped)
-            return stopped, opened.session
-        try:
-            outcome = await execute_turn(
-                ctx,
-                opened.session,
-                opened.client,
-                opened.blocks,
-                profile_mapped=opened.profile_mapped,
-                asker=self.asker,
-                memory=self.memory,
-                interrupt_timeout=self.interrupt_timeout,
-            )
-        except asyncio.CancelledError:
-            abandoned = run.slot.abandoned
-            if abandoned is not None and run.take_handle_cancel():
-                return abandoned, opened.session
-            raise
-        return outcome, opened.session
-
-    # --- session controls ------------------------------------------------------------------
-
-    def _kept(self, session_id: str) -> tuple[Lane, LaneSession]:
-        for lane in self._lanes.values():
-            for session in lane.sessions.values():
-                if session.session_id == session_id:
-                    return lane, session
-        raise ConfigurationError(
-            f"session {session_id!r} is not attached here (run with keep_session=True)"
-        )
-
-    def controls(self, session_id: str) -> ControlSet:
-        """The safe BOOLEAN and SELECT controls of a kept session, with their revision."""
-        lane, session = self._kept(session_id)
-        assert lane.client is not None
-        state = lane.client.session_state(session.provider_id)
-        return project_controls(
-            session.provider_id,
-            state,
-            grok_models=lane.extensions.models,
-            secrets=lane.secrets,
-            session_id=session_id,
-        )
-
-    async def apply_control(
-        self, session_id: str, control_id: object, value: object, revision: object
-    ) -> ControlSet:
-        """Apply ``{controlId, value, revision}`` to a kept session and return the new controls.
-
-        Refused (nothing sent, a caller-fault error with a stable code) while a run is active or
-        recovery-required, for a stale revision, an unknown or immutable control, a wrong type
-        or a choice the provider did not advertise. An answer that does not confirm the change
-        makes it ambiguous: the lane is quarantined and SessionMutationAmbiguous raised.
-
-        Cancellation: cancelling while the change is in flight leaves its outcome unknown, so
-        it is treated like an unconfirmed answer: the lane is quarantined (shielded from a
-        second cancellation) and the cancellation propagates. Cancelled before anything is
-        sent, nothing changes.
-        """
-        lane, session = self._kept(session_id)
-        refuse_while(
-            "RUNNING" if session.active is not None else session.last_status, str(control_id)
-        )
-        controls = self.controls(session_id)
-        mutation = resolve_control(controls, control_id, value, revision)
-        if mutation.already_current:
-            return controls
-        client = lane.client
-        assert client is not None and self._recorder is not None
-        try:
-            result = await client.session_call(
-                session.provider_id, mutation.method, dict(mutation.params)
-            )
-            confirmed = confirm_mutation(
-                mutation,
-                client.session_state(session.provider_id),
-                result,
-                grok_models=lane.extensions.models,
-            )
-        except asyncio.CancelledError:
-            task = asyncio.ensure_future(
-                lane.quarantine("a control change was cancelled with its outcome unknown")
-            )
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(task)
-            raise
-        except (SessionMutationAmbiguous, BudgetExpired, TransportClosed) as exc:
-            await lane.quarantine(f"a control change has an unknown outcome: {exc.code}")
-            if isinstance(exc, SessionMutationAmbiguous):
-                raise
-            raise SessionMutationAmbiguous(f"{mutation.method}: {exc.code}") from exc
-        client.update_session_state(session.provider_id, confirmed.state)
-        lane.extensions.confirmed_models(confirmed.grok_models)
-        await self._recorder.session_resolved(
-            session_id, None, confirmed.state, client.state_ref(session.provider_id)
-        )
-        return self.controls(session_id)
 
     async def events(self, request: RunRequest) -> AsyncIterator[RunEvent]:
         """:meth:`start`, then the handle's events as they happen; the last is ``result``.
@@ -1001,60 +583,8 @@ class Runtime:
                 yield event
 
 
-def _stopped_in_setup(reason: str | None) -> TurnOutcome:
-    """The outcome of a run stopped during its setup (``reason``: its handle's interrupt;
-    None: its caller was cancelled): INTERRUPTED, never ambiguous, since nothing was
-    prompted."""
-    return TurnOutcome(
-        "INTERRUPTED",
-        error_code=CALLER_CANCELLED,
-        message=(
-            f"the run was interrupted ({reason}) during setup; no prompt was sent"
-            if reason is not None
-            else "the caller cancelled the run during setup; no prompt was sent"
-        ),
-        interrupted_by=reason or "caller",
-    )
-
-
 def _drop(_event: RunEvent) -> None:
     """An event nobody reads."""
-
-
-def _workspace_view(active: ActiveWorkspace) -> dict[str, Any]:
-    record = active.record
-    return {
-        "name": record.name,
-        "kind": record.kind,
-        "path": record.path,
-        "branch": record.branch,
-        "baseCommit": record.base_commit,
-        "compared": active.layout is not None,
-    }
-
-
-def _result(run_id: str, outcome: TurnOutcome, session: LaneSession | None) -> RunResult:
-    """The run's result: the outcome, with its exit code from the one table."""
-    return RunResult(
-        run_id,
-        outcome.status,
-        outcome.stop_reason,
-        EXIT_CODES[outcome.run_outcome],
-        error_code=outcome.error_code,
-        message=outcome.message or outcome.recovery_reason,
-        session_id=session.session_id if session is not None else None,
-        provider_session_id=session.provider_id if session is not None else None,
-        tool_calls=outcome.tool_calls,
-        text=outcome.text,
-        permissions=outcome.permissions,
-        bound=outcome.bound,
-        retryable=outcome.retryable,
-        skipped_frames=outcome.skipped_frames,
-        violations=outcome.violations,
-        outcome=outcome.run_outcome,
-        usage=outcome.usage,
-        workspace_changes=outcome.workspace_changes,
-    )
 
 
 def data_dir_path(value: str | None, environ: Mapping[str, str]) -> Path:

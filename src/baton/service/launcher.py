@@ -8,6 +8,13 @@ feed. A request refused before a run exists (an unknown profile, a policy the ag
 allow) raises its stable error instead. The runs themselves are the runtime's run table's
 (``runtime.runs``): cancelling and stopping look them up there.
 
+:meth:`RunLauncher.start_session_prompt` does the same for a session's next turn through
+:meth:`Conversations.start <baton.runtime.conversations.service.Conversations.start>`: the
+turn may wait in the session's queue first, and its run id comes from the turn's handle as
+soon as its run exists (:meth:`RunLauncher.started`). A run's feed is opened with the id its
+handle names; events the runtime publishes before the handle is returned are held until then
+(:class:`FeedSink`).
+
 :meth:`RunLauncher.stop` is the graceful shutdown: no new run is accepted, running turns get
 ``grace`` seconds to finish, then each is interrupted (session/cancel and the interrupt
 deadline, exactly as Ctrl-C in the CLI: a ``cancelled`` answer makes the run INTERRUPTED, none
@@ -20,10 +27,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Final
 
 from baton.errors import InternalError, RunNotActive, ServiceStopping
+from baton.runtime.conversations.session_run import SessionRun
 from baton.runtime.runtime import RunRequest, Runtime
 from baton.runtime.turns.events import RunEvent
 from baton.service.feeds import FeedBoard, RunFeed
@@ -35,22 +43,44 @@ STOP_SETTLE_MARGIN_SECONDS: Final = 2.0
 STOPPING_REASON: Final = "the service is stopping"
 
 
-#: A session prompt to launch (a conversation's next turn): called with the service's event
-#: hook; its run exists once the conversation's queue lets it start.
-Runner = Callable[[Callable[[RunEvent], None]], Awaitable[object]]
+#: A session prompt to start (a conversation's next turn): called with the service's event
+#: hook, it returns the turn's handle once its run exists (after its wait in the session's
+#: queue), or raises the refusal.
+Starter = Callable[[Callable[[RunEvent], None]], Awaitable[SessionRun]]
+
+
+class FeedSink:
+    """A run's events on their way to its feed: held until the run's handle names the run
+    (:meth:`bind`; the runtime may publish its first events before the handle is returned),
+    then published as they come. The feed is opened with the handle's id, never guessed from
+    an event."""
+
+    def __init__(self, launcher: RunLauncher) -> None:
+        self._launcher = launcher
+        self.feed: RunFeed | None = None
+        self._held: list[RunEvent] = []
+
+    def __call__(self, event: RunEvent) -> None:
+        if self.feed is None:
+            self._held.append(event)
+        else:
+            self._launcher.publish(self.feed, event)
+
+    def bind(self, feed: RunFeed) -> None:
+        """The run exists: its feed; the events held so far go there first, in order."""
+        self.feed = feed
+        held, self._held = self._held, []
+        for event in held:
+            self._launcher.publish(feed, event)
 
 
 @dataclass
 class Launch:
-    """One launched session prompt: its task, its run id once the run exists, its feed then."""
+    """One launched session prompt: its task (the turn's start, then its result) and its run
+    id once the turn's handle exists."""
 
     task: asyncio.Task[object]
     created: asyncio.Future[str]
-    holder: list[RunFeed] = field(default_factory=list)
-
-    def feed(self) -> RunFeed:
-        """The run's feed (once :attr:`created` is done)."""
-        return self.holder[0]
 
 
 class RunLauncher:
@@ -72,66 +102,61 @@ class RunLauncher:
         cancelled caller leaves the run going, as a client that hung up after POSTing)."""
         if self.stopping:
             raise ServiceStopping("the service is stopping and accepts no new prompt")
-        feed: list[RunFeed] = []
-
-        def publish(event: RunEvent) -> None:
-            if not feed:
-                feed.append(self.feeds.open(event.run_id))
-            self._publish(feed[0], event)
-
-        run = await self.runtime.start(request, on_event=publish)
-        self._follow(run.id, asyncio.ensure_future(run.result()), feed)
+        sink = FeedSink(self)
+        run = await self.runtime.start(request, on_event=sink)
+        sink.bind(self.feeds.open(run.id))
+        task: asyncio.Task[object] = asyncio.ensure_future(run.result())
+        self.tasks[run.id] = task
+        self._follow(task, sink)
         return run.id
 
-    def begin(self, runner: Runner) -> Launch:
-        """Start ``runner`` (a conversation's prompt) with this service's event hook; its run
-        id comes once its run exists (:meth:`run_id_of`)."""
+    def start_session_prompt(self, starter: Starter) -> Launch:
+        """Start ``starter`` (a conversation's prompt) with this service's event hook, in a
+        task that follows the turn to its end; its run id comes from the turn's handle once
+        its run exists (:meth:`started`)."""
         if self.stopping:
             raise ServiceStopping("the service is stopping and accepts no new prompt")
-        loop = asyncio.get_running_loop()
-        created: asyncio.Future[str] = loop.create_future()
-        holder: list[RunFeed] = []
+        created: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        sink = FeedSink(self)
 
-        def on_event(event: RunEvent) -> None:
-            # Every event of a run carries its id (the runtime stamps the early ones).
-            if not holder:
-                holder.append(self.feeds.open(event.run_id))
-                created.set_result(event.run_id)
-                self.tasks[event.run_id] = task
-            self._publish(holder[0], event)
+        async def turn() -> object:
+            run = await starter(sink)
+            sink.bind(self.feeds.open(run.id))
+            self.tasks[run.id] = task
+            created.set_result(run.id)
+            return await run.result_or_abandon()
 
-        task: asyncio.Task[object] = asyncio.ensure_future(runner(on_event))
-        self._follow(None, task, holder)
-        return Launch(task, created, holder)
+        task: asyncio.Task[object] = asyncio.ensure_future(turn())
+        self._follow(task, sink)
+        return Launch(task, created)
 
-    def _publish(self, feed: RunFeed, event: RunEvent) -> None:
+    def publish(self, feed: RunFeed, event: RunEvent) -> None:
+        """Publish one event of a run on its feed (and a ``result`` to the listeners)."""
         feed.publish(event)
         if event.type == "result":
             for listener in list(self.on_result):
                 listener(event)
 
-    def _follow(self, run_id: str | None, task: asyncio.Task[object], feed: list[RunFeed]) -> None:
+    def _follow(self, task: asyncio.Task[object], sink: FeedSink) -> None:
         """Keep ``task`` (the run's, or its prompt's) until it ends, then close the feed."""
         self.pending.add(task)
-        if run_id is not None:
-            self.tasks[run_id] = task
 
         def finished(_task: asyncio.Task[object]) -> None:
             self.pending.discard(task)
-            if feed:
-                self.tasks.pop(feed[0].run_id, None)
-                self.feeds.close(feed[0])
+            if sink.feed is not None:
+                self.tasks.pop(sink.feed.run_id, None)
+                self.feeds.close(sink.feed)
 
         task.add_done_callback(finished)
 
-    async def run_id_of(self, launch: Launch) -> str:
-        """The launch's run id once the run exists, or the error that refused it before."""
+    async def started(self, launch: Launch) -> str:
+        """The launch's run id once its run exists, or the error that refused it before."""
         waited: set[asyncio.Future[object]] = {launch.created, launch.task}  # type: ignore[arg-type]
         await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
         if launch.created.done():
             return launch.created.result()
         launch.task.result()  # the run was refused before it existed: its stable error
-        raise InternalError("a run ended without any event")
+        raise InternalError("a session prompt ended without a run")
 
     def active_runs(self) -> list[str]:
         """The ids of the runs this service's runtime drives now, sorted."""

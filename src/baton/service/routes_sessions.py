@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import secrets
 from collections import OrderedDict
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Final, get_args
 
@@ -38,7 +37,6 @@ from baton.runtime.conversations import (
 )
 from baton.runtime.permissions.policies import PolicyName
 from baton.runtime.turns.controls import refuse_while
-from baton.runtime.turns.events import RunEvent
 from baton.service.bodies import (
     json_object,
     optional_bool,
@@ -271,15 +269,21 @@ async def _queue_prompt(
             f"session {name}: {ahead - 1} prompts already wait behind its running turn"
         )
     conversations = desk.conversations
-    launch = service.launcher.begin(
-        lambda on_event: conversations.prompt(
-            name, text, options, on_event=_noting_caller(service, caller_answers, on_event)
-        )
+    on_run = None
+    if caller_answers is not None:
+        answers = caller_answers
+
+        def on_run(run_id: str) -> None:
+            # Before anything of the turn happens: its questions go where its sender said.
+            service.callers.record(run_id, answers)
+
+    launch = service.launcher.start_session_prompt(
+        lambda on_event: conversations.start(name, text, options, on_event=on_event, on_run=on_run)
     )
     ticket = PromptTicket("prompt-" + secrets.token_hex(6), launch)
     desk.remember(name, ticket)
     if ahead == 0:
-        await service.launcher.run_id_of(launch)  # refused before a run: its own code
+        await service.launcher.started(launch)  # refused before a run: its own code
     answer = ticket.to_json(ahead if not launch.created.done() else 0)
     answer["events"] = f"/api/v1/runs/{answer['runId']}/events" if answer["runId"] else None
     return answer
@@ -290,24 +294,6 @@ def _caller_answers(body: dict[str, Any]) -> bool | None:
     if "callerAnswers" not in body:
         return None
     return optional_bool(body, "callerAnswers")
-
-
-def _noting_caller(
-    service: Service, caller_answers: bool | None, on_event: Callable[[RunEvent], None]
-) -> Callable[[RunEvent], None]:
-    """``on_event``, first telling the service's table of callers whether the sender of the
-    run answers its questions (once the run exists: its first event carries its id)."""
-    if caller_answers is None:
-        return on_event
-    noted: list[str] = []
-
-    def hook(event: RunEvent) -> None:
-        if not noted:
-            noted.append(event.run_id)
-            service.callers.record(event.run_id, caller_answers)
-        on_event(event)
-
-    return hook
 
 
 async def prompt_status(request: Request) -> Response:

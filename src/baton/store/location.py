@@ -101,7 +101,11 @@ def check_store_url(value: str, source: str = "flag") -> str:
 
 def _malformed(value: str) -> str | None:
     """Why ``value`` cannot be parsed as a PostgreSQL URL (by ``urllib`` and, when installed,
-    by libpq's own parser through psycopg), or None when it can."""
+    by libpq's own parser through psycopg), or None when it can. A raw space or control
+    character is refused here whatever libpq accepts (older libpq builds, such as the one in
+    psycopg-binary 3.2.1, take ``u:pw x@ho st``; a URI never holds one unencoded)."""
+    if any(char.isspace() or ord(char) < 0x20 or ord(char) == 0x7F for char in value):
+        return "a space or control character (percent-encode it)"
     try:
         parts = urlsplit(value)
         _ = (parts.hostname, parts.port, parts.username, parts.password)

@@ -47,8 +47,10 @@ def recovery_view(store: Store, journal: Any, run_id: str) -> dict[str, Any]:
         for item in view["items"]
         if item["kind"] == "text" and isinstance(item["content"], dict)
     )
+    view["journal_incomplete"], view["journal_incomplete_reason"] = False, None
     if view["status"] not in FINAL_RUN_STATUSES and journal is not None:
-        # An owner that died mid-turn wrote little or none of its output: the journal has it.
+        # An owner that died mid-turn wrote little or none of its output: the journal has it
+        # (and the view says when the journal could not be read to the prompt's answer).
         add_journal_items(view, journal)
     view["recoverable"] = view["status"] == "RECOVERY_REQUIRED"
     # The named session this run was a turn of: its agent is the run's (issue 30, item 8).

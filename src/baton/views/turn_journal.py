@@ -16,6 +16,11 @@ yet written to the store when the owner died is lost with it.
 Bounded: at most :data:`MAX_REPLAYED_RECORDS` records after the prompt are read and at most
 :data:`MAX_REPLAYED_TOOL_CALLS` tool calls kept. ACP 1 updates only; a v2 turn's state
 updates are left to the journal itself (``baton journal show``).
+
+Never silent about a short read: when the replay stopped before the prompt's answer for a
+reason other than the journal's end (a damaged or pruned segment, the record bound),
+:attr:`JournalTurn.incomplete` says why, and the recovery view carries it as
+``journalIncomplete`` (docs/api.md): what it shows is what was read up to there.
 """
 
 from __future__ import annotations
@@ -38,6 +43,10 @@ MAX_REPLAYED_RECORDS: Final = 200_000
 MAX_REPLAYED_TOOL_CALLS: Final = 1000
 #: The ``source`` of an item rebuilt from the journal (the store's items have none).
 JOURNAL_SOURCE: Final = "journal"
+#: :attr:`JournalTurn.incomplete` when the journal could not be read on (damaged, pruned).
+INCOMPLETE_DAMAGED: Final = "damaged"
+#: :attr:`JournalTurn.incomplete` when :data:`MAX_REPLAYED_RECORDS` were read.
+INCOMPLETE_BOUNDED: Final = "bounded"
 
 
 @dataclass
@@ -48,6 +57,10 @@ class JournalTurn:
     tool_calls: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: The prompt's answer was recorded (the turn ended at the agent).
     answered: bool = False
+    #: Why the replay stopped short (``damaged``: the journal could not be read on, a
+    #: damaged or pruned segment; ``bounded``: :data:`MAX_REPLAYED_RECORDS` were read), or
+    #: None: it read up to the prompt's answer or the journal's end.
+    incomplete: str | None = None
 
     def items(self) -> list[dict[str, Any]]:
         """The turn's items as a run view lists them, each marked ``source: journal``."""
@@ -85,6 +98,7 @@ def journal_turn(journal: Journal, prompt_ref: Any, provider_session_id: str | N
                 continue
             read += 1
             if read > MAX_REPLAYED_RECORDS:
+                turn.incomplete = INCOMPLETE_BOUNDED
                 break
             if record.direction != "inbound":
                 continue
@@ -96,7 +110,8 @@ def journal_turn(journal: Journal, prompt_ref: Any, provider_session_id: str | N
             if record.metadata.method == "session/update":
                 _apply(turn, record.raw, provider_session_id)
     except (BatonError, OSError):
-        pass  # a damaged or pruned journal: what was read so far is the answer
+        # A damaged or pruned journal: what was read so far is the answer, and says so.
+        turn.incomplete = INCOMPLETE_DAMAGED
     return turn
 
 
@@ -127,7 +142,9 @@ def _apply(turn: JournalTurn, raw: str, provider_session_id: str) -> None:
 def add_journal_items(view: dict[str, Any], journal: Journal) -> None:
     """Complete a run view whose turn did not end in order (RECOVERY_REQUIRED, or still
     marked running by a dead owner) with what the journal holds of it: the plan and tool
-    calls, when the store has none of that kind (marked ``source: journal``)."""
+    calls, when the store has none of that kind (marked ``source: journal``); and
+    ``journal_incomplete`` (``journalIncomplete`` in JSON): True when the replay stopped
+    short (see :attr:`JournalTurn.incomplete`), with ``journal_incomplete_reason``."""
     session = view.get("session") or {}
     provider_id = session.get("provider_session_id") if isinstance(session, dict) else None
     replayed = journal_turn(journal, view.get("prompt_ref"), provider_id)
@@ -136,3 +153,5 @@ def add_journal_items(view: dict[str, Any], journal: Journal) -> None:
         *view["items"],
         *(item for item in replayed.items() if item["kind"] not in stored),
     ]
+    view["journal_incomplete"] = replayed.incomplete is not None
+    view["journal_incomplete_reason"] = replayed.incomplete

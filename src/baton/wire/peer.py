@@ -80,10 +80,31 @@ class Notifications:
     raws: list[bytes]
 
 
-#: A notification of a method that is not grouped: ``(method, message, raw)``. A plain tuple
-#: (immutable, and the cheapest object Python makes): it is the one event made per message on a
-#: client's one-by-one path, so it must cost next to nothing.
-Notification = tuple[str, Message, bytes]
+class Notification:
+    """A notification of a method that is not grouped: its ``method``, the decoded
+    ``message`` and the ``raw`` frame it was parsed from.
+
+    Reused: one object per :class:`Peer`, whose fields are those of the notification just
+    pulled and change when the next one is pulled (a peer's reads are pulled one at a time, by
+    its one owner). It is the one event made
+    per message on a client's one-by-one path, so it must cost next to nothing: a new object
+    per message (a tuple subclass, a dataclass, a ``__slots__`` class with an ``__init__``)
+    cost bench/flood.py 8-30% CPU (docs/decisions.md), three slot writes cost what a tuple
+    did. Keep the fields (or :meth:`copy`) to hold one past the next pull."""
+
+    __slots__ = ("message", "method", "raw")
+
+    def __init__(self, method: str = "", message: Message | None = None, raw: bytes = b"") -> None:
+        self.method = method
+        self.message: Message = {} if message is None else message
+        self.raw = raw
+
+    def copy(self) -> Notification:
+        """A notification of its own with the same fields (one that outlives the next pull)."""
+        return Notification(self.method, self.message, self.raw)
+
+    def __repr__(self) -> str:
+        return f"Notification({self.method!r}, {len(self.raw)} bytes)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,6 +202,7 @@ class Peer:
         "_in_flight",
         "_max_frame_bytes",
         "_next_id",
+        "_note",
         "_owed",
         "_pending",
         "frames_in",
@@ -198,6 +220,8 @@ class Peer:
         self._in_flight: dict[RequestId, str] = {}
         self._owed: deque[RequestId] = deque()
         self._grouped: set[str] = set()
+        #: The one plain-notification event, reused for every one pulled (see Notification).
+        self._note = Notification()
         #: Valid inbound frames so far (violations included, skipped lines not).
         self.frames_in = 0
         #: Unparseable inbound lines skipped so far (blank lines are not counted).
@@ -317,9 +341,11 @@ class Peer:
         Never raises on agent input; pull every event (the counters follow the pull).
 
         Consecutive notifications of a grouped method (:meth:`group`) become one
-        :class:`Notifications`; any other frame ends the group.
+        :class:`Notifications`; any other frame ends the group. Every other notification is
+        the peer's one reused :class:`Notification`, holding the one just pulled.
         """
         grouped = self._grouped
+        note = self._note  # reused: a read of one line must not pay for a new object
         group: list[Message] = []
         group_raws: list[bytes] = []
         group_method = ""  # no group yet (a group always holds its method's first message)
@@ -349,7 +375,10 @@ class Peer:
                         group, group_raws = [], []
                         group_method = ""
                     self.frames_in += 1
-                    yield (method, message, line)
+                    note.method = method
+                    note.message = message
+                    note.raw = line
+                    yield note
                     continue
             if group:
                 self.frames_in += len(group)

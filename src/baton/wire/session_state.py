@@ -14,9 +14,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Final, Literal
+from typing import TYPE_CHECKING, Any, Final, Literal, cast
 
 from baton.errors import CapabilityNotAdvertised, ChoiceNotAdvertised, MalformedResult
+
+if TYPE_CHECKING:
+    from baton.wire.acp_types import LoadSessionResponse, NewSessionResponse, ResumeSessionResponse
+
+    #: What session/new, load and resume answer (the fields the state is read from).
+    SetupResponse = NewSessionResponse | LoadSessionResponse | ResumeSessionResponse
 
 #: Select option type and boolean option type, as the wire spells them.
 SELECT: Final = "select"
@@ -283,12 +289,17 @@ def parse_models(raw: object) -> ModelState | None:
 
 
 def parse_session_state(result: Mapping[str, Any]) -> SessionState:
-    """Read modes, config options and legacy models from a session/new|load|resume result."""
-    options, ignored = parse_config_options(result.get("configOptions"))
+    """Read modes, config options and legacy models from a session/new|load|resume result.
+    Every field is checked as it is parsed; the typed view lets mypy check the names."""
+    answer = cast("SetupResponse", result)
+    # Indexed, not .get: mypy checks an indexed name.
+    options, ignored = parse_config_options(
+        answer["configOptions"] if "configOptions" in answer else None  # noqa: SIM401
+    )
     return SessionState(
-        modes=parse_modes(result.get("modes")),
+        modes=parse_modes(answer["modes"] if "modes" in answer else None),  # noqa: SIM401
         config_options=options,
-        models=parse_models(result.get("models")),
+        models=parse_models(result.get("models")),  # unstable (not in the pinned schema)
         ignored_config_options=ignored,
     )
 
@@ -305,7 +316,8 @@ def parse_new_session_result(result: object) -> NewSessionResult:
     """Parse ``session/new``. Raises :class:`MalformedResult` without a string sessionId."""
     if not isinstance(result, Mapping) or not isinstance(result.get("sessionId"), str):
         raise MalformedResult("the session/new result carries no string sessionId")
-    return NewSessionResult(session_id=result["sessionId"], state=parse_session_state(result))
+    answer = cast("NewSessionResponse", result)
+    return NewSessionResult(session_id=answer["sessionId"], state=parse_session_state(result))
 
 
 def parse_attached_session_result(result: object, method: str) -> SessionState:

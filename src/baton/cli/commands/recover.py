@@ -158,6 +158,12 @@ def _print_known(known: dict[str, Any], as_json: bool) -> None:
     for interaction in known["interactions"]:
         print(f"permission {interaction['state']} choice={choice_text(interaction['choice'])}")
     print("journal    (stream text is masked in the journal; routing and status are kept)")
+    if known.get("journal_incomplete"):
+        why = known.get("journal_incomplete_reason") or "damaged"
+        print(
+            f"  incomplete: the journal could not be read to the prompt's answer ({why}); "
+            "the items it completed stop where the reading stopped"
+        )
     for entry in known["journal_tail"]:
         print(
             f"  #{entry['sequence']:<6} {entry['direction']:<8} {entry['kind']:<12} "

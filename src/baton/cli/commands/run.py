@@ -65,7 +65,7 @@ from baton.wire.system_prompt import MAX_SYSTEM_PROMPT_CHARS
 from baton.wire.version import PROTOCOL_CHOICES, parse_protocol_choice
 
 if TYPE_CHECKING:
-    from baton.runtime.conversations import Conversations
+    from baton.runtime.conversations import Conversations, SessionRun
 
 #: Characters of the prompt read from stdin (`baton run -`), at most.
 MAX_STDIN_PROMPT_CHARS: Final = 4 * 1024 * 1024
@@ -514,8 +514,9 @@ class _RunSession:
         self.verbose = bool(args.verbose)
         self.profiles = profiles
         self.printer = TextPrinter(screen) if self.fmt == "text" else None
-        #: The run's handle (a run of this process; None for a turn run by `baton serve`).
-        self.run: Run | None = None
+        #: The run's handle (a run of this process, or a session's turn here; None for a turn
+        #: run by `baton serve`).
+        self.run: Run | SessionRun | None = None
         self.conversations: Conversations | None = None
         self.run_id: str | None = None
         self.interrupts = 0
@@ -531,7 +532,8 @@ class _RunSession:
     # --- the event sink -----------------------------------------------------------------
 
     def emit(self, event: RunEvent) -> None:
-        if event.type == "run_started":
+        if event.type == "run_started" and self.remote is not None:
+            # A turn run by `baton serve`: its events are the service's, the id with them.
             self.run_id = event.run_id
         elif event.type == "usage":
             self.usage = dict(event.data)
@@ -597,23 +599,22 @@ class _RunSession:
 
     async def _stream_stderr(self) -> None:
         """Print the agent's (redacted) stderr lines as they arrive, prefixed ``agent:``."""
-        shown: dict[int, str] = {}
+        shown: dict[str, str] = {}
         while True:
             await asyncio.sleep(STDERR_POLL_SECONDS)
             self._show_new_stderr(shown)
 
-    def _show_new_stderr(self, shown: dict[int, str]) -> None:
+    def _show_new_stderr(self, shown: dict[str, str]) -> None:
         for run in self.runtime.runs:
-            lane = run.lane
             tail = run.stderr_tail()
-            previous = shown.get(id(lane), "")
+            previous = shown.get(run.id, "")
             if tail == previous:
                 continue
             new = tail[len(previous) :] if tail.startswith(previous) else tail
             complete, sep, _partial = new.rpartition("\n")
             if not sep:
                 continue
-            shown[id(lane)] = previous + complete + sep if tail.startswith(previous) else tail
+            shown[run.id] = previous + complete + sep if tail.startswith(previous) else tail
             for line in complete.split("\n"):
                 self.screen.note(self.screen.style(f"agent: {visible(line)}", "dim"))
 
@@ -659,7 +660,7 @@ class _RunSession:
         args = self.args
         if args.session is None and not args.continue_latest:
             run = await self.runtime.start(self.request, on_event=self.emit)
-            self.run = run
+            self.run, self.run_id = run, run.id
             if self.reader_left:
                 run.interrupt_nowait("reader")  # the reader left while the run was created
             return await run.result()
@@ -732,7 +733,13 @@ class _RunSession:
             wait=not args.no_wait,
             wait_timeout=args.wait_timeout,
         )
-        return await conversations.prompt(name, self.request.prompt, options, on_event=self.emit)
+        turn = await conversations.start(name, self.request.prompt, options, on_event=self.emit)
+        self.run, self.run_id = turn, turn.id
+        if self.reader_left:
+            turn.interrupt_nowait("reader")  # the reader left while the turn's run was created
+        # A second Ctrl-C abandons the turn here, so the session is released with it before
+        # the runtime closes.
+        return await turn.result_or_abandon()
 
     def _finish(self, result: RunResult) -> int:
         exit_code = result.exit_code

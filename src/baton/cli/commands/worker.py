@@ -28,7 +28,12 @@ EXAMPLES: Final = """examples:
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Add the ``worker`` verb."""
-    from baton.fleet.limits import HEARTBEAT_SECONDS, LEASE_SECONDS, MAX_CONCURRENCY
+    from baton.fleet.limits import (
+        HEARTBEAT_SECONDS,
+        LEASE_SECONDS,
+        MAX_CONCURRENCY,
+        SHUTDOWN_GRACE_SECONDS,
+    )
 
     parser = subparsers.add_parser(
         "worker",
@@ -68,9 +73,33 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         metavar="SECONDS",
         help=f"a worker silent this long is lost and its turns settled (default {LEASE_SECONDS:g})",
     )
+    parser.add_argument(
+        "--shutdown-timeout",
+        type=_seconds,
+        default=SHUTDOWN_GRACE_SECONDS,
+        metavar="SECONDS",
+        help="after SIGTERM, how long running turns have to finish before they are interrupted "
+        f"and settled (a second SIGTERM does it at once; default {SHUTDOWN_GRACE_SECONDS:g})",
+    )
+    parser.add_argument(
+        "--engine-schema-from",
+        metavar="RELEASE",
+        help="the procrastinate release that installed the job engine's schema in a store made "
+        "before Baton recorded it (asked for by ENGINE_SCHEMA_UNKNOWN); migrated from there",
+    )
     parser.add_argument("--config", metavar="FILE", help="the config file ([store] url)")
     add_store_option(parser)
     parser.set_defaults(handler=run)
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -90,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
         workdir=args.workdir,
         heartbeat_seconds=args.heartbeat,
         lease_seconds=args.lease,
+        shutdown_seconds=args.shutdown_timeout,
+        engine_schema_from=args.engine_schema_from,
     )
     lines = JobLines(settings.name)
     worker = FleetWorker(settings, on_job=lines)

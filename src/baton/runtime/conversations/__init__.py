@@ -20,13 +20,14 @@ _EXPORTS: dict[str, str] = {
     "RemoteListing": "baton.runtime.conversations.remote",
     "RemoteSession": "baton.runtime.conversations.remote",
     "Conversations": "baton.runtime.conversations.service",
-    "ConversationView": "baton.runtime.conversations.service",
-    "NewConversation": "baton.runtime.conversations.service",
-    "PromptOptions": "baton.runtime.conversations.service",
-    "Session": "baton.runtime.conversations.service",
+    "ConversationView": "baton.runtime.conversations.requests",
+    "NewConversation": "baton.runtime.conversations.requests",
+    "PromptOptions": "baton.runtime.conversations.requests",
+    "Session": "baton.runtime.conversations.session",
+    "SessionRun": "baton.runtime.conversations.session_run",
     "SessionSetupFailed": "baton.errors",
-    "QUEUED": "baton.runtime.conversations.service",
-    "SteerResult": "baton.runtime.conversations.service",
+    "QUEUED": "baton.runtime.conversations.requests",
+    "SteerResult": "baton.runtime.conversations.requests",
     "DEFAULT_WAIT_SECONDS": "baton.runtime.conversations.turn_queue",
     "MAX_WAITING_PROMPTS": "baton.runtime.conversations.turn_queue",
     "TurnQueue": "baton.runtime.conversations.turn_queue",
@@ -42,15 +43,16 @@ if TYPE_CHECKING:
         generate_session_name,
     )
     from baton.runtime.conversations.remote import RemoteListing, RemoteSession
-    from baton.runtime.conversations.service import (
+    from baton.runtime.conversations.requests import (
         QUEUED,
-        Conversations,
         ConversationView,
         NewConversation,
         PromptOptions,
-        Session,
         SteerResult,
     )
+    from baton.runtime.conversations.service import Conversations
+    from baton.runtime.conversations.session import Session
+    from baton.runtime.conversations.session_run import SessionRun
     from baton.runtime.conversations.turn_queue import (
         DEFAULT_WAIT_SECONDS,
         MAX_WAITING_PROMPTS,
@@ -74,6 +76,7 @@ __all__ = [
     "RemoteListing",
     "RemoteSession",
     "Session",
+    "SessionRun",
     "SessionSetupFailed",
     "SteerResult",
     "ToolCallSummary",

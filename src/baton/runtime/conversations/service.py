@@ -2,8 +2,10 @@
 
 :class:`Conversations` is the small typed API every surface calls (the CLI today, `baton
 serve` later): :meth:`~Conversations.create`, :meth:`~Conversations.list`,
-:meth:`~Conversations.show`, :meth:`~Conversations.history`, :meth:`~Conversations.prompt`
-(and :meth:`~Conversations.events`), :meth:`~Conversations.cancel`,
+:meth:`~Conversations.show`, :meth:`~Conversations.history`, :meth:`~Conversations.start`
+(a :class:`~baton.runtime.conversations.session_run.SessionRun` handle once the turn's run
+exists; :meth:`~Conversations.prompt` and :meth:`~Conversations.events` are built on it),
+:meth:`~Conversations.cancel`,
 :meth:`~Conversations.close` and :meth:`~Conversations.remove`. :class:`Session` is one
 conversation's handle for library users::
 
@@ -33,13 +35,13 @@ import asyncio
 import builtins
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import AsyncIterator, Callable, Sequence
 from typing import Any, Final
 
 from baton.errors import (
     BatonError,
     ConfigurationError,
+    InternalError,
     SessionOnOtherHost,
     SessionSetupFailed,
     StoreConflict,
@@ -62,22 +64,27 @@ from baton.runtime.conversations.remote import (
     delete_remote_session,
     list_remote_sessions,
 )
-from baton.runtime.conversations.turn_queue import DEFAULT_WAIT_SECONDS, TurnQueue
-from baton.runtime.lanes.lane import LaneSession
-from baton.runtime.permissions.policies import PolicyName
 
 # The store's ``Run`` is a run's record; the runtime's is the handle of one running here.
-from baton.runtime.run import EVENTS_CLOSED
+from baton.runtime.conversations.requests import (
+    QUEUED,
+    ConversationView,
+    NewConversation,
+    PromptOptions,
+    SteerResult,
+)
+from baton.runtime.conversations.session import Session
+from baton.runtime.conversations.session_run import SessionRun
+from baton.runtime.conversations.turn_queue import TurnQueue
+from baton.runtime.lanes.lane import LaneSession
 from baton.runtime.run import Run as RunningRun
 from baton.runtime.runtime import RunRequest, RunResult, Runtime
 from baton.runtime.turns.controls import ControlSet
-from baton.runtime.turns.event_stream import iterate_events
 from baton.runtime.turns.events import RunEvent
 from baton.runtime.workspaces.lifecycle import remove_workspace
-from baton.store import FINAL_RUN_STATUSES, Conversation, ConversationStatus, Run, Store
+from baton.store import FINAL_RUN_STATUSES, Conversation, ConversationStatus, Store
 from baton.store.models import WorkspaceRecord
 from baton.store.owner import current_host, owner_alive, owner_host
-from baton.wire.budget import TurnBudget
 from baton.wire.capabilities import AgentCapabilities
 from baton.wire.extensions import steering
 
@@ -86,87 +93,6 @@ CLAIM_POLL_SECONDS: Final = 0.2
 #: The prompt text recorded on the run that creates a conversation's provider session
 #: (session/new; no prompt is sent).
 SETUP_PROMPT: Final = "(baton session new {name}: session/new, no prompt is sent)"
-
-
-@dataclass(frozen=True, slots=True)
-class NewConversation:
-    """What :meth:`Conversations.create` records: the agent (a profile, or an ad-hoc command
-    with the names of the environment keys it gets), the cwd and the requested settings."""
-
-    name: str | None = None
-    agent: str | None = None
-    agent_command: str | Sequence[str] | None = None
-    env_keys: Sequence[str] = ()
-    cwd: str | None = None
-    mode: str | None = None
-    model: str | None = None
-    effort: str | None = None
-    config: Mapping[str, str] = field(default_factory=dict)
-    allow_unattended: bool = False
-    tools_file: str | None = None
-    #: The session's workspace, kept across its turns, processes and (pinned) hosts:
-    #: ``"worktree"`` (a new git worktree ``session-<name>`` of the repository holding
-    #: ``cwd``), a directory, or None / ``"none"`` (``cwd`` as it is).
-    workspace: str | None = None
-    #: With ``workspace="worktree"``: the commit to start from (default ``HEAD``).
-    base: str | None = None
-    #: With ``workspace="worktree"``: refuse a checkout with uncommitted changes.
-    require_clean: bool = False
-    #: Refuse the next prompt once the session's reported cost reaches this (the agent's
-    #: currency; ``SESSION_MAX_COST_REACHED``); a running turn is never stopped by it.
-    max_cost: float | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class PromptOptions:
-    """Per-prompt options: the permission policy, bounds, attachments and how to wait."""
-
-    policy: PolicyName = "ask"
-    allow_unattended: bool = False
-    tools_file: str | None = None
-    #: The turn's bounds (see ``RunRequest.budget``: an idle of None is the profile's, the
-    #: config file's, else the default).
-    budget: TurnBudget = field(default_factory=TurnBudget)
-    attachments: Sequence[str] = ()
-    #: Wait for a running turn (FIFO in this process; polling the store across processes).
-    wait: bool = True
-    #: Seconds to wait at most before SESSION_BUSY (None: no bound).
-    wait_timeout: float | None = DEFAULT_WAIT_SECONDS
-
-
-@dataclass(frozen=True, slots=True)
-class ConversationView:
-    """A conversation as `session show` reports it: the record, its runs and the last known
-    native state (settings and controls as the provider reported them or Baton resolved
-    them), and whether it is attached in this process."""
-
-    record: Conversation
-    runs: list[Run]
-    native_state: Any
-    attached_here: bool
-
-
-#: A steering text that was not steered: the caller runs it as the session's next turn.
-QUEUED: Final = "queued"
-
-
-@dataclass(frozen=True, slots=True)
-class SteerResult:
-    """What became of a steering text: ``outcome`` is the agent's answer (``injected``,
-    ``startedNewTurn``, ``failed``, or another kept verbatim) or :data:`QUEUED`; ``reason``
-    says why when there is one."""
-
-    outcome: str
-    reason: str = ""
-
-    @property
-    def queued(self) -> bool:
-        """True when the text was not steered and belongs to the session's next turn."""
-        return self.outcome == QUEUED
-
-    def to_json(self) -> dict[str, Any]:
-        """``{outcome, reason}``."""
-        return {"outcome": self.outcome, "reason": self.reason}
 
 
 class Conversations:
@@ -448,6 +374,59 @@ class Conversations:
 
     # --- prompting -------------------------------------------------------------------------
 
+    async def start(
+        self,
+        name: str,
+        text: str,
+        options: PromptOptions | None = None,
+        *,
+        on_event: Callable[[RunEvent], None] | None = None,
+        on_run: Callable[[str], None] | None = None,
+    ) -> SessionRun:
+        """Start the next turn of conversation ``name``; its
+        :class:`~baton.runtime.conversations.session_run.SessionRun` handle (a
+        :class:`~baton.runtime.run.RunHandle`) as soon as the turn's run exists, after the
+        turn's wait in the session's queue and its claim. Every surface gets ``run.id`` from
+        the handle at once. ``on_event``: every event goes to it as it happens (the handle's
+        ``events()`` stream is then not kept), as for :meth:`Runtime.start
+        <baton.runtime.runtime.Runtime.start>`. ``on_run``: called with the run's id the
+        moment the run exists, before its task has run a step (for a surface that must know
+        the run before anything of its turn happens; the handle follows a moment later).
+
+        Refused before anything is sent (raised here): SESSION_NOT_FOUND, SESSION_CLOSED,
+        SESSION_RECOVERY_REQUIRED (naming the run to settle), SESSION_NOT_RESUMABLE, or
+        SESSION_BUSY (``wait=False`` while a turn runs, a full queue, or the wait bound),
+        SESSION_MAX_COST_REACHED (the session's reported cost reached its ``max_cost``), and
+        the runtime's own refusals.
+
+        Cancellation: cancelled while waiting for its turn (or before the run exists),
+        nothing was claimed or sent: the prompt is withdrawn. Cancelled as the run comes to
+        exist, the run is abandoned as :meth:`prompt`'s would be. The turn goes on once this
+        returned: :meth:`SessionRun.interrupt` stops it."""
+        options = options or PromptOptions()
+        store = await self._store()
+        store.get_conversation(name)
+        await self.refuse_other_host(name)
+        created: asyncio.Future[RunningRun] = asyncio.get_running_loop().create_future()
+        turn = asyncio.ensure_future(
+            self._turn(store, name, text, options, on_event, created, on_run)
+        )
+        try:
+            waited: set[asyncio.Future[Any]] = {created, turn}
+            await asyncio.wait(waited, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            if created.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await created.result().abandon()
+            turn.cancel()
+            with contextlib.suppress(BaseException):
+                await turn
+            raise
+        if not created.done():
+            turn.result()  # refused before its run existed: the stable error
+            raise InternalError(f"session {name}'s turn ended without a run")  # pragma: no cover
+        return SessionRun(name, created.result(), turn)
+
     async def prompt(
         self,
         name: str,
@@ -456,21 +435,30 @@ class Conversations:
         *,
         on_event: Callable[[RunEvent], None] | None = None,
     ) -> RunResult:
-        """The next turn of conversation ``name``; events go to ``on_event`` as they happen.
-
-        Refused before anything is sent: SESSION_NOT_FOUND, SESSION_CLOSED,
-        SESSION_RECOVERY_REQUIRED (naming the run to settle), SESSION_NOT_RESUMABLE, or
-        SESSION_BUSY (``wait=False`` while a turn runs, a full queue, or the wait bound),
-        SESSION_MAX_COST_REACHED (the session's reported cost reached its ``max_cost``).
+        """The next turn of conversation ``name`` to its end (:meth:`start`, then the
+        handle's result); events go to ``on_event`` as they happen. Refused as
+        :meth:`start` is.
 
         Cancellation: cancelled while waiting, nothing was claimed or sent. Cancelled during
-        the turn, the turn's run becomes RECOVERY_REQUIRED when the runtime closes (its prompt
-        was outstanding) and the conversation is left RECOVERY_REQUIRED with it; cancelled
-        after the outcome was recorded, the conversation is IDLE."""
-        options = options or PromptOptions()
-        store = await self._store()
-        store.get_conversation(name)
-        await self.refuse_other_host(name)
+        the turn, the turn's run is abandoned (RECOVERY_REQUIRED when its prompt was
+        outstanding, :meth:`Run.abandon <baton.runtime.run.Run.abandon>`) and the
+        conversation is left RECOVERY_REQUIRED with it; cancelled after the outcome was
+        recorded, the conversation is IDLE."""
+        run = await self.start(name, text, options, on_event=on_event or _drop)
+        return await run.result_or_abandon()
+
+    async def _turn(
+        self,
+        store: Store,
+        name: str,
+        text: str,
+        options: PromptOptions,
+        on_event: Callable[[RunEvent], None] | None,
+        created: asyncio.Future[RunningRun],
+        on_run: Callable[[str], None] | None = None,
+    ) -> RunResult:
+        """The turn, in a task of its own: its wait in the queue, the claim, the run (handed
+        to ``created`` as soon as it exists), the release of the record."""
         loop = asyncio.get_running_loop()
         started = loop.time()
         async with self.queue.turn(name, wait=options.wait, timeout=options.wait_timeout):
@@ -481,7 +469,7 @@ class Conversations:
             record, plan = await self._claim(store, name, options.wait, remaining)
             try:
                 result, capabilities = await self._run_turn(
-                    store, record, plan, text, options, on_event
+                    store, record, plan, text, options, on_event, created, on_run
                 )
             except BaseException:
                 self._end_turn_after_abort(store, name)
@@ -500,17 +488,15 @@ class Conversations:
     async def events(
         self, name: str, text: str, options: PromptOptions | None = None
     ) -> AsyncIterator[RunEvent]:
-        """:meth:`prompt`, as an async iterator of its events; the last is ``result``. A
-        refusal before the turn (busy, closed...) is raised from the iterator.
+        """:meth:`start`, then the handle's events; the last is ``result``. A refusal before
+        the turn (busy, closed...) is raised from the iterator.
 
-        Cancellation: closing the iterator early interrupts the turn as :meth:`cancel` does
-        (session/cancel and the interrupt deadline) and waits for it to settle; a prompt still
-        waiting for its turn is withdrawn (nothing was sent for it)."""
-        events = iterate_events(
-            lambda emit: self.prompt(name, text, options, on_event=emit),
-            stop=lambda: self.cancel(name, EVENTS_CLOSED),
-        )
-        async with contextlib.aclosing(events):  # closed at once with this iterator
+        Cancellation: closing the iterator early interrupts the turn as closing
+        :meth:`SessionRun.events` does (session/cancel and the interrupt deadline) and waits
+        for it to settle; a prompt still waiting for its turn is withdrawn (nothing was sent
+        for it)."""
+        run = await self.start(name, text, options)
+        async with run.events() as events:
             async for event in events:
                 yield event
 
@@ -660,9 +646,11 @@ class Conversations:
         text: str,
         options: PromptOptions,
         on_event: Callable[[RunEvent], None] | None,
+        created: asyncio.Future[RunningRun],
+        on_run: Callable[[str], None] | None = None,
     ) -> tuple[RunResult, dict[str, bool] | None]:
-        """The turn's run, from its start to its result; with the session capabilities its
-        agent advertised (None when its process no longer runs)."""
+        """The turn's run, from its start (handed to ``created``) to its result; with the
+        session capabilities its agent advertised (None when its process no longer runs)."""
         settings = record.settings
         command = record.agent_command
         request = RunRequest(
@@ -684,8 +672,12 @@ class Conversations:
             keep_session=True,
             session=record.name,
         )
-        run = await self.runtime.start(request, on_event=on_event or (lambda _event: None))
+        run = await self.runtime.start(request, on_event=on_event)
+        if on_run is not None:
+            on_run(run.id)  # nothing of the run's task has run yet
         store.attach_conversation_run(record.name, run.id)
+        if not created.done():
+            created.set_result(run)
         result = await run.result_or_abandon()
         capabilities = run.capabilities
         return result, recorded_capabilities(capabilities) if capabilities is not None else None
@@ -720,63 +712,8 @@ class Conversations:
         return attached.session_id
 
 
-class Session:
-    """One conversation's handle (see :class:`Conversations`); every method is the same
-    machinery as the CLI's."""
-
-    def __init__(self, conversations: Conversations, name: str) -> None:
-        self.conversations = conversations
-        self.name = name
-
-    async def record(self) -> Conversation:
-        """The conversation's record, reconciled."""
-        return await self.conversations.get(self.name)
-
-    async def prompt(
-        self,
-        text: str,
-        options: PromptOptions | None = None,
-        *,
-        on_event: Callable[[RunEvent], None] | None = None,
-    ) -> RunResult:
-        """The next turn (see :meth:`Conversations.prompt`, cancellation included)."""
-        return await self.conversations.prompt(self.name, text, options, on_event=on_event)
-
-    def events(self, text: str, options: PromptOptions | None = None) -> AsyncIterator[RunEvent]:
-        """The next turn's events (see :meth:`Conversations.events`)."""
-        return self.conversations.events(self.name, text, options)
-
-    def cancel(self) -> bool:
-        """Interrupt the running turn in this process (see :meth:`Conversations.cancel`)."""
-        return self.conversations.cancel(self.name)
-
-    async def steer(self, text: str) -> SteerResult:
-        """Add ``text`` to the running turn (see :meth:`Conversations.steer`)."""
-        return await self.conversations.steer(self.name, text)
-
-    def controls(self) -> ControlSet:
-        """The attached provider session's safe controls."""
-        return self.conversations.controls(self.name)
-
-    async def apply_control(
-        self, control_id: object, value: object, revision: object
-    ) -> ControlSet:
-        """Change one control (see :meth:`Runtime.apply_control`, cancellation included)."""
-        return await self.conversations.apply_control(self.name, control_id, value, revision)
-
-    async def history(self, limit: int | None = None) -> list[HistoryTurn]:
-        """The conversation's turns, oldest first."""
-        return await self.conversations.history(self.name, limit)
-
-    async def fork(self, new_name: str, *, at_turn: int | None = None) -> Session:
-        """Fork this conversation as ``new_name`` (see :meth:`Conversations.fork`); the
-        fork's handle."""
-        record = await self.conversations.fork(self.name, new_name, at_turn=at_turn)
-        return Session(self.conversations, record.name)
-
-    async def close(self) -> Conversation:
-        """Close the conversation (see :meth:`Conversations.close`, cancellation included)."""
-        return await self.conversations.close(self.name)
+def _drop(_event: RunEvent) -> None:
+    """An event nobody reads."""
 
 
 def _stored_command(command: str | Sequence[str]) -> Any:

@@ -1,19 +1,12 @@
 """A run's events as an async iterator: :class:`EventStream`, the object a run handle's
-``events()`` returns (local runs and queued ones alike), and :func:`iterate_events`, the
-iterator of any coroutine that reports its events to a callback."""
+``events()`` returns (local runs, a session's turns and queued runs alike)."""
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
-from collections.abc import AsyncGenerator, Awaitable, Callable
+from collections.abc import AsyncGenerator
 from types import TracebackType
-from typing import Any
 
 from baton.runtime.turns.events import RunEvent
-
-#: A coroutine that runs a turn and hands each event to ``on_event`` as it happens.
-EventSource = Callable[[Callable[[RunEvent], None]], Awaitable[Any]]
 
 
 class EventStream:
@@ -51,33 +44,3 @@ class EventStream:
         traceback: TracebackType | None,
     ) -> None:
         await self.aclose()
-
-
-async def iterate_events(
-    source: EventSource, *, stop: Callable[[], bool] | None = None
-) -> AsyncGenerator[RunEvent, None]:
-    """Start ``source`` as a task and yield its events in order; an exception of ``source``
-    is raised from the iterator after the events it reported.
-
-    Cancellation: cancelling the consumer (or closing the iterator early) first calls
-    ``stop`` (the run's interrupt: True when it reached a run) and waits for the task to
-    settle; without ``stop``, or when it reached nothing, the task is cancelled and waited
-    for, so the run's own cancellation rules apply in full. The queue is unbounded on
-    purpose: the turn must never wait for a slow consumer (its events are already bounded by
-    the streaming buffer's coalescing)."""
-    queue: asyncio.Queue[RunEvent | None] = asyncio.Queue()
-    task = asyncio.ensure_future(source(queue.put_nowait))
-    task.add_done_callback(lambda _t: queue.put_nowait(None))
-    try:
-        while True:
-            event = await queue.get()
-            if event is None:
-                break
-            yield event
-        task.result()
-    finally:
-        if not task.done():
-            if stop is None or not stop():
-                task.cancel()
-            with contextlib.suppress(BaseException):
-                await task

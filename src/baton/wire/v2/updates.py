@@ -27,9 +27,17 @@ import hashlib
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from baton.wire.v2.enums import STATE_IDLE
+
+if TYPE_CHECKING:
+    from baton.wire.acp_types import (
+        ContentBlock,
+        SessionUpdateAgentMessageChunk,
+        SessionUpdateToolCallUpdate,
+        ToolCallContent,
+    )
 
 #: Messages whose streamed text a decoder remembers (as a running hash and a length) per
 #: session. Past it the least recently updated is forgotten; a later upsert of it is then
@@ -180,9 +188,7 @@ class SessionUpdateDecoder:
                 if isinstance(block, Mapping):
                     if block.get("type") == "text" and isinstance(block.get("text"), str):
                         fresh.add(block["text"])
-                    out.append(
-                        {"sessionUpdate": chunk_kind, "messageId": message_id, "content": block}
-                    )
+                    out.append(_chunk_update(chunk_kind, message_id, block))
             return out
         text = _text_of(blocks)
         if text is not None and known.extended_by(text):
@@ -190,13 +196,7 @@ class SessionUpdateDecoder:
             if not suffix:
                 return []
             known.add(suffix)
-            return [
-                {
-                    "sessionUpdate": chunk_kind,
-                    "messageId": message_id,
-                    "content": {"type": "text", "text": suffix},
-                }
-            ]
+            return [_chunk_update(chunk_kind, message_id, {"type": "text", "text": suffix})]
         replaced = _MessageText()
         if text is not None:
             replaced.add(text)
@@ -223,6 +223,8 @@ class SessionUpdateDecoder:
             return [dict(update)]  # kept for the journal; the tracker ignores it
         known = self._known_tool_call(tool_call_id)
         if known is None:
+            # Not typed as v1's ToolCall: v2 need not send the ``title`` v1 requires, and the
+            # runtime's tracker reads a tool call without one.
             created = {k: v for k, v in update.items() if v is not None}
             created["sessionUpdate"] = "tool_call"
             created.setdefault("status", _NEW_STATUS)
@@ -260,15 +262,19 @@ class SessionUpdateDecoder:
             return []
         content = [*known, item]
         self._keep_content(tool_call_id, content)
-        return [
-            {"sessionUpdate": "tool_call_update", "toolCallId": tool_call_id, "content": content}
-        ]
+        merged: SessionUpdateToolCallUpdate = {
+            "sessionUpdate": "tool_call_update",
+            "toolCallId": tool_call_id,
+            "content": cast("list[ToolCallContent]", content),  # the agent's items, as sent
+        }
+        return [cast("dict[str, Any]", merged)]
 
     # --- plans -----------------------------------------------------------------------------
 
     def _plan(self, update: Mapping[str, Any]) -> list[dict[str, Any]]:
         plan = update.get("plan")
         if isinstance(plan, Mapping) and plan.get("type") == "items":
+            # v1's ``plan`` plus v2's ``planId`` (not in v1's Plan type).
             entries = plan.get("entries")
             return [
                 {
@@ -278,6 +284,17 @@ class SessionUpdateDecoder:
                 }
             ]
         return [dict(update)]
+
+
+def _chunk_update(kind: str, message_id: str, block: Mapping[str, Any]) -> dict[str, Any]:
+    """A v1 message chunk (``agent_message_chunk``, ``agent_thought_chunk`` or
+    ``user_message_chunk``: one shape, checked as the agent's) of one content block."""
+    chunk: SessionUpdateAgentMessageChunk = {
+        "sessionUpdate": cast("Any", kind),  # one of MESSAGE_UPSERTS' values
+        "messageId": message_id,
+        "content": cast("ContentBlock", block),  # the agent's block, as sent
+    }
+    return cast("dict[str, Any]", chunk)
 
 
 def is_idle(update: Mapping[str, Any]) -> bool:
