@@ -12,7 +12,8 @@
 # root the cluster belongs to the `postgres` user the package creates (runuser), in a
 # directory it owns. It listens on 127.0.0.1 only, on a free port, and on a unix socket inside
 # DIR; authentication is `trust` for local connections, acceptable for a cluster that lives
-# for one test run and holds only test data.
+# for one test run and holds only test data. PG_MAX_CONNECTIONS (default 200) sets the
+# server's max_connections (bench/fleet.py's 32 workers need more).
 set -euo pipefail
 
 pg_bindir() {
@@ -61,7 +62,7 @@ start() {
     port=$(free_port)
     echo "$port" >"$dir/port"
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c max_connections=200" \
+        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c max_connections=${PG_MAX_CONNECTIONS:-200}" \
         >/dev/null || { cat "$dir/server.log" >&2; exit 1; }
     echo "postgresql://postgres@127.0.0.1:$port/postgres"
 }
@@ -72,7 +73,7 @@ restart() {
     port=$(cat "$dir/port")
     as_owner "$bin/pg_ctl" -D "$dir/data" -w -t 60 -m fast stop >/dev/null
     as_owner "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 start \
-        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c max_connections=200" \
+        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$dir -c max_connections=${PG_MAX_CONNECTIONS:-200}" \
         >/dev/null
 }
 

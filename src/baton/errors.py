@@ -856,6 +856,16 @@ class StoreConflict(StorageError):
     code = "STORE_CONFLICT"
 
 
+class RunClaimLost(StoreConflict):
+    """A worker's write for a run carried a claim (the run's owner and epoch) that is no
+    longer current: another worker settled or adopted the run while this one was paused or
+    cut off from the store (docs/fleet.md, "Fencing"). Nothing was written; the stale worker
+    stops its lanes and exits (``baton worker`` exit code 10). A subclass of
+    ``STORE_CONFLICT``."""
+
+    code = "RUN_CLAIM_LOST"
+
+
 class StoreSchemaTooNew(StorageError):
     """The run store was written by a newer Baton (its schema version is above the newest this
     Baton knows); it is left untouched."""

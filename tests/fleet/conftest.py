@@ -89,8 +89,11 @@ class Fleet:
         *queues: str,
         concurrency: int = 1,
         lease: float = LEASE,
+        url: str | None = None,
         args: tuple[str, ...] = (),
     ) -> WorkerProcess:
+        """Start a worker on ``queues`` (``url``: its way to the database, default the
+        fleet's; a test's proxy in front of it, say)."""
         home = self.root / name
         (home / "work").mkdir(parents=True, exist_ok=True)
         log = home / "worker.log"
@@ -100,7 +103,7 @@ class Fleet:
             "baton",
             "worker",
             "--store",
-            self.url,
+            url or self.url,
             "--name",
             name,
             "--data-dir",

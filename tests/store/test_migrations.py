@@ -182,10 +182,12 @@ def test_version_5_rebuilds_runs_for_cancelled_and_loses_nothing(tmp_path: Path)
         "runs_created",
         "runs_status_created",
     }
-    # Version 7 (after 6) adds the count of open questions; nothing else changes.
+    # Version 7 (after 6) adds the count of open questions, version 9 the claim's epoch;
+    # nothing else changes.
     assert [row[1] for row in conn.execute("PRAGMA table_info(runs)")] == [
         *columns,
         "pending_questions",
+        "epoch",
     ]
     assert not conn.execute("PRAGMA foreign_key_check").fetchall()
     assert _tables(conn) == TABLES  # no rebuild table left behind

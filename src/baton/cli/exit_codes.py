@@ -43,6 +43,9 @@ SESSION_BUSY: Final = 8
 #: `--fail-on-unreported`: the turn completed, but the workspace comparison found a change no
 #: tool call or permission reported (docs/workspaces.md).
 UNREPORTED_CHANGES: Final = 9
+#: `baton worker`: the worker was fenced off its runs (RUN_CLAIM_LOST, or declared LOST): another
+#: worker settled them while this one was paused or cut off from the store (docs/fleet.md).
+WORKER_FENCED: Final = 10
 #: Standard output's reader went away (EPIPE, e.g. `| head`): 128 + SIGPIPE, as a shell
 #: reports a process killed by SIGPIPE.
 PIPE_CLOSED: Final = 141
@@ -59,6 +62,7 @@ MEANINGS: Final = (
     (PERMISSION_NOT_GRANTED, "with --fail-on-denied: a permission was denied or cancelled"),
     (SESSION_BUSY, "the session has a turn running (--no-wait, or the wait bound elapsed)"),
     (UNREPORTED_CHANGES, "with --fail-on-unreported: a workspace change nobody reported"),
+    (WORKER_FENCED, "baton worker: its runs were settled by another worker (RUN_CLAIM_LOST)"),
     (INTERRUPTED, "interrupted or cancelled"),
     (PIPE_CLOSED, "standard output was closed by its reader (e.g. | head)"),
 )

@@ -60,6 +60,12 @@ NOT_STARTED_WAIT_SECONDS: Final = 2
 RETRIED_QUERIES: Final = frozenset(
     {engine_sql.queries["update_heartbeat"], engine_sql.queries["fetch_job"]}
 )
+#: The engine's query that finishes a job (its status, and the release of its lock).
+FINISH_JOB_QUERY: Final = engine_sql.queries["finish_job"]
+#: What the engine's finish function raises for a job no longer running (procrastinate's own
+#: message): a peer finished it when it declared this worker lost (baton.fleet.recovery).
+_FINISHED_ELSEWHERE: Final = "Job was not found or not in"
+
 #: Seconds between two attempts of the engine's listener to reconnect after the database went
 #: away. Bounds the connection attempts one worker makes on a server that is coming back;
 #: meanwhile the worker polls for jobs (FETCH_POLL_SECONDS in worker.py).
@@ -140,11 +146,20 @@ class OutageTolerantConnector(procrastinate.PsycopgConnector):
             await asyncio.sleep(LISTEN_RETRY_SECONDS)
 
     async def execute_query_async(self, query: Any, **arguments: Any) -> None:
-        """Run one engine query (again after an outage when it is one of RETRIED_QUERIES)."""
-        await self._retried(
-            query,
-            lambda: super(OutageTolerantConnector, self).execute_query_async(query, **arguments),
-        )
+        """Run one engine query (again after an outage when it is one of RETRIED_QUERIES).
+        Finishing a job a peer already finished (it declared this worker lost and settled
+        the job's run: this worker was fenced off, docs/fleet.md) does nothing."""
+        try:
+            await self._retried(
+                query,
+                lambda: super(OutageTolerantConnector, self).execute_query_async(
+                    query, **arguments
+                ),
+            )
+        except ConnectorException as exc:
+            if query != FINISH_JOB_QUERY or _FINISHED_ELSEWHERE not in str(exc.__cause__):
+                raise
+            LOG.info("job %s was finished by another worker", arguments.get("job_id"))
 
     async def execute_query_one_async(self, query: Any, **arguments: Any) -> dict[str, Any]:
         """Run one engine query for one row (again after an outage, as above)."""

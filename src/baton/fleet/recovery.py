@@ -15,7 +15,8 @@ The engine's stalled jobs (procrastinate's own heartbeats) whose run was taken b
 Baton declared LOST are finished as failed, never retried, which also releases their session
 locks; their runs are settled as above. Baton's lease decides, not the engine's view alone.
 A worker that was declared LOST while alive (a paused host) learns it at its next heartbeat
-and stops; a write it attempts on a settled run is refused by the run-status table.
+or its next write for a settled run, which the store refuses: settling moved the run's claim
+on (the epoch, :mod:`baton.store.database`, "Fencing"), and the stale worker stops.
 """
 
 from __future__ import annotations

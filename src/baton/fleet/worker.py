@@ -20,6 +20,11 @@ store (its end was not recorded) is settled by this worker (``_settle_unended``)
 sweep settles the runs and adopts the jobs this process owns but no job of it is running
 (:mod:`baton.fleet.sweep`). The worker judges its peers' heartbeats only after a lease of
 its own (``healthy_since``).
+
+Fenced (docs/fleet.md, "Fencing"). Every write of a run this worker took carries its claim;
+when the store refuses one (RUN_CLAIM_LOST: a peer settled the run while this worker was
+paused or cut off) or a heartbeat finds it LOST, the worker cancels its jobs, takes no more
+work and ``baton worker`` exits 10 with one line (:meth:`FleetWorker.fence_off`).
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from typing import Any, Final
 import procrastinate
 from procrastinate.worker import Worker as EngineWorker
 
-from baton.errors import BatonError, StoreConflict, StoreUnavailable
+from baton.errors import BatonError, RunClaimLost, StoreConflict, StoreUnavailable
 from baton.fleet.engine import (
     HANDLER_CONTEXT_KEY,
     TURN_TASK,
@@ -145,24 +150,32 @@ class EventRelay:
             self.dropped += 1
         self.pending.append(event.to_dict())
 
-    def flush(self) -> None:
-        """Write what is pending; on StoreUnavailable keep it for the next flush."""
+    async def flush(self) -> None:
+        """Write what is pending (off the event loop on PostgreSQL: :meth:`Store.offload`);
+        on StoreUnavailable keep it for the next flush. RunClaimLost (another worker settled
+        the run) drops it: nothing more of this run is written.
+
+        Cancellation: the events taken for the write are lost with the cancelled call (its
+        outcome unknown); the relay is being closed then."""
         if not self.pending:
             return
         batch = self.pending
         if self.dropped:
             batch = [{"type": "events_dropped", "count": self.dropped}, *batch]
+        self.pending, dropped, self.dropped = [], self.dropped, 0
         try:
-            self.store.append_run_events(self.run_id, batch)
+            await self.store.offload(lambda: self.store.append_run_events(self.run_id, batch))
         except StoreUnavailable:
+            self.pending = [*(batch[1:] if dropped else batch), *self.pending]
+            self.dropped += dropped
             return
-        self.pending = []
-        self.dropped = 0
+        except RunClaimLost:
+            self.pending = []
 
     async def _flush_loop(self) -> None:
         while True:
             await asyncio.sleep(EVENT_FLUSH_SECONDS)
-            self.flush()
+            await self.flush()
 
     async def close(self) -> None:
         """Stop the loop and write the rest, waiting out a store outage (bounded: past it the
@@ -171,11 +184,11 @@ class EventRelay:
         self._task.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._task
-        with contextlib.suppress(StoreUnavailable):
+        with contextlib.suppress(StoreUnavailable, RunClaimLost):
             await until_stored(self._flush_or_raise)
 
     async def _flush_or_raise(self) -> None:
-        self.flush()
+        await self.flush()
         if self.pending:
             raise StoreUnavailable(f"the events of run {self.run_id} could not be written")
 
@@ -199,8 +212,13 @@ class FleetWorker:
         self.runtime: Runtime | None = None
         self.app: procrastinate.App | None = None
         self.engine_worker: EngineWorker | None = None
-        #: Set when the store declared this worker LOST: it stops taking work.
+        #: Set when the store declared this worker LOST, or refused one of its writes because
+        #: another worker settled its run (RUN_CLAIM_LOST): it stops its lanes and exits.
         self.lost = False
+        #: Why it was fenced off (one line for the operator), once ``lost``.
+        self.fenced_reason: str | None = None
+        self._work: asyncio.Future[None] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
         #: The runs and the engine's jobs this process is running now (job id -> run id).
         self.running_runs: set[str] = set()
         self.running_jobs: dict[int, str] = {}
@@ -239,6 +257,8 @@ class FleetWorker:
         runtime = Runtime(data_dir=settings.data_dir, store=settings.url, environ=self.environ)
         async with runtime:
             self.runtime = runtime
+            self._loop = asyncio.get_running_loop()
+            self.store.claim_lost_listeners.append(self._on_claim_lost)
             self.store.register_worker(
                 self.name,
                 host=current_host(),
@@ -269,12 +289,16 @@ class FleetWorker:
                     self._shutdown = shutdown
                     shutdown.install()
                     work = asyncio.ensure_future(engine_worker.run())  # type: ignore[no-untyped-call]
+                    self._work = work
                     keepers = [
                         asyncio.ensure_future(self._heartbeat(work)),
                         asyncio.ensure_future(self._settle_loop()),
                     ]
                     try:
-                        await work
+                        with contextlib.suppress(asyncio.CancelledError):
+                            await work
+                        if not self.lost:
+                            work.result()
                     finally:
                         shutdown.uninstall()
                         for task in keepers:
@@ -291,19 +315,38 @@ class FleetWorker:
         while True:
             await asyncio.sleep(self.settings.heartbeat_seconds)
             try:
-                self.store.worker_heartbeat(self.name)
+                await self.store.offload(lambda: self.store.worker_heartbeat(self.name))
             except StoreUnavailable as exc:
                 self.healthy_since = None
                 LOG.warning("heartbeat not recorded: %s", exc)
-            except StoreConflict:
+            except StoreConflict as exc:
                 # Declared LOST: its turns were settled elsewhere; stop taking work.
-                LOG.error("worker %s was declared lost; stopping", self.name)
-                self.lost = True
-                work.cancel()
+                self.fence_off(f"the store declared it lost ({exc.message})")
                 return
             else:
                 if self.healthy_since is None:
                     self.healthy_since = loop.time()
+
+    def _on_claim_lost(self, error: RunClaimLost) -> None:
+        """A write of this worker was refused because another worker settled its run (the
+        store calls this from the thread that wrote)."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        with contextlib.suppress(RuntimeError):  # the loop closed meanwhile
+            loop.call_soon_threadsafe(self.fence_off, error.message)
+
+    def fence_off(self, reason: str) -> None:
+        """Stop this worker for good: its claims are stale (a peer settled its turns while it
+        was paused or cut off). Its running jobs are cancelled (their lanes stop; every write
+        they still attempt is refused), it takes no more work and ``baton worker`` exits with
+        its own code (docs/fleet.md, "Fencing"). Idempotent."""
+        if self.lost:
+            return
+        self.lost = True
+        self.fenced_reason = reason
+        if self._work is not None:
+            self._work.cancel()
 
     async def _settle_loop(self) -> None:
         loop = asyncio.get_running_loop()
@@ -384,6 +427,11 @@ class FleetWorker:
             turns.add(task)
         try:
             await self._run_job(run_id, abort_asked)
+        except Exception as exc:
+            if not self.lost:
+                raise
+            # Fenced off: the run was settled by a peer; what failed here is moot.
+            LOG.debug("job %s of a fenced worker ended: %s", job_id, type(exc).__name__)
         finally:
             self.running_jobs.pop(job_id, None)
             self.running_runs.discard(run_id)

@@ -224,7 +224,9 @@ class BatchRecords:
         """Move the batch to ``state`` (checked against the table); ``stop_reason`` says why
         (cleared when it runs again)."""
         with self._tx() as conn:
-            row = conn.execute("SELECT state FROM batches WHERE id = ?", (batch_id,)).fetchone()
+            row = conn.execute(
+                f"SELECT state FROM batches WHERE id = ?{self._store._row_lock}", (batch_id,)
+            ).fetchone()
             if row is None:
                 raise BatchNotFound(f"no batch {batch_id!r}")
             check_batch_transition(batch_id, row[0], state)
@@ -316,7 +318,8 @@ class BatchRecords:
 
     def _cell_state(self, conn: Any, batch_id: str, cell: int) -> str:
         row = conn.execute(
-            "SELECT state FROM batch_cells WHERE batch_id = ? AND cell = ?", (batch_id, cell)
+            f"SELECT state FROM batch_cells WHERE batch_id = ? AND cell = ?{self._store._row_lock}",
+            (batch_id, cell),
         ).fetchone()
         if row is None:
             raise BatchNotFound(f"batch {batch_id} has no cell {cell}")

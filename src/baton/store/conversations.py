@@ -85,9 +85,9 @@ class ConversationRecords(StoreDatabase):
             command = self._json(value, "agent command")
         now = self._now()
         conversation_id = new_id("cnv")
-        with self._tx() as conn:
-            # Writes are serialized (BEGIN IMMEDIATE on SQLite, the write lock on PostgreSQL),
-            # so this check and the insert below cannot interleave with another writer's.
+        with self._tx(f"conversation:{name}") as conn:
+            # Creations of one name are serialized (SQLite's write lock; on PostgreSQL the
+            # name's advisory lock), so this check and the insert below cannot interleave.
             if conn.execute("SELECT 1 FROM conversations WHERE name = ?", (name,)).fetchone():
                 raise SessionNameTaken(
                     f"a session named {name!r} already exists; pick another name "
@@ -370,7 +370,7 @@ class ConversationRecords(StoreDatabase):
         with self._tx() as conn:
             row = conn.execute(
                 "SELECT id, status, owner, active_run_id, provider_session_id "
-                "FROM conversations WHERE name = ?",
+                f"FROM conversations WHERE name = ?{self._row_lock}",
                 (name,),
             ).fetchone()
             if row is None:
@@ -406,7 +406,7 @@ class ConversationRecords(StoreDatabase):
 
     def _status_of(self, conn: StoreConnection, name: str) -> tuple[str, str | None]:
         row = conn.execute(
-            "SELECT status, owner FROM conversations WHERE name = ?", (name,)
+            f"SELECT status, owner FROM conversations WHERE name = ?{self._row_lock}", (name,)
         ).fetchone()
         if row is None:
             raise SessionNotFound(f"no session named {name!r}; `baton sessions` lists them")
@@ -415,7 +415,7 @@ class ConversationRecords(StoreDatabase):
     def _owned(self, conn: StoreConnection, name: str) -> str:
         """The id of ``name`` if this process holds its ACTIVE turn, else StoreConflict."""
         row = conn.execute(
-            "SELECT id, status, owner FROM conversations WHERE name = ?", (name,)
+            f"SELECT id, status, owner FROM conversations WHERE name = ?{self._row_lock}", (name,)
         ).fetchone()
         if row is None:
             raise SessionNotFound(f"no session named {name!r}; `baton sessions` lists them")

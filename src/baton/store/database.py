@@ -26,14 +26,28 @@ Failures. A full disk, a read-only file system and a file that is not a SQLite d
 raised as :class:`~baton.errors.StorageFull`, :class:`~baton.errors.StorageReadOnly` and
 :class:`~baton.errors.StoreCorrupt`, never as a raw ``sqlite3`` error.
 
-Threads. A Store wraps one sqlite3 connection and belongs to the thread that opened it (in
-Baton, the event loop's thread): sqlite3 refuses calls from another thread. Every call is one
-short transaction (indexed lookups, a few rows), so it runs on the event loop directly;
-``busy_timeout`` bounds the wait when another process holds the write lock.
+Fencing (docs/fleet.md). The runs this process took or created are its *claims*: the run's
+owner (this process) and its epoch when it took it (:attr:`StoreDatabase.claims`). Every
+write this store makes for a claimed run carries that token and is refused, writing nothing,
+with :class:`~baton.errors.RunClaimLost` when the run's owner or epoch changed (another
+process settled or adopted it): a run's own columns in the same ``UPDATE ... WHERE owner = ?
+AND epoch = ?``, its child rows (items, events, interactions, observations, workspace
+snapshots) in the same transaction, under the run row's lock taken by the statement that
+checks the token (:meth:`StoreDatabase._fence`). A status write by a process that is not the
+run's owner (a settle, an adoption, a take) increments the epoch.
+
+Threads. On SQLite a Store wraps one sqlite3 connection and belongs to the thread that opened
+it (in Baton, the event loop's thread): sqlite3 refuses calls from another thread. Every call
+is one short transaction (indexed lookups, a few rows), so it runs on the event loop
+directly; ``busy_timeout`` bounds the wait when another process holds the write lock. On
+PostgreSQL each thread has its own connection (:mod:`baton.store.postgres`) and the async
+writes run on a worker thread (:meth:`StoreDatabase.offload`), so a slow round trip does
+not hold up the event loop's other tasks (another lane's read loop).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import time
@@ -41,7 +55,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterable, Iterator,
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 from urllib.parse import quote
 
 import orjson
@@ -50,6 +64,8 @@ from baton.durable import files
 from baton.durable.refs import JournalRef
 from baton.durable.timestamps import format_timestamp
 from baton.errors import (
+    RecordNotFound,
+    RunClaimLost,
     StorageError,
     StorageFull,
     StorageReadOnly,
@@ -141,7 +157,22 @@ MAX_LIST_ROWS: Final = 10_000
 #: (999), so a listing's batched lookups work on every SQLite and on PostgreSQL alike.
 MAX_IDS_PER_QUERY: Final = 500
 
+#: Threads (each with its own connection) a PostgreSQL store runs its async writes on: bounds
+#: the connections one process opens to the database (this many plus the event loop's own),
+#: so a fleet of many workers stays under the server's ``max_connections``.
+STORE_WRITE_THREADS: Final = 2
+#: Rows one multi-row INSERT binds (:meth:`StoreDatabase._insert_rows`): at six columns,
+#: under SQLite's oldest bound on host parameters (999).
+MAX_ROWS_PER_INSERT: Final = 100
+#: Most claims one store remembers (run id -> epoch): a claim is dropped when its holder
+#: writes the run's end, so this bounds only a process that takes runs and never ends them.
+MAX_CLAIMS_HELD: Final = 10_000
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
 _TRUNCATED: Final = "…[truncated]"
+_T = TypeVar("_T")
 
 # SQLite's primary result codes (the low byte of an extended code) that name a storage
 # condition rather than a bug: https://sqlite.org/rescode.html
@@ -348,6 +379,12 @@ class StoreDatabase:
         self._flush = flush
         self._secrets = secrets
         self._clock = clock
+        #: The runs this store's process holds a claim on: run id -> epoch (module docstring).
+        self.claims: dict[str, int] = {}
+        #: Called (from whichever thread wrote) with the error when a write was refused
+        #: because a claim was lost; the fleet's worker stops on it.
+        self.claim_lost_listeners: list[Callable[[RunClaimLost], None]] = []
+        self._writers: ThreadPoolExecutor | None = None
         self._conn: StoreConnection
         #: The backend's integrity error (a duplicate key, a foreign key): a caller's bug or a
         #: race a table module turns into its own error.
@@ -415,7 +452,12 @@ class StoreDatabase:
         self._conn = pg
 
     def close(self) -> None:
-        """Close the database connection. Idempotent."""
+        """Close the database connection (every thread's). Idempotent."""
+        if self._writers is not None:
+            # A write stuck on a dead connection must not hold the close up: the connections
+            # are closed next, which ends it.
+            self._writers.shutdown(wait=False, cancel_futures=True)
+            self._writers = None
         self._conn.close()
 
     # --- helpers ---------------------------------------------------------------------------
@@ -424,20 +466,108 @@ class StoreDatabase:
         return format_timestamp(self._clock())
 
     @contextmanager
-    def _tx(self) -> Iterator[StoreConnection]:
+    def _tx(self, *keys: str) -> Iterator[StoreConnection]:
+        """One write transaction. SQLite's write lock serializes every writer; on PostgreSQL
+        writers run concurrently and each write locks what it reads-checks-writes (its run
+        row: :meth:`_fence`, :attr:`_row_lock`), and ``keys`` name the records a write
+        creates under a name someone else may be creating at once (a session name, an
+        idempotency key): a transaction-scoped advisory lock per key, in sorted order."""
         if self.read_only:
             raise StorageReadOnly(f"{self.location}: the run store was opened read-only")
         conn = self._conn
         with storage_errors(self.path or Path(self.location)):
-            # SQLite's write lock; on PostgreSQL the store's advisory write lock (postgres.py).
             conn.execute("BEGIN IMMEDIATE")
             try:
+                if self.dialect == "postgresql":
+                    for key in sorted(set(keys)):
+                        conn.execute("SELECT pg_advisory_xact_lock(hashtextextended(?, 0))", (key,))
                 yield conn
             except BaseException:
                 if conn.in_transaction:  # SQLITE_FULL, for one, has rolled it back already
                     conn.execute("ROLLBACK")
                 raise
             conn.execute("COMMIT")
+
+    @property
+    def _row_lock(self) -> str:
+        """The clause that locks the rows a read-check-write reads, until its transaction
+        ends (PostgreSQL; SQLite's one write lock already holds them)."""
+        return " FOR NO KEY UPDATE" if self.dialect == "postgresql" else ""
+
+    def _fence(self, conn: StoreConnection, run_id: str) -> tuple[str, str | None, int]:
+        """Lock run ``run_id``'s row for this transaction and check this process's claim on
+        it, if it holds one; its ``(status, owner, epoch)``. RecordNotFound for no run;
+        RunClaimLost (the listeners told) when the claim is no longer current."""
+        row = conn.execute(
+            f"SELECT status, owner, epoch FROM runs WHERE id = ?{self._row_lock}", (run_id,)
+        ).fetchone()
+        if row is None:
+            raise RecordNotFound(f"no run {run_id!r}")
+        status, owner, epoch = row[0], row[1], int(row[2])
+        held = self.claims.get(run_id)
+        if held is not None and (owner != self.owner or epoch != held):
+            self._claim_lost(run_id, owner, epoch, status)
+        return status, owner, epoch
+
+    def _claim_where(self, run_id: str) -> tuple[str, tuple[Any, ...]]:
+        """The condition a write to run ``run_id``'s own row adds when this process holds a
+        claim on it (the token, checked in the same statement), and its parameters; nothing
+        otherwise."""
+        held = self.claims.get(run_id)
+        if held is None:
+            return "", ()
+        return " AND owner = ? AND epoch = ?", (self.owner, held)
+
+    def _claim_lost(self, run_id: str, owner: str | None, epoch: int, status: str) -> None:
+        """Raise RunClaimLost for run ``run_id`` (now ``owner``/``epoch``), telling the
+        listeners first."""
+        # The stale claim stays: every later write of this run is refused the same way.
+        held = self.claims.get(run_id)
+        error = RunClaimLost(
+            f"run {run_id} is no longer this process's: it is {status}, epoch {epoch} "
+            f"(this process held epoch {held}); another process settled or took it over"
+        )
+        for listener in list(self.claim_lost_listeners):
+            listener(error)
+        raise error
+
+    def _hold_claim(self, run_id: str, epoch: int) -> None:
+        """Remember this process's claim on ``run_id`` (bounded by MAX_CLAIMS_HELD)."""
+        if run_id not in self.claims and len(self.claims) >= MAX_CLAIMS_HELD:
+            self.claims.pop(next(iter(self.claims)))
+        self.claims[run_id] = epoch
+
+    def hold_claim(self, run_id: str, epoch: int) -> None:
+        """Hold the claim ``epoch`` on a run this process owns (a take whose commit was cut
+        off and was read back): its later writes are fenced by it."""
+        self._hold_claim(run_id, epoch)
+
+    async def offload(self, action: Callable[[], _T]) -> _T:
+        """Run the store call ``action``: on PostgreSQL on a worker thread (its own
+        connection), so the event loop goes on meanwhile; on SQLite here (its connection
+        belongs to this thread). Cancellation: on PostgreSQL the call runs to its end on its
+        thread and its outcome is unknown to the cancelled caller (as for any cut-off
+        write)."""
+        if self.dialect != "postgresql":
+            return action()
+        if self._writers is None:
+            # Imported here: only a PostgreSQL store needs it (the CLI's import budget).
+            from concurrent.futures import ThreadPoolExecutor
+
+            self._writers = ThreadPoolExecutor(
+                max_workers=STORE_WRITE_THREADS, thread_name_prefix="baton-store"
+            )
+        return await asyncio.get_running_loop().run_in_executor(self._writers, action)
+
+    def _insert_rows(self, conn: StoreConnection, head: str, rows: Sequence[Sequence[Any]]) -> None:
+        """``head`` (``INSERT INTO t (a, b)``) with ``rows``, MAX_ROWS_PER_INSERT per
+        statement: each batch one message to the server (no pipeline of statements a cut
+        network could leave half-sent, holding the transaction's locks open) and one round
+        trip."""
+        for start in range(0, len(rows), MAX_ROWS_PER_INSERT):
+            batch = rows[start : start + MAX_ROWS_PER_INSERT]
+            marks = ", ".join("(" + ", ".join("?" for _ in row) + ")" for row in batch)
+            conn.execute(f"{head} VALUES {marks}", [value for row in batch for value in row])
 
     def _rows_with_ids(self, table: str, columns: str, ids: Iterable[str]) -> Iterator[Any]:
         """Rows (``columns``) of ``table`` whose ``id`` is one of ``ids``, in no order: one

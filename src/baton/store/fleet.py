@@ -111,7 +111,8 @@ class FleetRecords(StoreDatabase):
             check_name(session_name, "session name")
         run_id = new_id("run")
         now = self._now()
-        with self._tx() as conn:
+        keys = () if idempotency_key is None else (f"idempotency:{idempotency_key}",)
+        with self._tx(*keys) as conn:
             if idempotency_key is not None:
                 row = conn.execute(
                     "SELECT run_id FROM fleet_submissions WHERE idempotency_key = ?",
@@ -173,7 +174,8 @@ class FleetRecords(StoreDatabase):
         now = self._now()
         with self._tx() as conn:
             row = conn.execute(
-                "SELECT worker FROM fleet_submissions WHERE run_id = ?", (run_id,)
+                f"SELECT worker FROM fleet_submissions WHERE run_id = ?{self._row_lock}",
+                (run_id,),
             ).fetchone()
             if row is None:
                 raise RecordNotFound(f"run {run_id!r} was not submitted to a queue")
@@ -226,12 +228,15 @@ class FleetRecords(StoreDatabase):
         """The worker is alive now. StoreConflict when it was declared LOST meanwhile (its
         turns were settled: it must stop taking work)."""
         with self._tx() as conn:
-            row = conn.execute("SELECT state FROM fleet_workers WHERE name = ?", (name,)).fetchone()
-            if row is None or row[0] != "RUNNING":
+            changed = conn.execute(
+                "UPDATE fleet_workers SET heartbeat_at = ? WHERE name = ? AND state = 'RUNNING'",
+                (self._now(), name),
+            ).rowcount
+            if changed != 1:
+                row = conn.execute(
+                    "SELECT state FROM fleet_workers WHERE name = ?", (name,)
+                ).fetchone()
                 raise StoreConflict(f"worker {name} is {row[0] if row else 'unknown'}")
-            conn.execute(
-                "UPDATE fleet_workers SET heartbeat_at = ? WHERE name = ?", (self._now(), name)
-            )
 
     def end_worker(
         self, name: str, state: FleetWorkerState, *, expected: FleetWorkerState = "RUNNING"
@@ -268,7 +273,7 @@ class FleetRecords(StoreDatabase):
     def pin_session(self, name: str, *, worker: str, queue: str) -> PinnedSession:
         """Pin session ``name`` to ``worker`` unless it is pinned already; the pin that holds."""
         now = self._now()
-        with self._tx() as conn:
+        with self._tx(f"fleet_session:{name}") as conn:
             row = conn.execute("SELECT 1 FROM fleet_sessions WHERE name = ?", (name,)).fetchone()
             if row is None:
                 conn.execute(
@@ -315,12 +320,14 @@ class FleetRecords(StoreDatabase):
         if not events:
             return
         with self._tx() as conn:
+            self._fence(conn, run_id)  # the run's row, locked; this process's claim checked
             last = conn.execute(
                 "SELECT MAX(seq) FROM run_events WHERE run_id = ?", (run_id,)
             ).fetchone()
             start = 0 if last is None or last[0] is None else int(last[0]) + 1
-            conn.executemany(
-                "INSERT INTO run_events (run_id, seq, event) VALUES (?, ?, ?)",
+            self._insert_rows(
+                conn,
+                "INSERT INTO run_events (run_id, seq, event)",
                 [
                     (run_id, start + index, self._json(dict(event), "run event"))
                     for index, event in enumerate(events)

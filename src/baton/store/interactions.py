@@ -3,6 +3,7 @@ and evidence about sessions and runs; each cites the journal records it came fro
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Collection, Sequence
 from typing import Any, Final, cast
 
@@ -58,21 +59,46 @@ class InteractionRecords(StoreDatabase):
         if isinstance(request_id, str):
             request_id = self._text(request_id, MAX_ID_CHARS)
         request_text = orjson.dumps(request_id).decode()
-        with self._tx() as conn:
-            conn.execute(
-                "INSERT INTO interactions (id, run_id, request_id, tool_call, offered, state, "
-                "request_ref, created_at) VALUES (?, ?, ?, ?, ?, 'PENDING', ?, ?)",
-                (
+
+        def write() -> Interaction:
+            with self._tx() as conn:
+                self._fence(conn, run_id)  # the run's row, locked; this process's claim checked
+                self._insert_interaction(
+                    conn,
                     interaction_id,
                     run_id,
                     request_text,
-                    self._json(tool_call, "tool call"),
-                    self._json(offered_options, "offered options"),
-                    ref_text(request_ref),
-                    self._now(),
-                ),
-            )
-        return self.get_interaction(interaction_id)
+                    tool_call,
+                    offered_options,
+                    request_ref,
+                )
+            return self.get_interaction(interaction_id)
+
+        return await self.offload(write)
+
+    def _insert_interaction(
+        self,
+        conn: Any,
+        interaction_id: str,
+        run_id: str,
+        request_text: str,
+        tool_call: Any,
+        offered_options: Any,
+        request_ref: JournalRef | None,
+    ) -> None:
+        conn.execute(
+            "INSERT INTO interactions (id, run_id, request_id, tool_call, offered, state, "
+            "request_ref, created_at) VALUES (?, ?, ?, ?, ?, 'PENDING', ?, ?)",
+            (
+                interaction_id,
+                run_id,
+                request_text,
+                self._json(tool_call, "tool call"),
+                self._json(offered_options, "offered options"),
+                ref_text(request_ref),
+                self._now(),
+            ),
+        )
 
     async def resolve_interaction(
         self,
@@ -92,12 +118,32 @@ class InteractionRecords(StoreDatabase):
             check_in(chosen_by, CHOSEN_BY, "chooser")
         allowed = expected_set(expected)
         await self._publish([response_ref])
+        return await self.offload(
+            lambda: self._write_resolution(
+                interaction_id, state, allowed, choice, chosen_by, reason, response_ref
+            )
+        )
+
+    def _write_resolution(
+        self,
+        interaction_id: str,
+        state: InteractionState,
+        allowed: frozenset[str] | None,
+        choice: str | None,
+        chosen_by: ChosenBy | None,
+        reason: str | None,
+        response_ref: JournalRef | None,
+    ) -> Interaction:
         with self._tx() as conn:
+            found = conn.execute(
+                "SELECT run_id FROM interactions WHERE id = ?", (interaction_id,)
+            ).fetchone()
+            if found is None:
+                raise RecordNotFound(f"no interaction {interaction_id!r}")
+            self._fence(conn, found[0])  # its run's row, locked; this process's claim checked
             row = conn.execute(
                 "SELECT state FROM interactions WHERE id = ?", (interaction_id,)
             ).fetchone()
-            if row is None:
-                raise RecordNotFound(f"no interaction {interaction_id!r}")
             if allowed is not None and row[0] not in allowed:
                 raise StoreConflict(
                     f"interaction {interaction_id} is {row[0]}, not {' or '.join(sorted(allowed))}"
@@ -124,6 +170,9 @@ class InteractionRecords(StoreDatabase):
             return 0
         ids = sorted(run_ids)
         with self._tx() as conn:
+            for run_id in ids:
+                with contextlib.suppress(RecordNotFound):
+                    self._fence(conn, run_id)  # each run's row, locked; claims checked
             return conn.execute(
                 "UPDATE interactions SET state = 'ABORTED', reason = ?, resolved_at = ? "
                 f"WHERE state = 'PENDING' AND run_id IN ({', '.join('?' for _ in ids)})",
@@ -166,7 +215,21 @@ class InteractionRecords(StoreDatabase):
         if session_id is None and run_id is None:
             raise UsageError("an observation belongs to a session or a run")
         await self._publish([journal_ref])
+        return await self.offload(
+            lambda: self._insert_observation(kind, payload, session_id, run_id, journal_ref)
+        )
+
+    def _insert_observation(
+        self,
+        kind: ObservationKind,
+        payload: Any,
+        session_id: str | None,
+        run_id: str | None,
+        journal_ref: JournalRef | None,
+    ) -> Observation:
         with self._tx() as conn:
+            if run_id is not None:
+                self._fence(conn, run_id)  # the run's row, locked; this process's claim checked
             cursor = conn.execute(
                 "INSERT INTO observations (session_id, run_id, kind, payload, journal_ref, "
                 "recorded_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING id",

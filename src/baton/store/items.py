@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import orjson
 
-from baton.errors import RecordNotFound, StoreConflict, UsageError
+from baton.errors import StoreConflict, UsageError
 from baton.store.database import (
     StoreDatabase,
     check_name,
@@ -29,13 +29,13 @@ class ItemRecords(StoreDatabase):
         writer counts them), which makes the append safe to repeat after a try whose commit
         was cut off (a shared store's outage): the items are numbered ``after + 1`` on, and
         those the run already holds (written by that try) are skipped. StoreConflict, writing
-        nothing, when the run holds fewer than ``after`` items or more than these add."""
+        nothing, when the run holds fewer than ``after`` items or more than these add;
+        RunClaimLost when this process's claim on the run is no longer current."""
         now = self._now()
         rows = []
         contents = []  # the redacted values, returned as they were stored (not parsed back)
         with self._tx() as conn:
-            if conn.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone() is None:
-                raise RecordNotFound(f"no run {run_id!r}")
+            self._fence(conn, run_id)  # the run's row, locked; this process's claim checked
             last = conn.execute(
                 "SELECT COALESCE(MAX(seq), 0) FROM items WHERE run_id = ?", (run_id,)
             ).fetchone()[0]
@@ -64,9 +64,9 @@ class ItemRecords(StoreDatabase):
                     )
                 )
             if rows[present:]:
-                conn.executemany(
-                    "INSERT INTO items (run_id, seq, kind, content, coalesced_events, "
-                    "created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                self._insert_rows(
+                    conn,
+                    "INSERT INTO items (run_id, seq, kind, content, coalesced_events, created_at)",
                     rows[present:],
                 )
         return [

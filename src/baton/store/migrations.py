@@ -427,7 +427,13 @@ V10: Final[Migration] = (
     "ALTER TABLE conversations ADD COLUMN fork_turns INTEGER",
 )
 
-MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10)
+#: Version 11 (issue 33, fencing): the epoch of a run's claim. A worker's claim on a run is
+#: ``(owner, epoch)``; a write by anyone not holding it (a settle, an adoption, a take)
+#: increments the epoch, and every write the holder makes is refused unless both still match
+#: (docs/fleet.md, "Fencing").
+V11: Final[Migration] = ("ALTER TABLE runs ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0",)
+
+MIGRATIONS: Final[tuple[Migration, ...]] = (V1, V2, V3, V4, V5, V6, V7, V8, V9, V10, V11)
 
 #: The schema version this Baton creates and understands.
 SCHEMA_VERSION: Final = len(MIGRATIONS)

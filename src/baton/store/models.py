@@ -139,6 +139,9 @@ class Run:
     #: Questions (permission requests, elicitations) open with a person; the run is
     #: AWAITING_APPROVAL while this is above zero.
     pending_questions: int = 0
+    #: The epoch of the run's claim: with ``owner`` the fencing token of the process running
+    #: it; a settle or an adoption by another process increments it (docs/fleet.md).
+    epoch: int = 0
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,23 +6,29 @@ the default and never imports psycopg. :class:`PostgresConnection` offers what t
 modules use of a ``sqlite3.Connection`` (``execute``, ``executemany``, ``in_transaction``,
 ``close``), rendering each statement through :mod:`baton.store.dialect`.
 
-Compare-and-set, the same way as on SQLite. Every write transaction first takes one
-transaction-scoped advisory lock (:data:`STORE_WRITE_LOCK_KEY`), so writers run one at a time
-exactly as SQLite's ``BEGIN IMMEDIATE`` makes them: a write reads the row's state, checks it
-(:func:`baton.store.run_status.check_run_transition` for a run's status) and writes, and no
-other writer can change the row in between. Reads need no lock (each sees committed data).
+Compare-and-set without a global lock. Writers run concurrently; a write that reads a row's
+state, checks it and writes locks that row first (``SELECT ... FOR NO KEY UPDATE``: a run's
+row for every write of that run, :meth:`baton.store.database.StoreDatabase._fence`), and the
+status write checks the status and the claim's token again in its own ``UPDATE ... WHERE``.
+A record created under a name someone may be creating at once (a session name, an
+idempotency key) takes a transaction-scoped advisory lock on that name. Only migrations hold
+one lock for the whole store (:data:`MIGRATION_LOCK_KEY`). Reads need no lock (each sees
+committed data).
 
 Connection loss. A failure to reach the server (a restart, a network cut) is
 :class:`~baton.errors.StoreUnavailable`; the next call reconnects. A write whose COMMIT was
 cut off has an unknown outcome: callers that cannot tell treat it as ambiguous, never retry it
 blindly (the turn's output append does exactly that).
 
-Threads. Like the SQLite store, one connection used from the event loop's thread; each call
-is one short round trip over a local network.
+Threads. Each thread that calls the store has its own psycopg connection (opened on its
+first call), so the store's async writes can run on worker threads
+(:meth:`baton.store.database.StoreDatabase.offload`) while the event loop's thread goes on
+reading; each connection keeps its own transaction and its own reconnect window.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -49,16 +55,21 @@ except ImportError:  # pragma: no cover - exercised only without the fleet extra
 
 _T = TypeVar("_T")
 
-#: The advisory lock every write transaction holds (the ASCII of "baton-st"): writers are
-#: serialized as SQLite's one write lock serializes them, which is what makes a
-#: read-check-write compare-and-set safe on both backends.
-STORE_WRITE_LOCK_KEY: Final = 0x6261746F6E2D7374
+#: The advisory lock a migration holds (the ASCII of "baton-st"): two processes opening a
+#: store together migrate it once. Ordinary writes never take it (module docstring).
+MIGRATION_LOCK_KEY: Final = 0x6261746F6E2D7374
 #: How long connecting may take before it fails as STORE_UNAVAILABLE (seconds).
 CONNECT_TIMEOUT_SECONDS: Final = 10
 #: How long one statement may wait for a lock or run before the server cancels it
 #: (milliseconds), like SQLite's busy timeout: a stuck writer elsewhere fails this call
 #: instead of hanging the event loop.
 STATEMENT_TIMEOUT_MS: Final = 30_000
+#: How long the server keeps a transaction open while its client sends nothing (milliseconds):
+#: a client cut off from the server (a network partition, a paused process) in the middle of
+#: a write transaction would otherwise hold the rows it locked (a run's row) until the cut
+#: heals, and no other worker could settle that run meanwhile. A live client sends its next
+#: statement within milliseconds.
+IDLE_IN_TRANSACTION_TIMEOUT_MS: Final = 10_000
 #: How long a call outside a transaction keeps trying to reconnect to a server that went away
 #: (a restart, a failover) before it fails as STORE_UNAVAILABLE (seconds), and the pause
 #: between two tries. Only a read or the start of a write is retried this way: nothing of it
@@ -100,18 +111,66 @@ class PostgresConnection:
         self.url = url
         self.display = display_url(url)
         self.read_only = read_only
-        self._tx_open = False
-        #: When this connection was first found unreachable in the current outage (monotonic
-        #: seconds), or None while it works: the start of the one reconnect window.
-        self._down_since: float | None = None
-        #: When the last attempt to reconnect ended (monotonic seconds), or None.
-        self._tried_at: float | None = None
-        self._conn = self._connect(CONNECT_TIMEOUT_SECONDS)
+        self._local = _ThreadState()
+        self._all: list[psycopg.Connection[Any]] = []
+        self._all_lock = threading.Lock()
+        self._closed = False
+        self._set_conn(self._connect(CONNECT_TIMEOUT_SECONDS))
         #: psycopg's integrity error, raised as it is (see StoreDatabase.integrity_errors).
         self.integrity_errors: tuple[type[Exception], ...] = (psycopg.IntegrityError,)
 
+    # This thread's connection and its state (module docstring, "Threads").
+    @property
+    def _tx_open(self) -> bool:
+        return self._local.tx_open
+
+    @_tx_open.setter
+    def _tx_open(self, value: bool) -> None:
+        self._local.tx_open = value
+
+    @property
+    def _down_since(self) -> float | None:
+        return self._local.down_since
+
+    @_down_since.setter
+    def _down_since(self, value: float | None) -> None:
+        self._local.down_since = value
+
+    @property
+    def _tried_at(self) -> float | None:
+        return self._local.tried_at
+
+    @_tried_at.setter
+    def _tried_at(self, value: float | None) -> None:
+        self._local.tried_at = value
+
+    @property
+    def _conn(self) -> psycopg.Connection[Any]:
+        conn = self._local.conn
+        if conn is None:
+            if self._closed:
+                raise StoreUnavailable(f"{self.display}: the store was closed")
+            conn = self._connect(CONNECT_TIMEOUT_SECONDS)
+            self._set_conn(conn)
+        return conn
+
+    @_conn.setter
+    def _conn(self, conn: psycopg.Connection[Any]) -> None:
+        self._set_conn(conn)
+
+    def _set_conn(self, conn: psycopg.Connection[Any]) -> None:
+        old = self._local.conn
+        self._local.conn = conn
+        with self._all_lock:
+            if old is not None and old in self._all:
+                self._all.remove(old)
+            self._all.append(conn)
+
     def _connect(self, timeout: int) -> psycopg.Connection[Any]:
-        options = f"-c statement_timeout={STATEMENT_TIMEOUT_MS}"
+        options = (
+            f"-c statement_timeout={STATEMENT_TIMEOUT_MS} "
+            f"-c idle_in_transaction_session_timeout={IDLE_IN_TRANSACTION_TIMEOUT_MS}"
+        )
         if self.read_only:
             options += " -c default_transaction_read_only=on"
         with self.errors():
@@ -210,18 +269,15 @@ class PostgresConnection:
             return cursor
 
     def begin_write(self) -> None:
-        """Open a write transaction holding :data:`STORE_WRITE_LOCK_KEY` (see the module
-        docstring): the counterpart of SQLite's ``BEGIN IMMEDIATE``."""
-        conn = self._retrying(_begin)
+        """Open a write transaction on this thread's connection (no store-wide lock: see the
+        module docstring): the counterpart of SQLite's ``BEGIN IMMEDIATE``."""
+        self._retrying(_begin)
         self._tx_open = True
+
+    def lock_store(self) -> None:
+        """Inside a write transaction, hold :data:`MIGRATION_LOCK_KEY` until it ends."""
         with self.errors():
-            try:
-                conn.execute("SELECT pg_advisory_xact_lock(%s)", (STORE_WRITE_LOCK_KEY,))
-            except BaseException:
-                self._tx_open = False
-                if not (conn.closed or conn.broken):
-                    conn.execute("ROLLBACK")
-                raise
+            self._live().execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
 
     def rollback(self) -> None:
         """Roll an open transaction back (nothing to do when the connection is gone)."""
@@ -231,9 +287,26 @@ class PostgresConnection:
                 self._conn.execute("ROLLBACK")
 
     def close(self) -> None:
-        """Close the connection. Idempotent."""
+        """Close every thread's connection. Idempotent."""
         self._tx_open = False
-        self._conn.close()
+        self._closed = True
+        with self._all_lock:
+            conns, self._all = self._all, []
+        for conn in conns:
+            conn.close()
+
+
+class _ThreadState(threading.local):
+    """One thread's connection and its transaction and reconnect state."""
+
+    def __init__(self) -> None:
+        self.conn: psycopg.Connection[Any] | None = None
+        self.tx_open = False
+        #: When this connection was first found unreachable in the current outage (monotonic
+        #: seconds), or None while it works: the start of the one reconnect window.
+        self.down_since: float | None = None
+        #: When the last attempt to reconnect ended (monotonic seconds), or None.
+        self.tried_at: float | None = None
 
 
 def _begin(conn: psycopg.Connection[Any]) -> psycopg.Connection[Any]:
@@ -247,6 +320,10 @@ def classify_postgres_error(exc: Exception, where: str) -> StorageError | None:
         return StorageFull(f"{where}: the database server has no space left ({exc})")
     if isinstance(exc, pg_errors.ReadOnlySqlTransaction | pg_errors.InsufficientPrivilege):
         return StorageReadOnly(f"{where}: the run store cannot be written here ({exc})")
+    if isinstance(exc, pg_errors.IdleInTransactionSessionTimeout):
+        # The server ended a transaction this client left open (a paused process, a cut
+        # network: IDLE_IN_TRANSACTION_TIMEOUT_MS) and closed the connection: rolled back.
+        return StoreUnavailable(f"{where}: the database ended an idle transaction ({exc})")
     if isinstance(exc, pg_errors.QueryCanceled | pg_errors.LockNotAvailable):
         return StoreUnavailable(f"{where}: the database did not answer in time ({exc})")
     if isinstance(exc, psycopg.OperationalError | psycopg.InterfaceError):
@@ -280,6 +357,7 @@ def migrate_postgres(conn: PostgresConnection, migrations: Sequence[Migration] =
             return current
         conn.begin_write()
         try:
+            conn.lock_store()
             conn.execute(f"CREATE TABLE IF NOT EXISTS {VERSION_TABLE} (version BIGINT NOT NULL)")
             # Another process may have migrated while this one waited for the lock.
             if postgres_schema_version(conn) == current:

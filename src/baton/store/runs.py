@@ -32,7 +32,7 @@ from baton.store.run_status import check_initial_status, check_run_transition
 RUN_COLUMNS: Final = (
     "id, session_id, server_instance_id, status, stop_reason, prompt_text, error_code, "
     "diagnostic, skipped_frames, violations, recovery_reason, policy, unattended, prompt_ref, "
-    "response_ref, created_at, started_at, ended_at, updated_at, owner, pending_questions"
+    "response_ref, created_at, started_at, ended_at, updated_at, owner, pending_questions, epoch"
 )
 
 
@@ -77,6 +77,8 @@ class RunRecords(StoreDatabase):
                     self.owner,
                 ),
             )
+        if status != "QUEUED":
+            self._hold_claim(run_id, 0)  # this process runs it: its writes carry the claim
         return self.get_run(run_id)
 
     def get_run(self, run_id: str) -> Run:
@@ -181,31 +183,73 @@ class RunRecords(StoreDatabase):
         check_in(status, RUN_STATUSES, "run status")
         allowed = expected_set(expected)
         await self._publish([response_ref])
+        return await self.offload(
+            lambda: self._write_run_status(
+                run_id,
+                status,
+                allowed,
+                stop_reason=stop_reason,
+                error_code=error_code,
+                diagnostic=diagnostic,
+                recovery_reason=recovery_reason,
+                server_instance_id=server_instance_id,
+                skipped_frames=skipped_frames,
+                violations=violations,
+                response_ref=response_ref,
+                owner=owner,
+            )
+        )
+
+    def _write_run_status(
+        self,
+        run_id: str,
+        status: RunStatus,
+        allowed: frozenset[str] | None,
+        *,
+        stop_reason: str | None,
+        error_code: str | None,
+        diagnostic: str | None,
+        recovery_reason: str | None,
+        server_instance_id: str | None,
+        skipped_frames: int | None,
+        violations: int | None,
+        response_ref: JournalRef | None,
+        owner: str | None,
+    ) -> Run:
+        """The status write of :meth:`update_run_status`, in one transaction holding the
+        run's row (fenced by this process's claim, if it holds one: module docstring of
+        :mod:`baton.store.database`)."""
         now = self._now()
         with self._tx() as conn:
-            row = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
+            row = conn.execute(
+                f"SELECT status, pending_questions, owner, epoch FROM runs WHERE id = ?"
+                f"{self._row_lock}",
+                (run_id,),
+            ).fetchone()
             if row is None:
                 raise RecordNotFound(f"no run {run_id!r}")
-            current = row[0]
+            current, waiting, current_owner, epoch = row[0], int(row[1] or 0), row[2], int(row[3])
+            held = self.claims.get(run_id)
+            if held is not None and (current_owner != self.owner or epoch != held):
+                self._claim_lost(run_id, current_owner, epoch, current)
             check_run_transition(run_id, current, status)
-            if status == "RUNNING" and current in ("STARTING", "QUEUED"):
+            if status == "RUNNING" and current in ("STARTING", "QUEUED") and waiting > 0:
                 # A question opened before RUNNING was written (the agent asked at once, while
                 # the prompt's own record was being written): the run goes on to wait, along
                 # the table's RUNNING -> AWAITING_APPROVAL edge, in this one write.
-                waiting = conn.execute(
-                    "SELECT pending_questions FROM runs WHERE id = ?", (run_id,)
-                ).fetchone()
-                if waiting is not None and int(waiting[0] or 0) > 0:
-                    check_run_transition(run_id, status, "AWAITING_APPROVAL")
-                    status = "AWAITING_APPROVAL"
+                check_run_transition(run_id, status, "AWAITING_APPROVAL")
+                status = "AWAITING_APPROVAL"
             if allowed is not None and current not in allowed:
                 raise StoreConflict(
                     f"run {run_id} is {current}, not {' or '.join(sorted(allowed))}"
                 )
+            # A write by another process than the run's owner (a settle, an adoption, a take)
+            # moves the claim on: the owner's later writes carry a stale epoch and are refused.
+            new_epoch = epoch if held is not None or current_owner == self.owner else epoch + 1
             # A cancelled run never started: it gets an end and no start.
             started = now if status not in ("QUEUED", "CANCELLED") else None
             ended = now if status in ENDED_RUN_STATUSES else None
-            conn.execute(
+            changed = conn.execute(
                 "UPDATE runs SET status = ?, updated_at = ?, "
                 "stop_reason = COALESCE(?, stop_reason), error_code = COALESCE(?, error_code), "
                 "diagnostic = COALESCE(?, diagnostic), "
@@ -215,8 +259,11 @@ class RunRecords(StoreDatabase):
                 "violations = COALESCE(?, violations), "
                 "response_ref = COALESCE(?, response_ref), owner = COALESCE(?, owner), "
                 "started_at = COALESCE(started_at, ?), ended_at = COALESCE(ended_at, ?), "
-                "pending_questions = CASE WHEN ? THEN 0 ELSE pending_questions END "
-                "WHERE id = ?",
+                "pending_questions = CASE WHEN ? THEN 0 ELSE pending_questions END, "
+                "epoch = ? "
+                # Compare-and-set in the statement itself: the status read above and the
+                # token (owner, epoch) it was checked against.
+                "WHERE id = ? AND status = ? AND epoch = ? AND COALESCE(owner, '') = ?",
                 (
                     status,
                     now,
@@ -233,9 +280,21 @@ class RunRecords(StoreDatabase):
                     ended,
                     # An ended run has no question open (each was withdrawn with its turn).
                     ended is not None,
+                    new_epoch,
                     run_id,
+                    current,
+                    epoch,
+                    current_owner or "",
                 ),
-            )
+            ).rowcount
+            if changed != 1:
+                if held is not None:
+                    self._claim_lost(run_id, current_owner, epoch, current)
+                raise StoreConflict(f"run {run_id} changed while it was being written")
+        if owner == self.owner and status not in ENDED_RUN_STATUSES:
+            self._hold_claim(run_id, new_epoch)
+        elif held is not None and status in ENDED_RUN_STATUSES:
+            self.claims.pop(run_id, None)
         return self.get_run(run_id)
 
     def set_pending_questions(self, run_id: str, count: int) -> Run:
@@ -247,10 +306,7 @@ class RunRecords(StoreDatabase):
         if count < 0:
             raise ValueError("a count of questions is never negative")
         with self._tx() as conn:
-            row = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()
-            if row is None:
-                raise RecordNotFound(f"no run {run_id!r}")
-            current = row[0]
+            current, _owner, _epoch = self._fence(conn, run_id)
             status = current
             if count > 0 and current == "RUNNING":
                 status = "AWAITING_APPROVAL"
@@ -269,29 +325,36 @@ class RunRecords(StoreDatabase):
     def set_run_session(
         self, run_id: str, *, session_id: str, server_instance_id: str | None = None
     ) -> Run:
-        """Attach a run to its session (and server instance, when given) once they are known."""
+        """Attach a run to its session (and server instance, when given) once they are known
+        (fenced by this process's claim)."""
+        fence, token = self._claim_where(run_id)
         with self._tx() as conn:
             updated = conn.execute(
                 "UPDATE runs SET session_id = ?, "
                 "server_instance_id = COALESCE(?, server_instance_id), updated_at = ? "
-                "WHERE id = ?",
-                (session_id, server_instance_id, self._now(), run_id),
+                f"WHERE id = ?{fence}",
+                (session_id, server_instance_id, self._now(), run_id, *token),
             ).rowcount
-        if updated == 0:
-            raise RecordNotFound(f"no run {run_id!r}")
+            if updated == 0:
+                self._fence(conn, run_id)  # the reason: no run, or the claim was lost
         return self.get_run(run_id)
 
     async def set_run_prompt_ref(self, run_id: str, prompt_ref: JournalRef) -> Run:
         """Record the journal reference of the run's session/prompt request (flushed first)."""
         await self._publish([prompt_ref])
-        with self._tx() as conn:
-            updated = conn.execute(
-                "UPDATE runs SET prompt_ref = ?, updated_at = ? WHERE id = ?",
-                (ref_text(prompt_ref), self._now(), run_id),
-            ).rowcount
-        if updated == 0:
-            raise RecordNotFound(f"no run {run_id!r}")
-        return self.get_run(run_id)
+
+        def write() -> Run:
+            fence, token = self._claim_where(run_id)
+            with self._tx() as conn:
+                updated = conn.execute(
+                    f"UPDATE runs SET prompt_ref = ?, updated_at = ? WHERE id = ?{fence}",
+                    (ref_text(prompt_ref), self._now(), run_id, *token),
+                ).rowcount
+                if updated == 0:
+                    self._fence(conn, run_id)  # the reason: no run, or the claim was lost
+            return self.get_run(run_id)
+
+        return await self.offload(write)
 
 
 def _run(row: Sequence[Any]) -> Run:
@@ -317,4 +380,5 @@ def _run(row: Sequence[Any]) -> Run:
         updated_at=row[18],
         owner=row[19],
         pending_questions=int(row[20] or 0),
+        epoch=int(row[21] or 0),
     )

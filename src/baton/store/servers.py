@@ -118,7 +118,7 @@ class ServerRecords(StoreDatabase):
         now = self._now()
         with self._tx() as conn:
             row = conn.execute(
-                "SELECT state FROM server_instances WHERE id = ?", (server_id,)
+                f"SELECT state FROM server_instances WHERE id = ?{self._row_lock}", (server_id,)
             ).fetchone()
             if row is None:
                 raise RecordNotFound(f"no server instance {server_id!r}")
@@ -152,7 +152,7 @@ class ServerRecords(StoreDatabase):
                 row[0]
                 for row in conn.execute(
                     f"SELECT id, owner FROM server_instances WHERE state IN "
-                    f"({', '.join('?' for _ in live)}) ORDER BY created_at, id",
+                    f"({', '.join('?' for _ in live)}) ORDER BY created_at, id{self._row_lock}",
                     live,
                 )
                 if row[0] not in exclude and (owner_alive is None or not owner_alive(row[1]))

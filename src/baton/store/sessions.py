@@ -140,7 +140,9 @@ class SessionRecords(StoreDatabase):
             check_in(state, STORED_SESSION_STATES, "session state")
         allowed = expected_set(expected)
         with self._tx() as conn:
-            row = conn.execute("SELECT state FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            row = conn.execute(
+                f"SELECT state FROM sessions WHERE id = ?{self._row_lock}", (session_id,)
+            ).fetchone()
             if row is None:
                 raise RecordNotFound(f"no session {session_id!r}")
             if allowed is not None and row[0] not in allowed:

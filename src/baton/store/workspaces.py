@@ -49,7 +49,7 @@ class WorkspaceRecords(StoreDatabase):
         """Record an ACTIVE workspace of this host. StoreConflict when the name is taken."""
         check_in(kind, ("worktree", "dir"), "workspace kind")
         now = self._now()
-        with self._tx() as conn:
+        with self._tx(f"workspace:{name}") as conn:
             if conn.execute("SELECT 1 FROM workspaces WHERE name = ?", (name,)).fetchone():
                 raise StoreConflict(f"a workspace named {name!r} exists")
             conn.execute(
@@ -145,6 +145,7 @@ class WorkspaceRecords(StoreDatabase):
         """The snapshot a run's turn starts from."""
         now = self._now()
         with self._tx() as conn:
+            self._fence(conn, run_id)  # the run's row, locked; this process's claim checked
             conn.execute(
                 "INSERT INTO workspace_runs (run_id, workspace, before_state, after_state, "
                 "created_at, updated_at) VALUES (?, ?, ?, NULL, ?, ?)",
@@ -154,6 +155,7 @@ class WorkspaceRecords(StoreDatabase):
     def record_workspace_after(self, run_id: str, after: Mapping[str, Any]) -> None:
         """The snapshot the run's comparison ended on."""
         with self._tx() as conn:
+            self._fence(conn, run_id)  # the run's row, locked; this process's claim checked
             updated = conn.execute(
                 "UPDATE workspace_runs SET after_state = ?, updated_at = ? WHERE run_id = ?",
                 (orjson.dumps(dict(after)).decode(), self._now(), run_id),

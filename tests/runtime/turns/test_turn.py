@@ -129,6 +129,9 @@ class StandInRecorder:
             self.items_cut -= 1
             raise StoreUnavailable("the connection was lost inside a transaction")
 
+    async def items_off_loop(self, run_id: str, items: Any, *, after: int | None = None) -> None:
+        self.items(run_id, items, after=after)
+
 
 @dataclass
 class Rig:

@@ -133,9 +133,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         asyncio.run(worker.run())
     finally:
-        print(lines.stopped_line(worker.lost), file=sys.stderr, flush=True)
-    # Declared lost: its running turns were settled RECOVERY_REQUIRED by the other workers.
-    return exit_codes.RECOVERY_REQUIRED if worker.lost else exit_codes.OK
+        print(lines.stopped_line(worker.lost, worker.fenced_reason), file=sys.stderr, flush=True)
+    # Fenced (declared lost, or a write refused): its running turns were settled
+    # RECOVERY_REQUIRED by the other workers.
+    return exit_codes.WORKER_FENCED if worker.lost else exit_codes.OK
 
 
 class JobLines:
@@ -165,12 +166,18 @@ class JobLines:
                 line += f": {visible(report.message, 300)}"
         print(f"baton worker {self.name}: {line}", file=sys.stderr, flush=True)
 
-    def stopped_line(self, lost: bool) -> str:
-        """The last line: how the worker stopped and the jobs it ran, by outcome."""
+    def stopped_line(self, lost: bool, reason: str | None = None) -> str:
+        """The last line: how the worker stopped (fenced off: RUN_CLAIM_LOST and why) and the
+        jobs it ran, by outcome."""
         total = sum(count for status, count in self.ended.items() if status != "skipped")
         counts = ", ".join(
             f"{count} {status.lower()}" for status, count in sorted(self.ended.items())
         )
-        how = "declared lost, stopped" if lost else "stopped"
+        how = (
+            "RUN_CLAIM_LOST: stopped, its turns were settled by another worker while it was "
+            f"paused or cut off from the store ({reason or 'declared lost'})"
+            if lost
+            else "stopped"
+        )
         jobs = f"{total} job{'s' if total != 1 else ''} run" + (f" ({counts})" if counts else "")
         return f"baton worker {self.name}: {how}: {jobs}"

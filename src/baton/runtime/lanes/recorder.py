@@ -224,6 +224,8 @@ class Recorder:
                 and run.prompt_ref is None
             ):
                 raise
+            # The earlier take committed (its answer was lost): its claim is this process's.
+            self.store.hold_claim(run_id, run.epoch)
         return run_id
 
     async def run_attached(self, run_id: str, session_id: str, server_id: str) -> None:
@@ -245,7 +247,7 @@ class Recorder:
         is waited for (bounded); the write sets a value, so repeating it is safe."""
 
         async def write() -> None:
-            self.store.set_pending_questions(run_id, count)
+            await self.store.offload(lambda: self.store.set_pending_questions(run_id, count))
 
         await until_stored(write)
 
@@ -259,3 +261,11 @@ class Recorder:
         """Materialized items of a run (``after``: the items it held before these, which
         makes the append safe to repeat; see :meth:`Store.append_items`)."""
         self.store.append_items(run_id, items, after=after)
+
+    async def items_off_loop(
+        self, run_id: str, items: Sequence[NewItem], *, after: int | None = None
+    ) -> None:
+        """:meth:`items`, off the event loop on a shared store (:meth:`Store.offload`).
+
+        Cancellation: the append's outcome is unknown to the cancelled caller."""
+        await self.store.offload(lambda: self.store.append_items(run_id, items, after=after))

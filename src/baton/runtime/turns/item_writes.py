@@ -55,31 +55,65 @@ class ItemWrites:
     def write(self) -> bool:
         """Write the items not yet stored. False when a shared store could not be reached:
         they stay held (up to MAX_ITEMS_HELD_FOR_STORE) for a later try, which skips those a
-        cut-off try stored. Any other failure is final (see :meth:`not_recorded`)."""
+        cut-off try stored. Any other failure is final (see :meth:`not_recorded`). A call on
+        the event loop's thread (a part evicted mid-turn, an abandoned turn); the turn's end
+        writes through :meth:`write_off_loop`."""
         if not self._held or self.failed is not None:
             return True
         batch = [NewItem(i.kind, i.content, i.coalesced_events) for i in self._held]
         for attempt in range(1, MAX_STREAM_OUTPUT_APPEND_ATTEMPTS + 1):
             try:
                 self._recorder.items(self._run_id, batch, after=self._stored)
-            except StoreUnavailable as exc:
-                if len(self._held) <= MAX_ITEMS_HELD_FOR_STORE:
-                    return False
-                self.not_recorded(f"writing output had an unknown outcome: {exc.code}")
-                return True
-            except sqlite3.OperationalError as exc:
-                # Rolled back: an ordinary failure, retried.
-                if attempt == MAX_STREAM_OUTPUT_APPEND_ATTEMPTS:
-                    self.not_recorded(f"writing output failed {attempt} times: {exc}")
-                    return True
-                continue
-            except Exception as exc:  # the outcome of the write is unknown: never retried
-                self.not_recorded(f"writing output had an unknown outcome: {type(exc).__name__}")
-                return True
-            self._stored += len(batch)
-            self._held = []
-            return True
+            except Exception as exc:
+                verdict = self._failed(exc, attempt)
+                if verdict is None:
+                    continue
+                return verdict
+            return self._written(batch)
         return True  # pragma: no cover - every attempt returns
+
+    async def write_off_loop(self) -> bool:
+        """:meth:`write`, the store's round trips off the event loop on a shared store
+        (:meth:`baton.store.Store.offload`), so the other lanes go on reading meanwhile.
+
+        Cancellation: the items stay held unless the cancelled append had committed (its
+        outcome is unknown, as for any cut-off write; the next try skips what it stored)."""
+        if not self._held or self.failed is not None:
+            return True
+        batch = [NewItem(i.kind, i.content, i.coalesced_events) for i in self._held]
+        for attempt in range(1, MAX_STREAM_OUTPUT_APPEND_ATTEMPTS + 1):
+            try:
+                await self._recorder.items_off_loop(self._run_id, batch, after=self._stored)
+            except Exception as exc:
+                verdict = self._failed(exc, attempt)
+                if verdict is None:
+                    continue
+                return verdict
+            return self._written(batch)
+        return True  # pragma: no cover - every attempt returns
+
+    def _written(self, batch: Sequence[NewItem]) -> bool:
+        self._stored += len(batch)
+        self._held = []
+        return True
+
+    def _failed(self, exc: Exception, attempt: int) -> bool | None:
+        """What a failed append means: None to try again (rolled back), else what
+        :meth:`write` returns."""
+        if isinstance(exc, StoreUnavailable):
+            if len(self._held) <= MAX_ITEMS_HELD_FOR_STORE:
+                return False
+            self.not_recorded(f"writing output had an unknown outcome: {exc.code}")
+            return True
+        if isinstance(exc, sqlite3.OperationalError):
+            # Rolled back: an ordinary failure, retried.
+            if attempt == MAX_STREAM_OUTPUT_APPEND_ATTEMPTS:
+                self.not_recorded(f"writing output failed {attempt} times: {exc}")
+                return True
+            return None
+        # The outcome of the write is unknown: never retried.
+        self.not_recorded(f"writing output had an unknown outcome: {type(exc).__name__}")
+        return True
 
     def write_now(self) -> None:
         """Write what is held now, without waiting out a store's outage (the abandoned
@@ -91,11 +125,11 @@ class ItemWrites:
         """Write what is held; when the store went away meanwhile, try again once it answers
         (bounded, :func:`baton.store.outage.until_stored`); the append skips what a cut-off
         try stored. Cancellation: as ``until_stored``'s wait (the items stay held)."""
-        if self.write():
+        if await self.write_off_loop():
             return
 
         async def again() -> None:
-            if not self.write():
+            if not await self.write_off_loop():
                 raise StoreUnavailable("the run's output could not be written")
 
         try:
