@@ -92,6 +92,23 @@ def _store(args: argparse.Namespace) -> str | None:
     return store_url(args.store, getattr(args, "config_file", None))
 
 
+def setup_failed(exc: SessionSetupFailed, *, json: bool) -> int:
+    """Say why a session's setup run failed (stderr, and the JSON error line with --json);
+    the exit code of that run."""
+    print(error_line(exc), file=sys.stderr)
+    if json:
+        write_json(
+            sys.stdout,
+            error_document(
+                exc.result.error_code or exc.code,
+                exc.result.message or exc.message,
+                exc.result.exit_code or exit_codes.TURN_FAILED,
+                runId=exc.result.run_id,
+            ),
+        )
+    return exc.result.exit_code or exit_codes.TURN_FAILED
+
+
 def _runtime(args: argparse.Namespace, *, config: Any = None) -> Runtime:
     """A runtime on the data directory and the chosen store (with the config file's profiles
     when ``config`` is given)."""
@@ -358,18 +375,7 @@ def _new(args: argparse.Namespace) -> int:
     try:
         record = _with_conversations(args, lambda c: c.create(new), runtime=runtime)
     except SessionSetupFailed as exc:
-        print(error_line(exc), file=sys.stderr)
-        if args.json:
-            write_json(
-                sys.stdout,
-                error_document(
-                    exc.result.error_code or exc.code,
-                    exc.result.message or exc.message,
-                    exc.result.exit_code or exit_codes.TURN_FAILED,
-                    runId=exc.result.run_id,
-                ),
-            )
-        return exc.result.exit_code or exit_codes.TURN_FAILED
+        return setup_failed(exc, json=args.json)
     if args.json:
         write_json(sys.stdout, record_json(record, 0, host=current_host()))
     else:

@@ -16,11 +16,10 @@ from urllib.parse import quote
 from baton.cli import exit_codes
 from baton.cli.json_output import write_json
 from baton.cli.service_link import service_for
-from baton.cli.terminal import error_line, visible
+from baton.cli.terminal import visible
 from baton.runtime.agents.config_file import load_config
 from baton.runtime.conversations import Conversations, SessionSetupFailed
 from baton.store.owner import current_host
-from baton.views.contract import error_document
 from baton.views.sessions import record_json
 
 
@@ -53,7 +52,12 @@ def register_fork(verbs: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _fork(args: argparse.Namespace) -> int:
-    from baton.cli.commands.session import _local_only, _runtime, _with_conversations
+    from baton.cli.commands.session import (
+        _local_only,
+        _runtime,
+        _with_conversations,
+        setup_failed,
+    )
 
     client = service_for(args.data_dir, no_server=_local_only(args))
     if client is not None:
@@ -72,18 +76,7 @@ def _fork(args: argparse.Namespace) -> int:
                 args, forking, reading=True, runtime=_runtime(args, config=config)
             )
         except SessionSetupFailed as exc:
-            print(error_line(exc), file=sys.stderr)
-            if args.json:
-                write_json(
-                    sys.stdout,
-                    error_document(
-                        exc.result.error_code or exc.code,
-                        exc.result.message or exc.message,
-                        exc.result.exit_code or exit_codes.TURN_FAILED,
-                        runId=exc.result.run_id,
-                    ),
-                )
-            return exc.result.exit_code or exit_codes.TURN_FAILED
+            return setup_failed(exc, json=args.json)
     if args.json:
         write_json(sys.stdout, shown)
     else:

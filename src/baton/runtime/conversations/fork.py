@@ -21,12 +21,10 @@ record (the half-made one is removed, or closed by reconciliation) and no worktr
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 from typing import TYPE_CHECKING, Final
 
 from baton.errors import (
-    BatonError,
     InvalidArgument,
     SessionForkAtTurnUnsupported,
     SessionForkNotAdvertised,
@@ -48,7 +46,6 @@ from baton.store import Conversation, Store
 from baton.store.models import WorkspaceRecord
 from baton.store.owner import owner_alive
 from baton.wire import fork as fork_wire
-from baton.wire.capabilities import AgentCapabilities
 
 if TYPE_CHECKING:
     from baton.runtime.conversations.service import Conversations
@@ -179,17 +176,7 @@ async def fork_conversation(
         fork_session=parent.provider_session_id,
         fork_at_turn=agent_turns,
     )
-    capabilities: AgentCapabilities | None = None
-    try:
-        run = await conversations.runtime.start(request, on_event=lambda _event: None)
-        store.attach_conversation_run(name, run.id, setup=True)
-        result = await run.result_or_abandon()
-        capabilities = run.capabilities
-    except BaseException:
-        with contextlib.suppress(BatonError):
-            store.delete_conversation_claimed(name)
-        await conversations._drop_workspace(store, workspace)
-        raise
+    result, capabilities = await conversations._setup_run(store, name, request, workspace)
     if result.status != "COMPLETED" or result.provider_session_id is None:
         store.delete_conversation_claimed(name)
         await conversations._drop_workspace(store, workspace)

@@ -292,17 +292,7 @@ class Conversations:
             keep_session=True,
             session=name,
         )
-        capabilities: AgentCapabilities | None = None
-        try:
-            run = await self.runtime.start(request, on_event=lambda _event: None)
-            store.attach_conversation_run(name, run.id, setup=True)
-            result = await run.result_or_abandon()
-            capabilities = run.capabilities
-        except BaseException:
-            with contextlib.suppress(BatonError):
-                store.delete_conversation_claimed(name)
-            await self._drop_workspace(store, workspace)
-            raise
+        result, capabilities = await self._setup_run(store, name, request, workspace)
         if result.status != "COMPLETED" or result.provider_session_id is None:
             store.delete_conversation_claimed(name)
             await self._drop_workspace(store, workspace)
@@ -315,6 +305,29 @@ class Conversations:
             provider_session_id=result.provider_session_id,
             capabilities=recorded_capabilities(capabilities) if capabilities is not None else None,
         )
+
+    async def _setup_run(
+        self,
+        store: Store,
+        name: str,
+        request: RunRequest,
+        workspace: WorkspaceRecord | None,
+    ) -> tuple[RunResult, AgentCapabilities | None]:
+        """Run the setup run that opens the claimed conversation ``name``'s provider session
+        (``session/new``, or ``session/fork`` for a fork) and attach it to the record; its
+        result and the agent's capabilities.
+
+        Cancellation: the run is abandoned, the claimed record and its workspace dropped."""
+        try:
+            run = await self.runtime.start(request, on_event=lambda _event: None)
+            store.attach_conversation_run(name, run.id, setup=True)
+            result = await run.result_or_abandon()
+            return result, run.capabilities
+        except BaseException:
+            with contextlib.suppress(BatonError):
+                store.delete_conversation_claimed(name)
+            await self._drop_workspace(store, workspace)
+            raise
 
     async def _session_workspace(
         self, store: Store, name: str, new: NewConversation, cwd: str
