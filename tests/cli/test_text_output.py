@@ -6,8 +6,9 @@ from __future__ import annotations
 import io
 from typing import Any
 
-from baton.cli.run_text import TextPrinter, permission_counts, plural, usage_text
+from baton.cli.run_text import TextPrinter, plural, usage_text
 from baton.cli.terminal import Screen
+from baton.runtime.result import permission_counts
 from baton.runtime.runtime import RunResult
 from baton.runtime.turns.events import RunEvent
 

@@ -16,6 +16,7 @@ from typing import Any, Final
 
 import orjson
 
+from baton.runtime.result import permission_counts
 from baton.runtime.runtime import RunResult
 from baton.store.batches import BatchCell
 from baton.store.models import Run as RunRecord
@@ -63,20 +64,6 @@ EXPORT_FIELDS: Final = (
 
 #: The most characters of a run's reply kept on its cell (the run's items keep the whole).
 MAX_CELL_REPLY_CHARS: Final = 500
-
-
-def permission_counts(permissions: Sequence[Mapping[str, Any]]) -> dict[str, int]:
-    """Permission decisions counted: ``granted`` (an allow option chosen), ``denied`` (a
-    reject option chosen) and ``cancelled`` (nobody chose)."""
-    counts = {"granted": 0, "denied": 0, "cancelled": 0}
-    for view in permissions:
-        if view.get("outcome") != "selected":
-            counts["cancelled"] += 1
-            continue
-        kinds = {o.get("optionId"): o.get("kind") for o in view.get("options") or []}
-        kind = str(kinds.get(view.get("optionId")) or "")
-        counts["granted" if kind.startswith("allow") else "denied"] += 1
-    return counts
 
 
 def reported_cost(usage: Mapping[str, Any] | None) -> tuple[float, str] | None:

@@ -13,6 +13,7 @@ from baton.cli import exit_codes
 from baton.cli.terminal import Screen, visible
 from baton.cli.usage_view import usage_text
 from baton.cli.workspace_view import counts_line, unreported_lines
+from baton.runtime.result import permission_counts
 from baton.runtime.runtime import RunResult
 from baton.runtime.turns.events import RunEvent
 
@@ -25,20 +26,6 @@ MAX_PLAN_ENTRIES: Final = 8
 def plural(count: int, word: str, many: str | None = None) -> str:
     """``1 event``, ``2 events``."""
     return f"{count} {word if count == 1 else (many or word + 's')}"
-
-
-def permission_counts(permissions: list[dict[str, Any]]) -> dict[str, int]:
-    """Permission decisions counted: ``granted`` (an allow option chosen), ``denied`` (a
-    reject option chosen) and ``cancelled`` (answered cancelled: nobody chose)."""
-    counts = {"granted": 0, "denied": 0, "cancelled": 0}
-    for view in permissions:
-        if view.get("outcome") != "selected":
-            counts["cancelled"] += 1
-            continue
-        kinds = {o.get("optionId"): o.get("kind") for o in view.get("options") or []}
-        kind = str(kinds.get(view.get("optionId")) or "")
-        counts["granted" if kind.startswith("allow") else "denied"] += 1
-    return counts
 
 
 def warning_line(screen: Screen, data: Mapping[str, Any]) -> str:

@@ -5,7 +5,7 @@ from (:meth:`RunResult.from_event`), and the result of a turn's outcome
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -145,6 +145,21 @@ class RunResult:
 
 #: Each exit code's outcome (:data:`EXIT_CODES` is one-to-one), for a result read back.
 _OUTCOME_OF_EXIT_CODE: Final = {code: outcome for outcome, code in EXIT_CODES.items()}
+
+
+def permission_counts(permissions: Sequence[Mapping[str, Any]]) -> dict[str, int]:
+    """A run's permission decisions (:attr:`RunResult.permissions`) counted: ``granted`` (an
+    allow option chosen), ``denied`` (a reject option chosen) and ``cancelled`` (answered
+    cancelled: nobody chose). The CLI's summary and a batch's results count alike."""
+    counts = {"granted": 0, "denied": 0, "cancelled": 0}
+    for view in permissions:
+        if view.get("outcome") != "selected":
+            counts["cancelled"] += 1
+            continue
+        kinds = {o.get("optionId"): o.get("kind") for o in view.get("options") or []}
+        kind = str(kinds.get(view.get("optionId")) or "")
+        counts["granted" if kind.startswith("allow") else "denied"] += 1
+    return counts
 
 
 def result_of_outcome(run_id: str, outcome: TurnOutcome, session: LaneSession | None) -> RunResult:

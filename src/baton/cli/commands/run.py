@@ -32,7 +32,7 @@ from baton.cli.elicitation_prompt import terminal_elicitor
 from baton.cli.json_output import write_json
 from baton.cli.main import reader_gone
 from baton.cli.permission_prompt import TtyAsker, terminal_asker
-from baton.cli.run_text import TextPrinter, next_step, permission_counts, warning_line
+from baton.cli.run_text import TextPrinter, next_step, warning_line
 from baton.cli.terminal import Screen, error_line, visible
 from baton.errors import (
     AgentLaunchFailed,
@@ -46,6 +46,7 @@ from baton.errors import (
 from baton.runtime.agents.config_file import UserConfig, load_config
 from baton.runtime.permissions.ask import NoUserAsker
 from baton.runtime.permissions.policies import ExecutionSettings
+from baton.runtime.result import permission_counts
 from baton.runtime.run import Run
 from baton.runtime.runtime import AgentNotInstalled, RunRequest, RunResult, Runtime
 from baton.runtime.turns.events import RunEvent
