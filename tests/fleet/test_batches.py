@@ -115,3 +115,39 @@ async def test_a_killed_fleet_batch_resumes_without_submitting_twice(
     assert len(fleet.prompts()) == 6
     with Store(fleet.url, read_only=True) as store:
         assert all(len(cell.runs) == 1 for cell in BatchRecords(store).batch_cells(batch.id))
+
+
+async def test_a_fleet_batch_cancel_interrupts_the_cells_workers_run(
+    fleet: Any, tmp_path: Path
+) -> None:
+    fleet.start_worker("w1", "evals")
+    lines = [
+        {"matrix": {"repeats": 2}},
+        {"task": {"id": "long", "prompt": "echo s\nslow 60", "cwd": str(tmp_path)}},
+        {"agent": {"id": "one", "command": fleet.agent_command()}},
+    ]
+    spec = tmp_path / "long.jsonl"
+    spec.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    env = {**os.environ, "BATON_HOME": str(tmp_path / "client"), "BATON_HOST": "client-host"}
+    env.pop("BATON_STORE", None)
+    argv = ["batch", "run", str(spec), "--store", fleet.url, "--fleet", "evals", "--jobs", "2"]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "baton", *argv, env=env,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    await _until(lambda: len(fleet.prompts()) >= 1)  # one cell runs on the worker
+    with Store(fleet.url, read_only=True) as store:
+        [batch] = BatchRecords(store).list_batches()
+    elsewhere = {**env, "BATON_HOME": str(tmp_path / "other"), "BATON_HOST": "another-host"}
+    code, _out, err = await _baton(elsewhere, "batch", "cancel", batch.id, "--store", fleet.url)
+    assert code == 0, err
+    out, err = await asyncio.wait_for(process.communicate(), 120)
+    assert process.returncode == 1, (out, err)  # interrupted cells: exit 1, as a local batch
+    with Store(fleet.url, read_only=True) as store:
+        assert BatchRecords(store).get_batch(batch.id).state == "CANCELLED"
+        cells = BatchRecords(store).batch_cells(batch.id)
+        statuses = sorted(store.get_run(cell.runs[0]).status for cell in cells if cell.runs)
+    # The cells a worker ran were interrupted (none left running for its 60 s); one no worker
+    # took yet was cancelled in the queue.
+    assert "INTERRUPTED" in statuses and set(statuses) <= {"CANCELLED", "INTERRUPTED"}, statuses
+    assert len(fleet.prompts()) == statuses.count("INTERRUPTED")

@@ -400,7 +400,7 @@ class BatchRunner:
         self.progress.running += 1
         self._report()
         if self._cancelled:
-            await handle.cancel()
+            await handle.interrupt(BATCH_CANCELLED)
         try:
             result, first = await follow_queued(handle)
         finally:
@@ -474,7 +474,8 @@ class BatchRunner:
         for run in list(self._running.values()):
             await run.interrupt(BATCH_CANCELLED)
         for handle in list(self._queued.values()):
-            await handle.cancel()  # only while no worker took it
+            # Not taken yet: CANCELLED; taken: its job aborted, the worker interrupts the turn.
+            await handle.interrupt(BATCH_CANCELLED)
 
     def _finish(self, began: float) -> BatchSummary:
         cells = self.batches.batch_cells(self.batch_id)
