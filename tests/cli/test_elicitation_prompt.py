@@ -118,3 +118,16 @@ def test_a_permission_request_the_agent_withdraws_leaves_the_screen(tmp_path: Pa
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_a_budget_elapsing_while_the_question_waits_names_the_person(tmp_path: Path) -> None:
+    # Issue 30, item 1: the turn's bound ends a question a person was asked and did not
+    # answer; the next step says so instead of pointing at the agent (`baton doctor --live`).
+    child = spawn(tmp_path, "elicit form", "--timeout", "3")
+    child.expect("The agent asks: The scripted agent needs a few details")
+    child.expect(pexpect.EOF)  # nobody answers
+    said = child.before
+    child.close()
+    assert child.exitstatus == 3, said
+    assert "while a person was asked the agent's question" in said, said
+    assert "doctor --live" not in said, said

@@ -13,6 +13,7 @@ from baton.cli import exit_codes
 from baton.cli.terminal import Screen, visible
 from baton.cli.usage_view import usage_text
 from baton.cli.workspace_view import counts_line, unreported_lines
+from baton.runtime.permissions.elicitations import TURN_CANCELLED
 from baton.runtime.result import permission_counts
 from baton.runtime.runtime import RunResult
 from baton.runtime.turns.events import RunEvent
@@ -51,6 +52,9 @@ class TextPrinter:
         self._compactions: dict[str, str] = {}
         self.usage: dict[str, Any] | None = None
         self._thought = ""
+        #: An agent's question (elicitation) was still open when the turn stopped: a person
+        #: was asked and had not answered (see :func:`question_left_open`).
+        self.question_left_open = False
 
     def _note(self, text: str) -> None:
         self.screen.note(text)
@@ -65,6 +69,7 @@ class TextPrinter:
     def __call__(self, event: RunEvent) -> None:
         data = event.data
         kind = event.type
+        self.question_left_open |= question_left_open(event)
         if kind == "thought":
             # A thought streams in parts: shown as one line when something else comes.
             self._thought += str(data.get("text", ""))
@@ -210,13 +215,21 @@ class TextPrinter:
                     "red",
                 )
             )
-        hint = next_step(result, exit_code)
+        hint = next_step(result, exit_code, question_left_open=self.question_left_open)
         if hint:
             self._note(f"next: {hint}")
 
 
-def next_step(result: RunResult, exit_code: int) -> str | None:
-    """What the user should do next after ``result``, with the real run id."""
+def question_left_open(event: RunEvent) -> bool:
+    """Whether ``event`` records an agent's question (``elicitation``) withdrawn because its
+    turn stopped while it was open: nobody had answered it (a question nobody could answer is
+    declined at once, "no user available", and never left open)."""
+    return event.type == "elicitation" and event.data.get("reasonCode") == TURN_CANCELLED
+
+
+def next_step(result: RunResult, exit_code: int, *, question_left_open: bool = False) -> str | None:
+    """What the user should do next after ``result``, with the real run id.
+    ``question_left_open``: an agent's question was open, unanswered, when the turn stopped."""
     run_id = result.run_id
     if exit_code == exit_codes.RECOVERY_REQUIRED or result.status == "RECOVERY_REQUIRED":
         return (
@@ -236,6 +249,11 @@ def next_step(result: RunResult, exit_code: int) -> str | None:
             "the turn budget elapsed while a person was asked for permission and nobody "
             "answered: answer at the terminal or in the inspector sooner, raise --timeout, or "
             "run with a policy that does not ask"
+        )
+    if exit_code == exit_codes.BUDGET and question_left_open:
+        return (
+            "the turn budget elapsed while a person was asked the agent's question and nobody "
+            "answered: answer at the terminal or in the inspector sooner, or raise --timeout"
         )
     if exit_code == exit_codes.BUDGET and result.status == "CANCELLED":
         return (

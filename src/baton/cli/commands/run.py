@@ -32,7 +32,7 @@ from baton.cli.elicitation_prompt import terminal_elicitor
 from baton.cli.json_output import write_json
 from baton.cli.main import reader_gone
 from baton.cli.permission_prompt import TtyAsker, terminal_asker
-from baton.cli.run_text import TextPrinter, next_step, warning_line
+from baton.cli.run_text import TextPrinter, next_step, question_left_open, warning_line
 from baton.cli.terminal import Screen, error_line, visible
 from baton.errors import (
     AgentLaunchFailed,
@@ -316,6 +316,8 @@ class _RunSession:
         self._main: asyncio.Task[Any] | None = None
         #: The service and session name when the turn runs in `baton serve`.
         self.remote: tuple[ServiceClient, str] | None = None
+        #: An agent's question was open, unanswered, when the turn stopped (the next step).
+        self.question_left_open = False
         #: The config file (its ``[service]`` table decides the background start).
         self.config: UserConfig = UserConfig(path=None, source="default")
 
@@ -330,6 +332,7 @@ class _RunSession:
         elif event.type == "result":
             self.result_event = event  # written last, completed with what only the CLI knows
             return
+        self.question_left_open |= question_left_open(event)
         if self.reader_left:
             return
         try:
@@ -571,7 +574,9 @@ class _RunSession:
                         "text": result.text,
                         "usage": self.usage,
                         "permissionOutcomes": counts,
-                        "nextStep": next_step(result, exit_code),
+                        "nextStep": next_step(
+                            result, exit_code, question_left_open=self.question_left_open
+                        ),
                         "session": self.session_name,
                     },
                 )
