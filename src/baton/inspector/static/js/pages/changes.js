@@ -60,7 +60,7 @@ export async function changesInto(box, runId, side = "turn") {
   replaceChildren(box,
     h("h2", {}, "Workspace changes"),
     h("p", { "data-testid": "workspace-counts" },
-      `${counts.files ?? files.length} files changed (+${counts.linesAdded ?? 0} -${counts.linesRemoved ?? 0}), `,
+      `${counts.files ?? files.length} ${(counts.files ?? files.length) === 1 ? "file" : "files"} changed (+${counts.linesAdded ?? 0} -${counts.linesRemoved ?? 0}), `,
       counts.unreported ? badge(`${counts.unreported} unreported`, "unreported") : "all reported",
       side === "base" ? " · since the base" : " · this turn",
       page.truncated?.length ? ` · bounds reached: ${page.truncated.join(", ")}` : "",
