@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import os
 import sys
@@ -263,13 +262,25 @@ def _prompt() -> AskPrompt:
     return AskPrompt(request, request.tool_call, request.options, local, "r")
 
 
+#: Write ends a test closed itself: the fixture must not close them again (the number may
+#: belong to another file by then, such as a later event loop's self-pipe).
+_CLOSED_BY_THE_TEST: set[int] = set()
+
+
+def _close_write_end(write_fd: int) -> None:
+    os.close(write_fd)
+    _CLOSED_BY_THE_TEST.add(write_fd)
+
+
 @pytest.fixture
 def pipe(tmp_path: Path) -> Iterator[tuple[IO[bytes], int, IO[str]]]:
     """A pipe as the prompt's input (its write end for the test) and a file as its output."""
     read_fd, write_fd = os.pipe()
     with open(read_fd, "rb", buffering=0) as stdin, (tmp_path / "out.txt").open("w") as output:
         yield stdin, write_fd, output
-        with contextlib.suppress(OSError):
+        if write_fd in _CLOSED_BY_THE_TEST:
+            _CLOSED_BY_THE_TEST.discard(write_fd)
+        else:
             os.close(write_fd)
 
 
@@ -293,7 +304,7 @@ async def test_the_prompt_reads_a_pipe_without_blocking_the_loop(
 
 async def test_end_of_a_pipe_is_cancelled(pipe: tuple[IO[bytes], int, IO[str]]) -> None:
     stdin, write_fd, output = pipe
-    os.close(write_fd)
+    _close_write_end(write_fd)
     answer = await asyncio.wait_for(TtyAsker(stdin, output).ask(_prompt()), EXPECT_TIMEOUT)
     assert answer.is_cancelled and answer.reason == "end of input"
 

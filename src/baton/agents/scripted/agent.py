@@ -339,10 +339,14 @@ class ScriptedAgent:
         if not turns:
             self._turns.pop(turn.session.session_id, None)
         self._prompt_ids.pop(turn.request_id, None)
+        self.persist(turn.session)
+
+    def persist(self, session: Session) -> None:
+        """Save ``session`` to the state directory (a failure is logged, the turn goes on)."""
         try:
-            self.store.save(turn.session)
+            self.store.save(session)
         except OSError as exc:
-            self.log.info(f"could not save session {turn.session.session_id}: {exc}")
+            self.log.info(f"could not save session {session.session_id}: {exc}")
 
     def hang(self) -> None:
         """Freeze: drop all output and ignore all input from now on."""

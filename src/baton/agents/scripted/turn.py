@@ -174,6 +174,9 @@ class Turn:
                 return
             result = await self._execute()
             if result is not None:
+                # Saved before the answer: a client that stops the agent as soon as it has
+                # the answer finds the turn (its title, its history) in the next process.
+                self._agent.persist(self.session)
                 self.out.send(result_response(self.request_id, result))
                 for update in self.late_updates:
                     self.emit(update)
