@@ -43,6 +43,22 @@ def _lines(text: str) -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in text.splitlines() if line.strip()]
 
 
+async def _start_batch(
+    fleet: Any, tmp_path: Path, lines: list[dict[str, Any]], output: int
+) -> tuple[dict[str, str], asyncio.subprocess.Process]:
+    """`baton batch run` of ``lines`` on the fleet's queue ``evals`` (2 at a time) as a client
+    host's process; its environment and the process (its output to ``output``)."""
+    spec = tmp_path / "spec-started.jsonl"
+    spec.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
+    env = {**os.environ, "BATON_HOME": str(tmp_path / "client"), "BATON_HOST": "client-host"}
+    env.pop("BATON_STORE", None)
+    argv = ["batch", "run", str(spec), "--store", fleet.url, "--fleet", "evals", "--jobs", "2"]
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "baton", *argv, env=env, stdout=output, stderr=output
+    )
+    return env, process
+
+
 async def test_a_batch_on_three_workers_runs_each_cell_once(fleet: Any, tmp_path: Path) -> None:
     for name in ("w1", "w2", "w3"):
         fleet.start_worker(name, "evals")
@@ -93,15 +109,7 @@ async def test_a_killed_fleet_batch_resumes_without_submitting_twice(
         {"task": {"id": "slow", "prompt": "echo s\nslow 0.3", "cwd": str(tmp_path)}},
         {"agent": {"id": "one", "command": fleet.agent_command()}},
     ]
-    spec = tmp_path / "slow.jsonl"
-    spec.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
-    env = {**os.environ, "BATON_HOME": str(tmp_path / "client"), "BATON_HOST": "client-host"}
-    env.pop("BATON_STORE", None)
-    argv = ["batch", "run", str(spec), "--store", fleet.url, "--fleet", "evals", "--jobs", "2"]
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "baton", *argv, env=env,
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL,
-    )  # fmt: skip
+    env, process = await _start_batch(fleet, tmp_path, lines, asyncio.subprocess.DEVNULL)
     await _until(lambda: len(fleet.prompts()) >= 2)
     process.send_signal(signal.SIGKILL)
     await process.wait()
@@ -126,15 +134,7 @@ async def test_a_fleet_batch_cancel_interrupts_the_cells_workers_run(
         {"task": {"id": "long", "prompt": "echo s\nslow 60", "cwd": str(tmp_path)}},
         {"agent": {"id": "one", "command": fleet.agent_command()}},
     ]
-    spec = tmp_path / "long.jsonl"
-    spec.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in lines))
-    env = {**os.environ, "BATON_HOME": str(tmp_path / "client"), "BATON_HOST": "client-host"}
-    env.pop("BATON_STORE", None)
-    argv = ["batch", "run", str(spec), "--store", fleet.url, "--fleet", "evals", "--jobs", "2"]
-    process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "baton", *argv, env=env,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
+    env, process = await _start_batch(fleet, tmp_path, lines, asyncio.subprocess.PIPE)
     await _until(lambda: len(fleet.prompts()) >= 1)  # one cell runs on the worker
     with Store(fleet.url, read_only=True) as store:
         [batch] = BatchRecords(store).list_batches()
